@@ -1,0 +1,25 @@
+# Quickstart: `make demo` runs the seed-003 tour, `make test` runs the test suite.
+# Both create .venv and install benchkit (with torch pinned by constraints.txt) when needed.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test bench clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,plot]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(PY) benchmarks/tour_seed003.py
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/perf_callgrind.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

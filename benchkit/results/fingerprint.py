@@ -1,0 +1,104 @@
+"""Environment fingerprint stored with every results file.
+
+`parse_*` helpers are pure (tested on fake /proc text); `collect()` is the thin edge that
+reads the machine.
+"""
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+import platform
+import socket
+import subprocess
+import sys
+from typing import Any
+
+
+def parse_cpu_model(cpuinfo: str) -> str | None:
+    """The CPU model name from /proc/cpuinfo text (x86 'model name', ARM 'Model'/'CPU part')."""
+    for key in ("model name", "Model", "Hardware", "cpu model"):
+        for line in cpuinfo.splitlines():
+            name, sep, value = line.partition(":")
+            if sep and name.strip() == key and value.strip():
+                return value.strip()
+    return None
+
+
+def _version(package: str) -> str | None:
+    # Read the installed version without importing the package (torch takes seconds).
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            model = parse_cpu_model(f.read())
+    except OSError:
+        model = None
+    return model or platform.processor() or platform.machine()
+
+
+def _git(cwd: str, *args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def git_state(cwd: str | None = None) -> dict[str, Any] | None:
+    """Commit and dirtiness of the git checkout at `cwd`, or None outside one."""
+    cwd = cwd or os.getcwd()
+    commit = _git(cwd, "rev-parse", "HEAD")
+    if commit is None:
+        return None
+    status = _git(cwd, "status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status)}
+
+
+def thread_settings() -> dict[str, Any]:
+    settings: dict[str, Any] = {
+        name: os.environ[name] for name in
+        ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS") if name in os.environ}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        settings["torch_num_threads"] = torch.get_num_threads()
+        settings["torch_num_interop_threads"] = torch.get_num_interop_threads()
+    return settings
+
+
+def collect(cwd: str | None = None) -> dict[str, Any]:
+    """Fingerprint of this process's environment."""
+    from benchkit import __version__
+    return {
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "benchkit": __version__,
+        "torch": _version("torch"),
+        "numpy": _version("numpy"),
+        "cpu_model": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+        "os": platform.platform(),
+        "hostname": socket.gethostname(),
+        "git": git_state(cwd),
+        "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "threads": thread_settings(),
+    }
+
+
+# Fields that make two environments incomparable when they differ.
+COMPARABLE_FIELDS = ("cpu_model", "cpu_count", "machine", "python", "torch", "numpy")
+
+
+def differences(base: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Human-readable list of fingerprint fields that differ in ways that matter for timing."""
+    out = []
+    for key in COMPARABLE_FIELDS:
+        if base.get(key) != new.get(key):
+            out.append(f"{key}: {base.get(key)} vs {new.get(key)}")
+    return out

@@ -1,0 +1,123 @@
+"""Save and load results files (.json or .json.gz) atomically."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any, Iterable
+
+from benchkit.errors import ResultsFileError
+from benchkit.results import fingerprint, schema
+from benchkit.results.schema import Results
+
+
+def _is_gzip(path: Path) -> bool:
+    return path.name.endswith(".gz")
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write to a temp file next to `path`, fsync, then rename: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | None) -> Results:
+    from benchkit.measurement import Measurement
+    if isinstance(results, Results):
+        out = Results(list(results.measurements), list(results.callgrind),
+                      dict(results.environment), dict(results.extra))
+    else:
+        items = [results] if isinstance(results, Measurement) else list(results)
+        out = Results()
+        for item in items:
+            if isinstance(item, Measurement):
+                out.measurements.append(item)
+            elif type(item).__name__ == "CallgrindStats":
+                out.callgrind.append(item)
+            else:
+                raise ResultsFileError("<results>", f"cannot save {type(item).__name__}; "
+                                       "results files hold Measurements and CallgrindStats")
+    if environment is not None:
+        out.environment = environment
+    elif not out.environment:
+        out.environment = fingerprint.collect()
+    return out
+
+
+def save(path: str | os.PathLike, results: Results | Iterable[Any],
+         environment: dict[str, Any] | None = None) -> Path:
+    """Write Measurements / CallgrindStats and an environment fingerprint to `path`.
+
+    `.json.gz` is compressed. The write is atomic. Returns the path.
+    """
+    path = Path(path)
+    try:
+        doc = schema.to_document(_as_results(results, environment))
+    except schema.SchemaError as error:
+        raise ResultsFileError(path, str(error)) from None
+    data = json.dumps(doc, indent=1, allow_nan=False).encode("utf-8")
+    if _is_gzip(path):
+        data = gzip.compress(data, mtime=0)
+    atomic_write_bytes(path, data)
+    return path
+
+
+def load(path: str | os.PathLike) -> Results:
+    """Read a results file written by `save` (any older format version is migrated)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ResultsFileError(path, "no such file; check the path") from None
+    except IsADirectoryError:
+        raise ResultsFileError(path, "is a directory, not a results file") from None
+    except OSError as error:
+        raise ResultsFileError(path, f"cannot be read: {error.strerror}") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, OSError, zlib.error) as error:
+            raise ResultsFileError(path, f"is a truncated or corrupt gzip file ({error}); "
+                                   "re-run the benchmark to write it again") from None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ResultsFileError(path, "is not a text JSON file (binary content); "
+                               "pass a .json or .json.gz results file") from None
+    except json.JSONDecodeError as error:
+        raise ResultsFileError(path, f"is not valid JSON (line {error.lineno}, column "
+                               f"{error.colno}: {error.msg}); the file is truncated or "
+                               "corrupt — re-run the benchmark to write it again") from None
+    try:
+        return schema.from_document(doc)
+    except schema.SchemaError as error:
+        raise ResultsFileError(path, str(error)) from None
+
+
+def merge(results: Iterable[Results]) -> Results:
+    """Concatenate several results (e.g. runs on several machines) into one."""
+    out = Results()
+    envs = []
+    for r in results:
+        out.measurements += r.measurements
+        out.callgrind += r.callgrind
+        out.extra.update(r.extra)
+        envs.append(r.environment)
+    out.environment = envs[0] if len(envs) == 1 else {"merged": envs}
+    return out

@@ -1,0 +1,1 @@
+"""Wall-time measurement: clock seam, compiled loop, measurement loop, Timer."""

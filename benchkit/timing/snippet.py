@@ -1,0 +1,101 @@
+"""Compile stmt/setup into one timeit-style loop function.
+
+The loop is compiled source (like `timeit`), so a string `stmt` costs no Python-level
+call per iteration and a `pass` statement times the same as with `timeit`.
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import textwrap
+import types
+from typing import Any, Callable
+
+from benchkit.errors import SnippetError, SnippetSyntaxError
+
+Snippet = "str | Callable[[], object]"
+_FILENAME_PREFIX = "<benchkit-loop-"
+_counter = itertools.count()
+
+
+def normalize(source: str) -> str:
+    """Dedent and trim a snippet the way Timer stores it."""
+    source = textwrap.dedent(source)
+    if source.startswith("\n"):
+        source = source[1:]
+    return source.rstrip()
+
+
+def check_syntax(name: str, source: str) -> types.CodeType:
+    try:
+        return compile(source or "pass", f"<{name}>", "exec")
+    except SyntaxError as error:
+        raise SnippetSyntaxError(name, source, error) from None
+
+
+def referenced_names(code: types.CodeType) -> set[str]:
+    """All global/attribute names a code object (and nested ones) mentions."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= referenced_names(const)
+    return names
+
+
+class CompiledLoop:
+    """`time_block(number)` runs setup once, then `stmt` `number` times, and returns seconds."""
+
+    def __init__(self, stmt: str | Callable[[], object], setup: str | Callable[[], object],
+                 timer: Callable[[], float], globals_: dict[str, Any]):
+        self._filename = f"{_FILENAME_PREFIX}{next(_counter)}>"
+        lines = ["def inner(_it, _timer, _stmt=_stmt, _setup=_setup):"]
+        self._spans: list[tuple[str, int, list[str]]] = []  # (snippet, first line, its lines)
+        namespace: dict[str, Any] = {"_stmt": stmt, "_setup": setup}
+        for name, body, indent in (("setup", setup, "    "), ("stmt", stmt, "        ")):
+            src = normalize(body) if isinstance(body, str) else f"_{name}()"
+            src_lines = (src or "pass").splitlines()
+            if name == "stmt":
+                lines += ["    _t0 = _timer()", "    for _i in _it:"]
+            self._spans.append((name, len(lines) + 1, src_lines))
+            lines += [indent + line for line in src_lines]
+        lines += ["    _t1 = _timer()", "    return _t1 - _t0"]
+        source = "\n".join(lines) + "\n"
+        try:
+            code = compile(source, self._filename, "exec")
+        except SyntaxError as error:
+            snippet, line = self._locate(error.lineno)
+            raise SnippetSyntaxError(snippet, "\n".join(self._lines_of(snippet)),
+                                     SyntaxError(error.msg, (snippet, line, None, None))) from None
+        # Registering the source lets tracebacks through the loop show the snippet's lines.
+        linecache.cache[self._filename] = (len(source), None, source.splitlines(True),
+                                           self._filename)
+        exec(code, globals_, namespace)
+        self._inner = namespace["inner"]
+        self._timer = timer
+
+    def _lines_of(self, snippet: str) -> list[str]:
+        return next(lines for name, _, lines in self._spans if name == snippet)
+
+    def _locate(self, lineno: int | None) -> tuple[str, int | None]:
+        for name, first, lines in self._spans:
+            if lineno is not None and first <= lineno < first + len(lines):
+                return name, lineno - first + 1
+        return "stmt", None
+
+    def time_block(self, number: int) -> float:
+        try:
+            return self._inner(itertools.repeat(None, number), self._timer)
+        except Exception as error:
+            tb, lineno = error.__traceback__, None
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == self._filename:
+                    lineno = tb.tb_lineno
+                tb = tb.tb_next
+            snippet, line = self._locate(lineno)
+            text = None
+            if line is not None:
+                text = self._lines_of(snippet)[line - 1]
+            raise SnippetError(snippet, error, line, text) from error
+
+    def __del__(self) -> None:
+        linecache.cache.pop(getattr(self, "_filename", ""), None)

@@ -1,0 +1,125 @@
+"""Timer: torch.utils.benchmark's API over one compiled loop and one measurement loop."""
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, Callable
+
+from benchkit.errors import BenchkitError
+from benchkit.measurement import Measurement
+from benchkit.task import Language, TaskSpec
+from benchkit.timing import autorange
+from benchkit.timing.clock import default_timer
+from benchkit.timing.snippet import CompiledLoop, check_syntax, normalize, referenced_names
+from benchkit.timing.threads import torch_threads
+
+
+class UnsupportedLanguageError(BenchkitError, NotImplementedError):
+    pass
+
+
+def _language(language: Language | str) -> Language:
+    if language in (Language.PYTHON, "py", "python"):
+        return Language.PYTHON
+    if language in (Language.CPP, "cpp", "c++"):
+        raise UnsupportedLanguageError(
+            "language='cpp': benchkit times Python snippets only. Time C++ snippets with "
+            "torch.utils.benchmark.Timer(language='cpp'), or wrap the C++ in a Python callable.")
+    raise BenchkitError(f"language={language!r} is not a language; use 'python'.")
+
+
+def _source(snippet: str | Callable[[], object], name: str) -> str:
+    if callable(snippet):
+        return getattr(snippet, "__qualname__", repr(snippet)) + "()"
+    if not isinstance(snippet, str):
+        raise BenchkitError(f"{name} must be a string or a zero-argument callable, "
+                            f"got {type(snippet).__name__}.")
+    return normalize(snippet)
+
+
+class Timer:
+    """Measure the wall time of `stmt` after `setup`, like torch.utils.benchmark.Timer.
+
+    `stmt`/`setup` are strings (dedented; multi-line allowed) or zero-argument callables.
+    `globals` is copied; `torch` is available to snippets that mention it without importing.
+    `num_threads` is applied with torch.set_num_threads while measuring.
+    """
+
+    def __init__(self, stmt: str | Callable[[], object] = "pass",
+                 setup: str | Callable[[], object] = "pass", global_setup: str = "",
+                 timer: Callable[[], float] = default_timer,
+                 globals: dict[str, Any] | None = None, label: str | None = None,
+                 sub_label: str | None = None, description: str | None = None,
+                 env: str | None = None, num_threads: int = 1,
+                 language: Language | str = Language.PYTHON) -> None:
+        self._language = _language(language)
+        if global_setup:
+            raise BenchkitError(f"global_setup is for C++ snippets, got {global_setup!r}; "
+                                "move this code into `setup`.")
+        if not isinstance(num_threads, int) or num_threads < 1:
+            raise BenchkitError(f"num_threads must be a positive integer, got {num_threads!r}.")
+        stmt_src, setup_src = _source(stmt, "stmt"), _source(setup, "setup")
+        names: set[str] = set()
+        for name, snippet, src in (("setup", setup, setup_src), ("stmt", stmt, stmt_src)):
+            if isinstance(snippet, str):
+                names |= referenced_names(check_syntax(name, src))
+        self._globals = dict(globals or {})
+        # Import torch only for snippets that use it: a pure-Python snippet stays torch-free.
+        if ("torch" in names and "torch" not in self._globals
+                and importlib.util.find_spec("torch") is not None):
+            import torch
+            self._globals["torch"] = torch
+        self._stmt, self._setup, self._timer_fn = stmt, setup, timer
+        self._loop = CompiledLoop(stmt, setup, timer, self._globals)
+        self._task_spec = TaskSpec(stmt=stmt_src, setup=setup_src, global_setup=global_setup,
+                                   label=label, sub_label=sub_label, description=description,
+                                   env=env, num_threads=num_threads)
+
+    @property
+    def task_spec(self) -> TaskSpec:
+        return self._task_spec
+
+    def _measurement(self, number: int, times: list[float]) -> Measurement:
+        return Measurement(number_per_run=number, raw_times=times, task_spec=self._task_spec)
+
+    def _threads(self):
+        return torch_threads(self._task_spec.num_threads)
+
+    def timeit(self, number: int = 1000000) -> Measurement:
+        """Run `stmt` `number` times once (after a short warm-up) -> one-sample Measurement."""
+        with self._threads():
+            self._loop.time_block(max(number // 100, 2))
+            times = autorange.measurement_loop(self._loop.time_block, number, lambda t: True)
+        return self._measurement(number, times)
+
+    def repeat(self, repeat: int = 5, number: int = 1000000) -> list[float]:
+        """`timeit.Timer.repeat`: a list of `repeat` total times of `number` runs each."""
+        with self._threads():
+            return autorange.measurement_loop(self._loop.time_block, number,
+                                              lambda t: len(t) >= repeat)
+
+    def autorange(self, callback: Callable[[int, float], None] | None = None) -> tuple[int, float]:
+        """`timeit.Timer.autorange`: (number, total time) for the first block >= 0.2 s."""
+        with self._threads():
+            return autorange.timeit_autorange(self._loop.time_block, callback)
+
+    def blocked_autorange(self, callback: Callable[[int, float], None] | None = None,
+                          min_run_time: float = 0.2) -> Measurement:
+        """Pick a block size that amortises timer overhead, then time blocks for at least
+        `min_run_time` seconds."""
+        with self._threads():
+            number = autorange.estimate_block_size(self._loop.time_block, min_run_time)
+            times = autorange.measurement_loop(self._loop.time_block, number, lambda t: True,
+                                               min_run_time=min_run_time, callback=callback)
+        return self._measurement(number, times)
+
+    def adaptive_autorange(self, threshold: float = 0.1, *, min_run_time: float = 0.01,
+                           max_run_time: float = 10.0,
+                           callback: Callable[[int, float], None] | None = None) -> Measurement:
+        """Like blocked_autorange, but keep going until IQR/median < `threshold` or
+        `max_run_time` is spent."""
+        with self._threads():
+            number = autorange.estimate_block_size(self._loop.time_block, min_run_time)
+            times = autorange.measurement_loop(
+                self._loop.time_block, number, autorange.iqr_below(threshold),
+                min_run_time=min_run_time, max_run_time=max_run_time, callback=callback)
+        return self._measurement(number, times)

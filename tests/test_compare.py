@@ -1,0 +1,98 @@
+import textwrap
+
+import pytest
+
+from benchkit import Compare
+from benchkit.errors import BenchkitError
+from conftest import make_measurement as mm
+
+
+def _table():
+    return [
+        mm([1.20, 1.21, 1.22, 1.23], sub_label="{128} x {128}", label="mul", description="float"),
+        mm([1.30, 1.31, 1.32, 1.33], sub_label="{128} x {1}", label="mul", description="float"),
+        mm([2.40, 2.41, 2.42, 2.43], sub_label="{128} x {128}", label="mul", description="double"),
+        mm([10.0, 11.0, 15.0, 16.0], sub_label="{128} x {1}", label="mul", description="double"),
+        mm([0.8, 0.81, 0.82, 0.83], sub_label="{128} x {128}", label="mul", description="float",
+           num_threads=2),
+        mm([900.0, 910.0, 920.0, 930.0], sub_label="big", label="other", description=None, env="A"),
+        mm([1000.0, 1010.0, 1020.0, 1030.0], sub_label="big", label="other", description=None),
+    ]
+
+
+MUL = """\
+[------------------ mul ------------------]
+                     |   float   |   double
+1 threads: --------------------------------
+      {128} x {128}  |  1215.0   |   2415.0
+      {128} x {1}    |  1315.0   |  13000.0
+2 threads: --------------------------------
+      {128} x {128}  |   815.0   |
+
+Times are in nanoseconds (ns).
+"""
+
+OTHER = """\
+[------------- other -------------]
+                          |
+1 threads: ------------------------
+  (A)                big  |   915.0
+  (Unspecified env)  big  |  1015.0
+
+Times are in microseconds (us).
+"""
+
+
+def test_tables_per_label_threads_envs_and_missing_descriptions():
+    assert str(Compare(_table())) == MUL + "\n" + OTHER
+
+
+def test_trim_and_highlight_warnings():
+    c = Compare(_table()[:5])
+    c.trim_significant_figures()
+    c.highlight_warnings()
+    assert str(c) == textwrap.dedent("""\
+        [----------------------- mul -----------------------]
+                             |     float     |     double
+        1 threads: ------------------------------------------
+              {128} x {128}  |  1000         |   2000
+              {128} x {1}    |  1000         |  10000 (! 35%)
+        2 threads: ------------------------------------------
+              {128} x {128}  |   800         |
+
+        Times are in nanoseconds (ns).
+        (! XX%) Measurement has high variance, where XX is the IQR / median * 100.
+        """)
+
+
+def test_colorize_rowwise_and_columnwise():
+    best, very_bad, reset = "\x1b[92m\x1b[1m", "\x1b[31m\x1b[1m", "\x1b[0m\x1b[0m"
+    c = Compare(_table()[:4])
+    c.colorize(rowwise=True)
+    lines = str(c).splitlines()
+    # Without the 2-thread row the smallest median is 1.2 us, so the unit is us.
+    assert lines[3] == f"      {{128}} x {{128}}  |    {best}1.2{reset}    |     2.4"
+    assert lines[4] == f"      {{128}} x {{1}}    |    {best}1.3{reset}    |    {very_bad}13.0{reset}"
+    c = Compare(_table()[:4])
+    c.colorize()
+    lines = str(c).splitlines()
+    assert lines[4].endswith(f"{very_bad}13.0{reset}") and f"{best} 2.4" in lines[3]
+    assert "\x1b[34m\x1b[1m1.3" in lines[4]  # within 10 % of the column best: "good"
+
+
+def test_replicates_are_merged_and_extend_results():
+    c = Compare([mm([1.0, 1.0], label="L")])
+    c.extend_results([mm([3.0, 3.0], label="L")])
+    assert "2.0" in str(c)
+    with pytest.raises(BenchkitError, match="Compare takes Measurements, got str"):
+        c.extend_results(["not a measurement"])
+
+
+def test_label_none_and_single_measurement():
+    out = str(Compare([mm([5.0])]))
+    assert out.startswith("[--") and "x * y" in out and "5.0" in out
+
+
+def test_print(capsys):
+    Compare(_table()[:5]).print()
+    assert capsys.readouterr().out == MUL + "\n"

@@ -1,0 +1,147 @@
+import gzip
+import json
+import os
+import pickle
+
+import pytest
+
+import benchkit
+from benchkit.errors import ResultsFileError
+from benchkit.results import fingerprint, schema
+from conftest import make_measurement
+
+M1 = make_measurement([1.0, 1.1, 1.2, 1.3], label="mul", sub_label="a", description="d",
+                      metadata={"k": [1, 2]})
+M2 = make_measurement([2.0, 2.1], env="B", num_threads=4)
+
+
+@pytest.mark.parametrize("name", ["r.json", "r.json.gz"])
+def test_round_trip_keeps_everything(tmp_path, name):
+    path = benchkit.save(tmp_path / name, [M1, M2])
+    loaded = benchkit.load(path)
+    assert loaded.measurements == [M1, M2]
+    assert loaded.measurements[0].metadata == {"k": [1, 2]}
+    env = loaded.environment
+    for key in ("python", "benchkit", "torch", "numpy", "cpu_model", "cpu_count", "os",
+                "hostname", "git", "timestamp", "threads"):
+        assert key in env
+    assert env["torch"] == "2.13.0+cpu" or env["torch"].startswith("2.")
+    assert os.listdir(tmp_path) == [name]  # no temp file left behind
+
+
+def test_gz_file_is_gzip_and_json_is_text(tmp_path):
+    benchkit.save(tmp_path / "r.json.gz", [M1])
+    assert (tmp_path / "r.json.gz").read_bytes()[:2] == b"\x1f\x8b"
+    doc = json.loads(benchkit.save(tmp_path / "r.json", [M1]).read_text())
+    assert doc["format"] == "benchkit-results" and doc["version"] == schema.FORMAT_VERSION
+
+
+def test_git_commit_is_recorded_inside_a_checkout(tmp_path):
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "f").write_text("x")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "f"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", "x"], check=True)
+    state = fingerprint.git_state(str(tmp_path))
+    assert len(state["commit"]) == 40 and state["dirty"] is False
+    (tmp_path / "f").write_text("y")
+    assert fingerprint.git_state(str(tmp_path))["dirty"] is True
+    assert fingerprint.git_state("/") is None
+
+
+def test_parse_cpu_model_from_proc_text():
+    x86 = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\n"
+    arm = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU part\t: 0xd0c\n\nModel\t\t: Raspberry Pi 4\n"
+    assert fingerprint.parse_cpu_model(x86) == "Intel(R) Xeon(R) CPU @ 2.20GHz"
+    assert fingerprint.parse_cpu_model(arm) == "Raspberry Pi 4"
+    assert fingerprint.parse_cpu_model("") is None
+
+
+def test_environment_differences():
+    base = {"cpu_model": "A", "torch": "2.13.0", "python": "3.11"}
+    assert fingerprint.differences(base, dict(base)) == []
+    assert fingerprint.differences(base, {**base, "torch": "2.12.0"}) == ["torch: 2.13.0 vs 2.12.0"]
+
+
+def test_failed_save_keeps_the_old_file(tmp_path):
+    path = benchkit.save(tmp_path / "r.json", [M1])
+    before = path.read_bytes()
+    bad = make_measurement([1.0], metadata={"obj": object()})
+    with pytest.raises(ResultsFileError, match="JSON cannot store"):
+        benchkit.save(path, [bad])
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["r.json"]
+
+
+def _expect_error(path, *fragments):
+    with pytest.raises(ResultsFileError) as info:
+        benchkit.load(path)
+    message = str(info.value)
+    assert message.startswith(str(path))
+    for fragment in fragments:
+        assert fragment in message
+    return info.value
+
+
+def test_truncated_json(tmp_path):
+    path = benchkit.save(tmp_path / "r.json", [M1, M2])
+    path.write_bytes(path.read_bytes()[:200])
+    _expect_error(path, "is not valid JSON (line", "truncated or corrupt")
+
+
+def test_truncated_gzip(tmp_path):
+    path = benchkit.save(tmp_path / "r.json.gz", [M1, M2])
+    path.write_bytes(path.read_bytes()[:40])
+    _expect_error(path, "truncated or corrupt gzip")
+
+
+def test_file_of_another_kind(tmp_path):
+    path = tmp_path / "package.json"
+    path.write_text('{"name": "left-pad"}')
+    _expect_error(path, "not a benchkit results file")
+    path.write_bytes(b"\x00\x01\xffbinary")
+    _expect_error(path, "not a text JSON file")
+
+
+def test_pickle_file_is_refused_without_running_it(tmp_path):
+    class Boom:
+        def __reduce__(self):
+            return (os.mkdir, (str(tmp_path / "executed"),))
+    path = tmp_path / "r.json"
+    path.write_bytes(pickle.dumps(Boom()))
+    _expect_error(path)
+    assert not (tmp_path / "executed").exists()
+
+
+def test_newer_format_version(tmp_path):
+    path = benchkit.save(tmp_path / "r.json", [M1])
+    doc = json.loads(path.read_text())
+    doc["version"] = schema.FORMAT_VERSION + 1
+    path.write_text(json.dumps(doc))
+    _expect_error(path, f"format version {schema.FORMAT_VERSION + 1}", "upgrade benchkit")
+
+
+def test_missing_file_and_bad_fields(tmp_path):
+    _expect_error(tmp_path / "nope.json", "no such file")
+    path = benchkit.save(tmp_path / "r.json", [M1])
+    doc = json.loads(path.read_text())
+    doc["measurements"][0]["raw_times"] = ["fast"]
+    path.write_text(json.dumps(doc))
+    _expect_error(path, "measurements[0].raw_times")
+
+
+def test_version_1_files_are_migrated(tmp_path):
+    doc = {"format": "benchkit-results", "version": 1, "environment": {"python": "3.11.7"},
+           "measurements": [schema.measurement_to_dict(M1)]}
+    path = tmp_path / "old.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    loaded = benchkit.load(path)
+    assert loaded.measurements == [M1] and loaded.callgrind == []
+
+
+def test_merge_results_from_two_machines(tmp_path):
+    a = benchkit.load(benchkit.save(tmp_path / "a.json", [M1], environment={"hostname": "a"}))
+    b = benchkit.load(benchkit.save(tmp_path / "b.json", [M2], environment={"hostname": "b"}))
+    merged = benchkit.merge([a, b])
+    assert merged.measurements == [M1, M2]
+    assert merged.environment == {"merged": [{"hostname": "a"}, {"hostname": "b"}]}
