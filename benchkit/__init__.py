@@ -1,16 +1,46 @@
 """benchkit: micro-benchmarks for Python, PyTorch and NumPy code.
 
-The public API mirrors torch.utils.benchmark. Importing benchkit never imports torch.
+The public API mirrors torch.utils.benchmark. Names are loaded on first use, so
+`import benchkit` is cheap and never imports torch (or numpy).
 """
-from benchkit.compare import Compare
-from benchkit.errors import BenchkitError
-from benchkit.measurement import Measurement
-from benchkit.results import Results, load, merge, save
-from benchkit.task import Language, TaskSpec
-from benchkit.timing.clock import timer
-from benchkit.timing.timer import Timer
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["BenchkitError", "Compare", "Language", "Measurement", "Results", "TaskSpec",
-           "Timer", "load", "merge", "save", "timer", "__version__"]
+_EXPORTS = {
+    "BenchkitError": "benchkit.errors",
+    "CallgrindStats": "benchkit.valgrind.callgrind_stats",
+    "Compare": "benchkit.compare",
+    "FunctionCount": "benchkit.valgrind.counts",
+    "FunctionCounts": "benchkit.valgrind.counts",
+    "FuzzedParameter": "benchkit.fuzzer",
+    "FuzzedTensor": "benchkit.fuzzer",
+    "Fuzzer": "benchkit.fuzzer",
+    "Language": "benchkit.task",
+    "Measurement": "benchkit.measurement",
+    "ParameterAlias": "benchkit.fuzzer",
+    "Results": "benchkit.results.schema",
+    "TaskSpec": "benchkit.task",
+    "Timer": "benchkit.timing.timer",
+    "collect_callgrind_many": "benchkit.timing.timer",
+    "diff_counts": "benchkit.valgrind.counts",
+    "load": "benchkit.results.store",
+    "merge": "benchkit.results.store",
+    "save": "benchkit.results.store",
+    "timer": "benchkit.timing.clock",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'benchkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

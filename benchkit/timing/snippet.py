@@ -82,9 +82,9 @@ class CompiledLoop:
                 return name, lineno - first + 1
         return "stmt", None
 
-    def time_block(self, number: int) -> float:
+    def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
         try:
-            return self._inner(itertools.repeat(None, number), self._timer)
+            return self._inner(itertools.repeat(None, number), timer or self._timer)
         except Exception as error:
             tb, lineno = error.__traceback__, None
             while tb is not None:

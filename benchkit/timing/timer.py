@@ -62,7 +62,8 @@ class Timer:
         for name, snippet, src in (("setup", setup, setup_src), ("stmt", stmt, stmt_src)):
             if isinstance(snippet, str):
                 names |= referenced_names(check_syntax(name, src))
-        self._globals = dict(globals or {})
+        self._user_globals = dict(globals or {})
+        self._globals = dict(self._user_globals)
         # Import torch only for snippets that use it: a pure-Python snippet stays torch-free.
         if ("torch" in names and "torch" not in self._globals
                 and importlib.util.find_spec("torch") is not None):
@@ -123,3 +124,43 @@ class Timer:
                 self._loop.time_block, number, autorange.iqr_below(threshold),
                 min_run_time=min_run_time, max_run_time=max_run_time, callback=callback)
         return self._measurement(number, times)
+
+
+def _callgrind_task(timer: Timer, number: int, repeats: int | None, collect_baseline: bool):
+    from benchkit.valgrind.runner import CallgrindTask
+    if not isinstance(number, int) or number < 1:
+        raise BenchkitError(f"number must be a positive integer, got {number!r}.")
+    if repeats is not None and (not isinstance(repeats, int) or repeats < 1):
+        raise BenchkitError(f"repeats must be a positive integer or None, got {repeats!r}.")
+    return CallgrindTask(task_spec=timer._task_spec, stmt=timer._stmt, setup=timer._setup,
+                         globals=timer._user_globals, number=number, repeats=repeats or 1,
+                         collect_baseline=collect_baseline)
+
+
+def collect_callgrind(self: Timer, number: int = 100, *, repeats: int | None = None,
+                      collect_baseline: bool = True, retain_out_file: bool = False,
+                      cache_sim: bool = False, timeout: float | None = None):
+    """Count instructions of `number` runs of stmt under Callgrind -> CallgrindStats
+    (a tuple of them when `repeats` is given). Deterministic: the same snippet gives the
+    same totals in every fresh process. `cache_sim=True` adds cache misses and estimated
+    cycles (fixed cache geometry)."""
+    from benchkit.valgrind.runner import collect
+    task = _callgrind_task(self, number, repeats, collect_baseline)
+    (stats,) = collect([task], cache_sim=cache_sim, timeout=timeout,
+                       retain_out_file=retain_out_file)
+    return stats if repeats is not None else stats[0]
+
+
+def collect_callgrind_many(timers, number: int = 100, *, collect_baseline: bool = True,
+                           retain_out_file: bool = False, cache_sim: bool = False,
+                           timeout: float | None = None):
+    """collect_callgrind for many Timers in one valgrind process (start-up and imports paid
+    once). Returns one CallgrindStats per timer, in order."""
+    from benchkit.valgrind.runner import collect
+    timers = list(timers)
+    tasks = [_callgrind_task(t, number, None, collect_baseline) for t in timers]
+    return [s[0] for s in collect(tasks, cache_sim=cache_sim, timeout=timeout,
+                                  retain_out_file=retain_out_file)]
+
+
+Timer.collect_callgrind = collect_callgrind

@@ -1,0 +1,87 @@
+"""Find valgrind and build the client-request helper library (an edge: runs gcc)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from benchkit.errors import ValgrindNotFoundError
+
+CLIENT_SOURCE = Path(__file__).with_name("client.c")
+INSTALL_HINT = ("Install valgrind and its headers (Debian/Ubuntu: `apt-get install valgrind`; "
+                "Fedora: `dnf install valgrind valgrind-devel`; conda: "
+                "`conda install -c conda-forge valgrind`).")
+
+
+def find_valgrind() -> str:
+    path = shutil.which("valgrind")
+    if path is None:
+        raise ValgrindNotFoundError(
+            "collect_callgrind needs valgrind, which is not on PATH. " + INSTALL_HINT)
+    return path
+
+
+def valgrind_version(valgrind: str) -> str:
+    out = subprocess.run([valgrind, "--version"], capture_output=True, text=True, timeout=30)
+    return out.stdout.strip()
+
+
+def _header_dirs() -> list[str]:
+    dirs = [os.environ.get("BENCHKIT_VALGRIND_INCLUDE", "")]
+    prefix = Path(sys.prefix)
+    dirs += [str(prefix / "include"), "/usr/include", "/usr/local/include"]
+    return [d for d in dirs if d and (Path(d) / "valgrind" / "callgrind.h").is_file()]
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "benchkit"
+
+
+def build_client_library() -> Path:
+    """Compile client.c into a shared library once per (source, headers, platform); cached."""
+    includes = _header_dirs()
+    if not includes:
+        raise ValgrindNotFoundError(
+            "collect_callgrind needs valgrind's header valgrind/callgrind.h, which was not found "
+            "in /usr/include, /usr/local/include or the environment's include directory (set "
+            "BENCHKIT_VALGRIND_INCLUDE to the directory that holds valgrind/). " + INSTALL_HINT)
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        raise ValgrindNotFoundError(
+            "collect_callgrind compiles a tiny helper with a C compiler, and none was found "
+            "(no `cc` or `gcc` on PATH, CC unset). Install gcc (`apt-get install gcc`).")
+    header = Path(includes[0]) / "valgrind" / "callgrind.h"
+    digest = hashlib.sha256(CLIENT_SOURCE.read_bytes() + header.read_bytes() +
+                            sysconfig.get_platform().encode()).hexdigest()[:16]
+    target = cache_dir() / f"libbenchkit_callgrind-{digest}.so"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")
+    cmd = [compiler, "-O2", "-shared", "-fPIC", f"-I{includes[0]}", str(CLIENT_SOURCE), "-o",
+           str(tmp)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise ValgrindNotFoundError(
+            f"building the callgrind helper failed ({' '.join(cmd)}):\n{result.stderr[-2000:]}")
+    os.replace(tmp, target)
+    return target
+
+
+def aslr_prefix() -> list[str]:
+    """`setarch <arch> -R` when it works here (turns ASLR off for the child), else []."""
+    setarch = shutil.which("setarch")
+    if setarch is None:
+        return []
+    cmd = [setarch, os.uname().machine, "-R"]
+    try:
+        ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return cmd if ok else []

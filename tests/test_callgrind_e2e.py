@@ -1,0 +1,154 @@
+"""collect_callgrind end to end: real valgrind, real child processes."""
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import benchkit
+from benchkit import Timer
+from benchkit.errors import CallgrindError, GlobalNotTransferableError, ValgrindNotFoundError
+from benchkit.valgrind import parser
+from conftest import requires_valgrind
+
+pytestmark = requires_valgrind
+
+
+def _leftover_dirs():
+    return list(Path(tempfile.gettempdir()).glob(f"benchkit-cg-{os.getpid()}-*"))
+
+
+def test_pure_python_snippet_counts_baseline_and_metadata():
+    stats = Timer("sum(range(10))", label="sum").collect_callgrind(number=100)
+    assert stats.counts() > stats.baseline_exclusive_stats.sum() > 0
+    assert stats.per_run() > 100
+    assert stats.stats(inclusive=True)[0].count >= stats.stats()[0].count
+    controls = stats.metadata["controls"]
+    assert controls["PYTHONHASHSEED"] == "0" and controls["instr_atstart"] is False
+    assert "valgrind-3" in stats.metadata["valgrind"]
+    text = repr(stats)
+    assert "sum\n" in text and "Instructions:" in text and "100 runs per measurement, 1 thread" in text
+    assert not _leftover_dirs()
+
+
+def test_repeats_and_fresh_processes_give_identical_totals():
+    first = Timer("d = {'a': 1}; d['a']").collect_callgrind(number=50, repeats=2)
+    assert isinstance(first, tuple) and len(first) == 2
+    second = Timer("d = {'a': 1}; d['a']").collect_callgrind(number=50)
+    assert first[0].counts() == first[1].counts() == second.counts()
+    assert second.stats().as_dict() == first[0].stats().as_dict()
+
+
+def test_many_snippets_in_one_process_and_globals():
+    class_free = {"n": 100, "m": math}
+    timers = [Timer("sum(range(n))", globals=class_free), Timer("sum(range(10))"),
+              Timer("m.sqrt(2.0)", globals=class_free)]
+    small_n, ten, sqrt = benchkit.collect_callgrind_many(timers, number=20)
+    assert small_n.per_run() > ten.per_run() > 0 and sqrt.per_run() > 0
+    assert small_n.task_spec.stmt == "sum(range(n))"
+
+
+def test_unpicklable_global_is_named():
+    with pytest.raises(GlobalNotTransferableError, match="global 'gen' \\(generator\\)"):
+        Timer("next(gen)", globals={"gen": (i for i in range(3))}).collect_callgrind(number=1)
+    assert not _leftover_dirs()
+
+
+def test_global_that_cannot_be_rebuilt_in_the_child_is_named(monkeypatch):
+    # Picklable here (found in this __main__), but the child's __main__ has no such class.
+    Local = type("Local", (), {})
+    Local.__module__ = "__main__"
+    monkeypatch.setattr(sys.modules["__main__"], "Local", Local, raising=False)
+    with pytest.raises(GlobalNotTransferableError, match="global 'obj' could not be rebuilt"):
+        Timer("obj", globals={"obj": Local()}).collect_callgrind(number=1)
+
+
+def test_snippet_error_under_callgrind_says_which_snippet():
+    with pytest.raises(CallgrindError, match="stmt raised ZeroDivisionError"):
+        Timer("1 / 0").collect_callgrind(number=1)
+    assert not _leftover_dirs()
+
+
+def test_timeout_kills_the_child_and_cleans_up():
+    with pytest.raises(CallgrindError, match="within timeout=1"):
+        Timer("while True: pass").collect_callgrind(number=1, timeout=1)
+    assert not _leftover_dirs()
+
+
+def test_missing_valgrind_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ValgrindNotFoundError, match="apt-get install valgrind"):
+        Timer("pass").collect_callgrind()
+
+
+def test_stale_temp_dirs_of_dead_processes_are_swept():
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    stale = Path(tempfile.gettempdir()) / f"benchkit-cg-{dead}-leftover"
+    stale.mkdir(exist_ok=True)
+    Timer("pass").collect_callgrind(number=1, collect_baseline=False)
+    assert not stale.exists()
+
+
+def test_retained_out_file_opens_in_callgrind_annotate():
+    stats = Timer("sorted([3, 1, 2])").collect_callgrind(number=10, retain_out_file=True)
+    path = Path(stats.stmt_callgrind_out)
+    try:
+        (profile,) = parser.parse(path.read_text(), str(path))
+        assert profile.totals[0] == stats.counts()
+        if shutil.which("callgrind_annotate"):
+            out = subprocess.run(["callgrind_annotate", str(path)], capture_output=True,
+                                 text=True, check=True).stdout
+            assert f"{stats.counts():,}" in out
+    finally:
+        shutil.rmtree(path.parent)
+
+
+def test_cache_simulation_reports_misses_and_cycles():
+    stats = Timer("sorted(range(50))").collect_callgrind(number=10, cache_sim=True)
+    summary = stats.cache_summary()
+    assert summary["instructions"] == stats.counts(subtract_baseline=True)
+    assert summary["estimated cycles"] >= summary["instructions"]
+    assert "D1mr" in stats.event_totals() and "Cache sim:" in repr(stats)
+
+
+def test_ctrl_c_kills_the_child_and_removes_temp_files(tmp_path):
+    script = textwrap.dedent("""
+        import os, signal, threading, tempfile, pathlib, benchkit
+        threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            benchkit.Timer("while True: pass").collect_callgrind(number=1)
+        except KeyboardInterrupt:
+            mine = f"benchkit-cg-{os.getpid()}-"
+            children = []
+            for proc in pathlib.Path("/proc").glob("[0-9]*"):
+                try:
+                    if mine in os.readlink(proc / "cwd"):
+                        children.append(proc)
+                except OSError:
+                    pass
+            left = list(pathlib.Path(tempfile.gettempdir()).glob(f"benchkit-cg-{os.getpid()}-*"))
+            print("interrupted", len(children), len(left))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "interrupted 0 0", out.stderr
+
+
+def test_torch_tensors_modules_and_scripted_functions_travel():
+    torch = pytest.importorskip("torch")
+
+    @torch.jit.script
+    def scaled(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    g = {"x": torch.ones(8), "lin": torch.nn.Linear(8, 2), "f": scaled}
+    lin, fn = benchkit.collect_callgrind_many(
+        [Timer("lin(x)", globals=g), Timer("f(x)", globals=g)], number=10)
+    assert lin.per_run() > 0 and fn.per_run() > 0
+    assert any("libtorch" in name for _, name in lin.stats())
