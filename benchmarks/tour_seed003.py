@@ -1,9 +1,15 @@
-"""The Timer part of the seed-003 tutorial, with `benchkit` in place of torch.utils.benchmark.
+"""The seed-003 tutorial, with `benchkit` in place of torch.utils.benchmark.
 
 Times `x * y` on two 128-element tensors and the broadcasting {128} x {1} case, prints both
-Measurements and a Compare table, and writes results/tour_seed003.json.
+Measurements and a Compare table; then (where valgrind is installed) counts their instructions,
+groups and diffs the counts as the tutorial does, and writes everything to
+results/tour_seed003.json.
 """
+import os
 import pathlib
+import pickle
+import re
+import shutil
 import sys
 
 import benchkit
@@ -41,6 +47,52 @@ compare = Compare([m, broadcasting])
 compare.colorize(rowwise=True)
 compare.print()
 
-path = benchkit.save(RESULTS, [m, broadcasting])
+results = [m, broadcasting]
+
+print("\n# 4. Instruction counts: Timer.collect_callgrind(...)")
+if shutil.which("valgrind") is None:
+    print("valgrind is not installed (apt-get install valgrind): skipping instruction counts")
+else:
+    from benchkit import CallgrindStats, FunctionCounts, collect_callgrind_many
+
+    broadcasting_timer = Timer("x * y", "x = torch.ones((128,))\ny = torch.ones((1,))",
+                               label="x * y", sub_label="{128} x {1}")
+    # Both snippets in one valgrind process: start-up and `import torch` are paid once.
+    stats, broadcasting_cg = collect_callgrind_many([timer, broadcasting_timer], number=100)
+    print(stats)
+
+    print("\n# 5. Instruction counts: delving deeper")
+    inclusive_stats = stats.as_standardized().stats(inclusive=False)
+    print(inclusive_stats[:10])
+
+    def group_by_file(fn_name: str):
+        if fn_name.startswith("???"):
+            fn_dir, fn_file = fn_name.split(":")[:2]
+        else:
+            fn_dir, fn_file = os.path.split(fn_name.split(":")[0])
+            fn_dir = re.sub("^.*build/../", "", fn_dir)
+            fn_dir = re.sub("^.*torch/", "torch/", fn_dir)
+        return f"{fn_dir:<15} {fn_file}"
+
+    print(inclusive_stats.transform(group_by_file)[:10])
+
+    print("\n# 6. A/B testing with Callgrind")
+    broadcasting_stats = broadcasting_cg.as_standardized().stats(inclusive=False)
+    broadcasting_stats = pickle.loads(pickle.dumps(broadcasting_stats))
+    delta = broadcasting_stats - inclusive_stats
+
+    def extract_fn_name(fn: str):
+        """Trim everything except the function name."""
+        fn = ":".join(fn.split(":")[1:])
+        return re.sub(r"\(.+\)", "(...)", fn)
+
+    print(delta.transform(extract_fn_name))
+    print(delta.transform(extract_fn_name).filter(lambda fn: "TensorIterator" in fn))
+    print(f"per run: {stats.per_run():.0f} vs {broadcasting_cg.per_run():.0f} instructions "
+          f"(baseline subtracted)")
+    results += [stats, broadcasting_cg]
+
+path = benchkit.save(RESULTS, results)
 print(f"wrote {path.relative_to(pathlib.Path.cwd()) if path.is_relative_to(pathlib.Path.cwd()) else path}")
-print(f"read back: {len(benchkit.load(path).measurements)} measurements")
+loaded = benchkit.load(path)
+print(f"read back: {len(loaded.measurements)} measurements, {len(loaded.callgrind)} callgrind stats")

@@ -152,3 +152,14 @@ def test_torch_tensors_modules_and_scripted_functions_travel():
         [Timer("lin(x)", globals=g), Timer("f(x)", globals=g)], number=10)
     assert lin.per_run() > 0 and fn.per_run() > 0
     assert any("libtorch" in name for _, name in lin.stats())
+
+
+def test_indented_multiline_snippets_are_collected():
+    stats = Timer(stmt="""
+        total = 0
+        for i in items:
+            total += i
+        """, setup="""
+        items = list(range(5))
+        """).collect_callgrind(number=5)
+    assert stats.per_run() > 0

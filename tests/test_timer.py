@@ -133,13 +133,14 @@ def test_adaptive_autorange_respects_max_run_time():
 
 def _python_calls(timer, number):
     calls = []
+    loop = timer._loop  # compiled on first use: build it outside the profiled region
 
     def profiler(frame, event, arg):
         if event in ("call", "c_call"):
             calls.append(1)
     sys.setprofile(profiler)
     try:
-        timer._loop.time_block(number)
+        loop.time_block(number)
     finally:
         sys.setprofile(None)
     return len(calls)
@@ -197,3 +198,15 @@ def test_timer_with_fake_device_clock_syncs_around_every_block():
 
 def test_real_torch_on_cpu_has_no_synchronizer():
     assert accelerator_synchronizer(torch) is None
+
+
+def test_timer_for_a_torch_snippet_imports_torch_only_when_timing():
+    code = textwrap.dedent("""
+        import sys, benchkit
+        t = benchkit.Timer("x * 2", "x = torch.ones(3)")
+        print("torch" in sys.modules)
+        t.timeit(5)
+        print("torch" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

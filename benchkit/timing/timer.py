@@ -63,17 +63,25 @@ class Timer:
             if isinstance(snippet, str):
                 names |= referenced_names(check_syntax(name, src))
         self._user_globals = dict(globals or {})
-        self._globals = dict(self._user_globals)
-        # Import torch only for snippets that use it: a pure-Python snippet stays torch-free.
-        if ("torch" in names and "torch" not in self._globals
-                and importlib.util.find_spec("torch") is not None):
-            import torch
-            self._globals["torch"] = torch
+        # Import torch only for snippets that use it (a pure-Python snippet stays torch-free),
+        # and only when timing here: collect_callgrind never needs torch in this process.
+        self._inject_torch = ("torch" in names and "torch" not in self._user_globals
+                              and importlib.util.find_spec("torch") is not None)
         self._stmt, self._setup, self._timer_fn = stmt, setup, timer
-        self._loop = CompiledLoop(stmt, setup, timer, self._globals)
+        self._compiled: CompiledLoop | None = None
         self._task_spec = TaskSpec(stmt=stmt_src, setup=setup_src, global_setup=global_setup,
                                    label=label, sub_label=sub_label, description=description,
                                    env=env, num_threads=num_threads)
+
+    @property
+    def _loop(self) -> CompiledLoop:
+        if self._compiled is None:
+            namespace = dict(self._user_globals)
+            if self._inject_torch:
+                import torch
+                namespace["torch"] = torch
+            self._compiled = CompiledLoop(self._stmt, self._setup, self._timer_fn, namespace)
+        return self._compiled
 
     @property
     def task_spec(self) -> TaskSpec:
@@ -132,7 +140,10 @@ def _callgrind_task(timer: Timer, number: int, repeats: int | None, collect_base
         raise BenchkitError(f"number must be a positive integer, got {number!r}.")
     if repeats is not None and (not isinstance(repeats, int) or repeats < 1):
         raise BenchkitError(f"repeats must be a positive integer or None, got {repeats!r}.")
-    return CallgrindTask(task_spec=timer._task_spec, stmt=timer._stmt, setup=timer._setup,
+    spec = timer._task_spec
+    stmt = spec.stmt if isinstance(timer._stmt, str) else timer._stmt
+    setup = spec.setup if isinstance(timer._setup, str) else timer._setup
+    return CallgrindTask(task_spec=spec, stmt=stmt, setup=setup,
                          globals=timer._user_globals, number=number, repeats=repeats or 1,
                          collect_baseline=collect_baseline)
 

@@ -1,6 +1,7 @@
 """Find valgrind and build the client-request helper library (an edge: runs gcc)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -25,6 +26,7 @@ def find_valgrind() -> str:
     return path
 
 
+@functools.lru_cache(maxsize=None)
 def valgrind_version(valgrind: str) -> str:
     out = subprocess.run([valgrind, "--version"], capture_output=True, text=True, timeout=30)
     return out.stdout.strip()
@@ -74,14 +76,19 @@ def build_client_library() -> Path:
     return target
 
 
-def aslr_prefix() -> list[str]:
+@functools.lru_cache(maxsize=None)
+def _aslr_prefix() -> tuple[str, ...]:
     """`setarch <arch> -R` when it works here (turns ASLR off for the child), else []."""
     setarch = shutil.which("setarch")
     if setarch is None:
-        return []
+        return ()
     cmd = [setarch, os.uname().machine, "-R"]
     try:
         ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.SubprocessError):
         ok = False
-    return cmd if ok else []
+    return tuple(cmd) if ok else ()
+
+
+def aslr_prefix() -> list[str]:
+    return list(_aslr_prefix())

@@ -185,6 +185,8 @@ def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
         aslr = helper.aslr_prefix()
         cmd = aslr + [valgrind, "--tool=callgrind", "--callgrind-out-file=callgrind.out",
                       "--instr-atstart=no", "--collect-atstart=no", "--dump-line=yes",
+                      # One name per function: no fn'2 recursion-level variants in diffs.
+                      "--separate-recs=1",
                       # Faster translation; guest instruction counts are unaffected.
                       "--vex-iropt-level=1", "--vex-guest-chase=no"]
         if cache_sim:
