@@ -21,6 +21,7 @@ _EXPORTS = {
     "ParameterAlias": "benchkit.fuzzer",
     "Results": "benchkit.results.schema",
     "TaskSpec": "benchkit.task",
+    "benchmark": "benchkit.suite",
     "Timer": "benchkit.timing.timer",
     "collect_callgrind_many": "benchkit.timing.timer",
     "diff_counts": "benchkit.valgrind.counts",

@@ -21,3 +21,6 @@ def python():
 
 requires_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None,
                                        reason="valgrind is not installed")
+
+
+pytest_plugins = ["pytester"]
