@@ -22,6 +22,8 @@ _EXPORTS = {
     "Results": "benchkit.results.schema",
     "TaskSpec": "benchkit.task",
     "benchmark": "benchkit.suite",
+    "region": "benchkit.profile.regions",
+    "RegionRecorder": "benchkit.profile.regions",
     "Timer": "benchkit.timing.timer",
     "collect_callgrind_many": "benchkit.timing.timer",
     "diff_counts": "benchkit.valgrind.counts",

@@ -70,6 +70,7 @@ class CompiledLoop:
         linecache.cache[self._filename] = (len(source), None, source.splitlines(True),
                                            self._filename)
         exec(code, globals_, namespace)
+        self.globals = globals_
         self._inner = namespace["inner"]
         self._timer = timer
 

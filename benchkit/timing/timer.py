@@ -175,3 +175,20 @@ def collect_callgrind_many(timers, number: int = 100, *, collect_baseline: bool 
 
 
 Timer.collect_callgrind = collect_callgrind
+
+
+def profile(self: Timer, *, wait: int = 1, warmup: int = 1, active: int = 3, repeat: int = 1,
+            number: int | None = None, record_shapes: bool = True, profile_memory: bool = False,
+            with_stack: bool = False, with_flops: bool = True, min_run_time: float = 0.1):
+    """Run the snippet under torch.profiler: each profiler step is one block of `number` runs
+    of this Timer's own loop (schedule wait/warmup/active/repeat), inside a record_function
+    region named from label/sub_label/description. Returns a ProfileResult with per-op
+    tables, export_chrome_trace() and the measured profiler overhead."""
+    from benchkit.profile.runner import profile_timer
+    return profile_timer(self, wait=wait, warmup=warmup, active=active, repeat=repeat,
+                         number=number, record_shapes=record_shapes,
+                         profile_memory=profile_memory, with_stack=with_stack,
+                         with_flops=with_flops, min_run_time=min_run_time)
+
+
+Timer.profile = profile
