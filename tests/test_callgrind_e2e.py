@@ -163,3 +163,14 @@ def test_indented_multiline_snippets_are_collected():
         items = list(range(5))
         """).collect_callgrind(number=5)
     assert stats.per_run() > 0
+
+
+def test_callers_import_path_does_not_change_the_counts(monkeypatch, tmp_path):
+    before = Timer("[str(i) for i in range(20)]").collect_callgrind(number=20).counts()
+    for i in range(3):
+        extra = tmp_path / ("x" * (i + 1))
+        extra.mkdir()
+        monkeypatch.syspath_prepend(str(extra))
+    after = Timer("[str(i) for i in range(20)]").collect_callgrind(number=20)
+    assert after.counts() == before
+    assert "GLIBC_TUNABLES" in after.metadata["controls"]

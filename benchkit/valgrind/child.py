@@ -46,7 +46,9 @@ def main(job_path):
         job = json.load(f)
     # The caller's import path travels in the job file, not the environment, so the child's
     # environment (and with it the stack layout and the counts) is the same for every caller.
-    sys.path[:0] = [p for p in job["sys_path"] if p not in sys.path]
+    # Appended, so standard imports never look in them and the caller's path does not change
+    # the heap history (and with it the counts) of the measured loop.
+    sys.path.extend(p for p in job["sys_path"] if p not in sys.path)
     lib = ctypes.CDLL(job["library"])
     lib.bk_toggle_collect.restype = ctypes.c_double
     lib.bk_dump_stats_at.argtypes = [ctypes.c_char_p]

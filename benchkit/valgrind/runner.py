@@ -24,6 +24,10 @@ from benchkit.valgrind.counts import FunctionCounts
 CHILD = Path(__file__).with_name("child.py")
 TEMP_PREFIX = "benchkit-cg-"
 # Fixed cache geometry, so cache-simulation results do not depend on the host CPU.
+# glibc malloc without trimming, with a fixed mmap threshold and a large top pad: the measured
+# loop's allocator paths then do not depend on the heap history before it.
+MALLOC_TUNABLES = ("glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=67108864:"
+                   "glibc.malloc.mmap_threshold=33554432")
 CACHE_SIM_ARGS = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
 
 
@@ -101,7 +105,7 @@ def _snippet_fields(task_id: int, name: str, snippet: Any, workdir: Path) -> dic
 def child_environment() -> dict[str, str]:
     """A small fixed environment: same counts whatever the caller's shell holds."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LC_ALL": "C", "LANG": "C",
-           "HOME": os.path.expanduser("~")}
+           "HOME": os.path.expanduser("~"), "GLIBC_TUNABLES": MALLOC_TUNABLES}
     for name in ("LD_LIBRARY_PATH", "VALGRIND_LIB"):
         if name in os.environ:
             env[name] = os.environ[name]
@@ -205,7 +209,9 @@ def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
         metadata_common = {
             "valgrind": helper.valgrind_version(valgrind), "python": sys.version.split()[0],
             "controls": {"PYTHONHASHSEED": "0", "aslr_disabled": bool(aslr),
-                         "environment": "normalized", "instr_atstart": False,
+                         "environment": "normalized", "GLIBC_TUNABLES": MALLOC_TUNABLES,
+                         "caller_sys_path": "appended after the defaults",
+                         "instr_atstart": False,
                          "collection": "toggled around the measured loop only",
                          "cache_sim": cache_sim}}
         kept = Path(tempfile.mkdtemp(prefix="benchkit-callgrind-")) if retain_out_file else None
