@@ -174,3 +174,12 @@ def test_callers_import_path_does_not_change_the_counts(monkeypatch, tmp_path):
     after = Timer("[str(i) for i in range(20)]").collect_callgrind(number=20)
     assert after.counts() == before
     assert "GLIBC_TUNABLES" in after.metadata["controls"]
+
+
+def test_global_from_a_module_only_the_caller_can_import(monkeypatch, tmp_path):
+    (tmp_path / "caller_only_mod.py").write_text(
+        "class Box:\n    def __init__(self, v):\n        self.v = v\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import caller_only_mod
+    stats = Timer("box.v + 1", globals={"box": caller_only_mod.Box(3)}).collect_callgrind(number=5)
+    assert stats.per_run() > 0

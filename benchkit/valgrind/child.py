@@ -44,11 +44,10 @@ def _load_globals(task):
 def main(job_path):
     with open(job_path, encoding="utf-8") as f:
         job = json.load(f)
-    # The caller's import path travels in the job file, not the environment, so the child's
-    # environment (and with it the stack layout and the counts) is the same for every caller.
-    # Appended, so standard imports never look in them and the caller's path does not change
-    # the heap history (and with it the counts) of the measured loop.
-    sys.path.extend(p for p in job["sys_path"] if p not in sys.path)
+    # Only the caller's path entries this child needs and lacks (usually none): allocations
+    # before the measured loop shift object addresses, which CPython's type-attribute cache
+    # hashes, so a caller-dependent path would make counts caller-dependent.
+    sys.path.extend(job["extra_sys_path"])
     lib = ctypes.CDLL(job["library"])
     lib.bk_toggle_collect.restype = ctypes.c_double
     lib.bk_dump_stats_at.argtypes = [ctypes.c_char_p]

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.util
 import json
 import os
 import pickle
+import pickletools
 import re
 import shutil
 import signal
@@ -26,7 +29,7 @@ TEMP_PREFIX = "benchkit-cg-"
 # Fixed cache geometry, so cache-simulation results do not depend on the host CPU.
 # glibc malloc without trimming, with a fixed mmap threshold and a large top pad: the measured
 # loop's allocator paths then do not depend on the heap history before it.
-MALLOC_TUNABLES = ("glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=67108864:"
+MALLOC_TUNABLES = ("glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=1048576:"
                    "glibc.malloc.mmap_threshold=33554432")
 CACHE_SIM_ARGS = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
 
@@ -100,6 +103,61 @@ def _snippet_fields(task_id: int, name: str, snippet: Any, workdir: Path) -> dic
             f"define it at module level in an importable module, or pass {name} as a string."
         ) from None
     return {name: "pass", f"{name}_pickle": file}
+
+
+@functools.lru_cache(maxsize=None)
+def _default_sys_path(executable: str) -> tuple[str, ...]:
+    """sys.path of a fresh child of this interpreter in the normalised environment."""
+    out = subprocess.run([executable, "-c", "import json, sys; print(json.dumps(sys.path))"],
+                         capture_output=True, text=True, env=child_environment(), timeout=60)
+    return tuple(json.loads(out.stdout)) if out.returncode == 0 else ()
+
+
+def _pickled_modules(data: bytes) -> set[str]:
+    """Top-level modules a pickle refers to (GLOBAL / STACK_GLOBAL opcodes)."""
+    modules, strings, memo = set(), [], {}
+    for op, arg, _ in pickletools.genops(data):
+        if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
+            strings.append(arg)
+        elif op.name == "MEMOIZE" and strings:
+            memo[len(memo)] = strings[-1]
+        elif op.name in ("BINGET", "LONG_BINGET", "GET") and arg in memo:
+            strings.append(memo[arg])
+        elif op.name == "GLOBAL":
+            modules.add(arg.split(" ")[0].split(".")[0])
+        elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+            modules.add(strings[-2].split(".")[0])
+    return modules
+
+
+def extra_sys_path(workdir: Path) -> list[str]:
+    """Caller sys.path entries that provide modules the child needs (benchkit, and modules
+    the pickled globals refer to) and that its default sys.path lacks; usually none."""
+    needed = {"benchkit"}
+    for file in workdir.iterdir():
+        if file.name.startswith(("global-", "stmt-", "setup-")):
+            try:
+                needed |= _pickled_modules(file.read_bytes())
+            except Exception:  # a torch.jit archive, not a pickle
+                continue
+    defaults = set(_default_sys_path(sys.executable))
+    extra: list[str] = []
+    for name in sorted(needed):
+        module = sys.modules.get(name)
+        origin = getattr(module, "__file__", None) if module else None
+        if origin is None:
+            spec = importlib.util.find_spec(name) if name not in sys.builtin_module_names else None
+            origin = spec.origin if spec and spec.origin not in (None, "built-in", "frozen") else None
+        if origin is None:
+            continue
+        origin = os.path.realpath(origin)
+        for entry in sys.path:
+            if entry and os.path.isdir(entry) and origin.startswith(
+                    os.path.realpath(entry) + os.sep):
+                if entry not in defaults and entry not in extra:
+                    extra.append(entry)
+                break
+    return extra
 
 
 def child_environment() -> dict[str, str]:
@@ -176,8 +234,7 @@ def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
     _sweep_stale_dirs()
     workdir = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-"))
     try:
-        job = {"library": str(library), "tasks": [],
-               "sys_path": [p for p in sys.path if p and os.path.isdir(p)]}
+        job = {"library": str(library), "tasks": []}
         for i, task in enumerate(tasks):
             job["tasks"].append({
                 "id": i, "number": task.number, "repeats": task.repeats,
@@ -185,6 +242,7 @@ def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
                 "globals": _write_globals(i, task.globals, workdir),
                 **_snippet_fields(i, "stmt", task.stmt, workdir),
                 **_snippet_fields(i, "setup", task.setup, workdir)})
+        job["extra_sys_path"] = extra_sys_path(workdir)
         (workdir / "job.json").write_text(json.dumps(job), encoding="utf-8")
         aslr = helper.aslr_prefix()
         cmd = aslr + [valgrind, "--tool=callgrind", "--callgrind-out-file=callgrind.out",
@@ -210,7 +268,7 @@ def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
             "valgrind": helper.valgrind_version(valgrind), "python": sys.version.split()[0],
             "controls": {"PYTHONHASHSEED": "0", "aslr_disabled": bool(aslr),
                          "environment": "normalized", "GLIBC_TUNABLES": MALLOC_TUNABLES,
-                         "caller_sys_path": "appended after the defaults",
+                         "caller_sys_path": "only entries the child needs and lacks",
                          "instr_atstart": False,
                          "collection": "toggled around the measured loop only",
                          "cache_sim": cache_sim}}
