@@ -29,6 +29,18 @@ def validate(trace: Any) -> list[Problem]:
     def report(i, e, message):
         problems.append(Problem(i, str(e.get("name", "")), str(e.get("ph", "?")), message))
 
+    def time_field(i, e, key) -> int | None:
+        """The field in ns, or None (reported) when it is not a non-negative number."""
+        try:
+            value = to_ns(e.get(key))
+        except TraceError:
+            report(i, e, f"{key} {e.get(key)!r} is not a number")
+            return None
+        if value < 0:
+            report(i, e, f"negative {key}")
+            return None
+        return value
+
     for i, e in enumerate(events):
         if not isinstance(e, dict):
             problems.append(Problem(i, "", "?", "is not an object"))
@@ -42,22 +54,13 @@ def validate(trace: Any) -> list[Problem]:
                     (e.get("args") or {}).get("name"), str):
                 report(i, e, "metadata without args.name")
             continue
-        try:
-            ts = to_ns(e.get("ts"))
-        except TraceError:
-            report(i, e, f"ts {e.get('ts')!r} is not a number")
+        ts = time_field(i, e, "ts")
+        if ts is None:
             continue
-        if ts < 0:
-            report(i, e, "negative ts")
         thread = (repr(e.get("pid")), repr(e.get("tid")))
         if ph == "X":
-            try:
-                dur = to_ns(e.get("dur"))
-            except TraceError:
-                report(i, e, f"dur {e.get('dur')!r} is not a number")
-                continue
-            if dur < 0:
-                report(i, e, "negative dur")
+            dur = time_field(i, e, "dur")
+            if dur is None:
                 continue
             spans.setdefault(thread, []).append((ts, ts + dur, i, str(e.get("name", ""))))
         elif ph == "B":
