@@ -19,6 +19,7 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 bench: $(VENV)/.installed
+	$(PY) benchmarks/perf_timer.py
 	$(PY) benchmarks/perf_callgrind.py
 
 clean:
