@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable
+from typing import Any
 
 from benchkit.errors import TraceError
 
@@ -108,8 +108,3 @@ def _nest(items: list[Slice]) -> None:
                 else:
                     s.region = s.name
             stack.append(s)
-
-
-def select(items: Iterable[Slice], categories: Iterable[str] | None = None) -> list[Slice]:
-    cats = set(categories) if categories else None
-    return [s for s in items if cats is None or s.cat in cats]

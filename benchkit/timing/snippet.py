@@ -13,7 +13,6 @@ from typing import Any, Callable
 
 from benchkit.errors import SnippetError, SnippetSyntaxError
 
-Snippet = "str | Callable[[], object]"
 _FILENAME_PREFIX = "<benchkit-loop-"
 _counter = itertools.count()
 

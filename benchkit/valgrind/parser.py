@@ -27,9 +27,6 @@ class Profile:
     trigger: str | None = None     # "desc: Trigger:" of the dump (client request name etc.)
     header: dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def event_index(self, event: str) -> int:
-        return self.events.index(event)
-
 
 _POSITION_START = frozenset("0123456789+-*")
 _CALL_SPECS = ("calls", "jump", "jcnd")
@@ -48,7 +45,6 @@ class _Part:
     def __init__(self, header: dict[str, str]):
         self.header = header
         self.events: tuple[str, ...] = ()
-        self.n_positions = 1
         self.exclusive: dict[tuple[str, str], list[int]] = {}
         self.calls_out: dict[tuple[str, str], list[int]] = {}   # caller -> sum of call costs
         self.calls_in: dict[tuple[str, str], list[int]] = {}    # callee -> sum of call costs
@@ -236,7 +232,6 @@ def parse(lines: Iterable[str] | str, source: str = "<callgrind.out>") -> list[P
                     exclusive, calls_in, calls_out = part.exclusive, part.calls_in, part.calls_out
                 elif name == "positions":
                     n_pos = len(value.split()) or 1
-                    part.n_positions = n_pos
                 continue
             raise ValueError(f"unrecognised line {line[:60]!r}")
     except (ValueError, IndexError, KeyError, TypeError) as error:
