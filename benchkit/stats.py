@@ -161,7 +161,8 @@ def compare_samples(base: Sequence[float], new: Sequence[float], *, alpha: float
     elif ci_low >= 1 - noise and ci_high <= 1 + noise:
         verdict, reason = "unchanged", f"CI within +-{noise:.0%}"
     else:
-        verdict, reason = "inconclusive", f"p={p_value:.2g}, CI [{ci_low:.3f}, {ci_high:.3f}] too wide"
+        verdict = "inconclusive"
+        reason = f"p={p_value:.2g}, CI [{ci_low:.3f}, {ci_high:.3f}] too wide"
     return ABResult(base_median, new_median, ratio, ci_low, ci_high, p_value, len(a), len(b),
                     verdict, reason)
 

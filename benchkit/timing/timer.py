@@ -133,6 +133,33 @@ class Timer:
                 min_run_time=min_run_time, max_run_time=max_run_time, callback=callback)
         return self._measurement(number, times)
 
+    def collect_callgrind(self, number: int = 100, *, repeats: int | None = None,
+                          collect_baseline: bool = True, retain_out_file: bool = False,
+                          cache_sim: bool = False, timeout: float | None = None):
+        """Count instructions of `number` runs of stmt under Callgrind -> CallgrindStats
+        (a tuple of them when `repeats` is given). Deterministic: the same snippet gives the
+        same totals in every fresh process. `cache_sim=True` adds cache misses and estimated
+        cycles (fixed cache geometry)."""
+        from benchkit.valgrind.runner import collect
+        task = _callgrind_task(self, number, repeats, collect_baseline)
+        (stats,) = collect([task], cache_sim=cache_sim, timeout=timeout,
+                           retain_out_file=retain_out_file)
+        return stats if repeats is not None else stats[0]
+
+    def profile(self, *, wait: int = 1, warmup: int = 1, active: int = 3, repeat: int = 1,
+                number: int | None = None, record_shapes: bool = True,
+                profile_memory: bool = False, with_stack: bool = False,
+                with_flops: bool = True, min_run_time: float = 0.1):
+        """Run the snippet under torch.profiler: each profiler step is one block of `number`
+        runs of this Timer's own loop (schedule wait/warmup/active/repeat), inside a
+        record_function region named from label/sub_label/description. Returns a
+        ProfileResult with per-op tables, export_chrome_trace() and the profiler overhead."""
+        from benchkit.profile.runner import profile_timer
+        return profile_timer(self, wait=wait, warmup=warmup, active=active, repeat=repeat,
+                             number=number, record_shapes=record_shapes,
+                             profile_memory=profile_memory, with_stack=with_stack,
+                             with_flops=with_flops, min_run_time=min_run_time)
+
 
 def _callgrind_task(timer: Timer, number: int, repeats: int | None, collect_baseline: bool):
     from benchkit.valgrind.runner import CallgrindTask
@@ -148,20 +175,6 @@ def _callgrind_task(timer: Timer, number: int, repeats: int | None, collect_base
                          collect_baseline=collect_baseline)
 
 
-def collect_callgrind(self: Timer, number: int = 100, *, repeats: int | None = None,
-                      collect_baseline: bool = True, retain_out_file: bool = False,
-                      cache_sim: bool = False, timeout: float | None = None):
-    """Count instructions of `number` runs of stmt under Callgrind -> CallgrindStats
-    (a tuple of them when `repeats` is given). Deterministic: the same snippet gives the
-    same totals in every fresh process. `cache_sim=True` adds cache misses and estimated
-    cycles (fixed cache geometry)."""
-    from benchkit.valgrind.runner import collect
-    task = _callgrind_task(self, number, repeats, collect_baseline)
-    (stats,) = collect([task], cache_sim=cache_sim, timeout=timeout,
-                       retain_out_file=retain_out_file)
-    return stats if repeats is not None else stats[0]
-
-
 def collect_callgrind_many(timers, number: int = 100, *, collect_baseline: bool = True,
                            retain_out_file: bool = False, cache_sim: bool = False,
                            timeout: float | None = None):
@@ -174,21 +187,3 @@ def collect_callgrind_many(timers, number: int = 100, *, collect_baseline: bool 
                                   retain_out_file=retain_out_file)]
 
 
-Timer.collect_callgrind = collect_callgrind
-
-
-def profile(self: Timer, *, wait: int = 1, warmup: int = 1, active: int = 3, repeat: int = 1,
-            number: int | None = None, record_shapes: bool = True, profile_memory: bool = False,
-            with_stack: bool = False, with_flops: bool = True, min_run_time: float = 0.1):
-    """Run the snippet under torch.profiler: each profiler step is one block of `number` runs
-    of this Timer's own loop (schedule wait/warmup/active/repeat), inside a record_function
-    region named from label/sub_label/description. Returns a ProfileResult with per-op
-    tables, export_chrome_trace() and the measured profiler overhead."""
-    from benchkit.profile.runner import profile_timer
-    return profile_timer(self, wait=wait, warmup=warmup, active=active, repeat=repeat,
-                         number=number, record_shapes=record_shapes,
-                         profile_memory=profile_memory, with_stack=with_stack,
-                         with_flops=with_flops, min_run_time=min_run_time)
-
-
-Timer.profile = profile

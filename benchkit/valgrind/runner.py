@@ -147,7 +147,9 @@ def extra_sys_path(workdir: Path) -> list[str]:
         origin = getattr(module, "__file__", None) if module else None
         if origin is None:
             spec = importlib.util.find_spec(name) if name not in sys.builtin_module_names else None
-            origin = spec.origin if spec and spec.origin not in (None, "built-in", "frozen") else None
+            origin = spec.origin if spec else None
+            if origin in ("built-in", "frozen"):
+                origin = None
         if origin is None:
             continue
         origin = os.path.realpath(origin)
