@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from tabulate import tabulate
 
 from benchkit import stats
-from benchkit.ab import Comparison, benchmark_name
+from benchkit.ab import Comparison, benchmark_name, finite
 
 
 def format_time(seconds: float) -> str:
@@ -21,44 +21,59 @@ def _pct(change: float | None, digits: int = 1) -> str:
     return "-" if change is None or not math.isfinite(change) else f"{change:+.{digits}%}"
 
 
+def _instructions(r) -> str:
+    if r.base_instructions is None or r.new_instructions is None:
+        return "-"
+    verdict = {"same": "", "more": " more", "fewer": " fewer"}[r.instructions_verdict]
+    return (f"{r.base_instructions} -> {r.new_instructions} "
+            f"({_pct(r.instructions_change, 2)}{verdict})")
+
+
 def format_comparison(comp: Comparison, markdown: bool = False) -> str:
-    headers = ["benchmark", "base", "new", "ratio", "99% CI", "p", "verdict", "instructions/run",
-               "gate"]
-    body = []
+    headers = ["benchmark", "base", "new", "ratio", "99% CI", "p",
+               "rounds" if comp.design == "rounds" else "processes", "verdict", "detectable",
+               "instructions/run", "gate"]
+    body, notes = [], []
     for r in comp.rows:
         w = r.wall
-        instr = "-"
-        if r.base_instructions is not None and r.new_instructions is not None:
-            instr = (f"{r.base_instructions:,.0f} -> {r.new_instructions:,.0f} "
-                     f"({_pct(r.instructions_change, 2)})")
-        verdict = w.verdict if w else "-"
-        if w and w.verdict == "inconclusive":
-            verdict += f" ({w.reason})" if "few samples" in w.reason else ""
         gate = "FAIL: " + "; ".join(r.failures) if r.failures else (
             ", ".join(str(g) for g in r.gates) or "-")
-        threads = ""
-        if r.note:
-            threads = f" [{r.note}: {r.threads[0]} -> {r.threads[1]}]"
+        threads = f" [{r.note}: {r.threads[0]} -> {r.threads[1]}]" if r.note else ""
+        ci = "-"
+        if w and finite(w.ci_low):
+            ci = f"[{w.ci_low:.3f}, {w.ci_high:.3f}]"
+        if w and w.verdict == "inconclusive":
+            notes.append(f"  {r.name}: inconclusive: {w.reason}")
         body.append([
             r.name + threads,
             format_time(w.base_median) if w else "-",
             format_time(w.new_median) if w else "-",
-            f"{w.ratio:.3f}" if w else "-",
-            f"[{w.ci_low:.3f}, {w.ci_high:.3f}]" if w and math.isfinite(w.ci_low) else "-",
-            f"{w.p_value:.2g}" if w and math.isfinite(w.p_value) else "-",
-            verdict, instr, gate])
+            f"{w.ratio:.3f}" if w and finite(w.ratio) else "-",
+            ci,
+            f"{w.p_value:.2g}" if w and finite(w.p_value) else "-",
+            (f"{w.n_base}" if w.n_base == w.n_new else f"{w.n_base}/{w.n_new}") if w else "-",
+            w.verdict if w else "-",
+            f">{w.detectable:.1%}" if w and finite(w.detectable) else "-",
+            _instructions(r), gate])
     out = [tabulate(body, headers=headers, tablefmt="github" if markdown else "simple",
                     disable_numparse=True)]
-    counts = {v: sum(1 for r in comp.rows if r.wall and r.wall.verdict == v)
-              for v in ("faster", "slower", "unchanged", "inconclusive")}
+    counts = comp.counts()
     out.append("")
     out.append(f"{len(comp.rows)} benchmarks compared: " +
                ", ".join(f"{n} {v}" for v, n in counts.items()))
     out.append(f"geometric mean of time ratios (new/base): {comp.geomean_ratio:.3f}")
     if comp.geomean_instructions is not None:
         out.append(f"geometric mean of instruction ratios: {comp.geomean_instructions:.4f}")
-    out.append(f"test: {comp.test}; a change is claimed only when p < alpha and the CI lies "
-               "outside the noise band")
+    noise = next((r.wall.noise for r in comp.rows if r.wall), None)
+    band = f" the +-{noise:.0%} noise band" if noise is not None else " the noise band"
+    out.append(f"test: {comp.test}; a change is claimed only when the 99% CI lies outside"
+               f"{band}; 'detectable' is the smallest slowdown this data could have claimed")
+    if notes:
+        out.append("why inconclusive:")
+        out.extend(notes)
+        if comp.design == "runs":
+            out.append("  separate runs cannot see the drift between the moments they were "
+                       "taken; `benchkit ab` interleaves BASE and NEW and settles such cases")
     for name in comp.only_base:
         out.append(f"only in BASE: {name}")
     for name in comp.only_new:
@@ -69,6 +84,47 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
         out.append(f"REGRESSION: {len(comp.regressions)} benchmark(s) broke a gate: " +
                    ", ".join(r.name for r in comp.regressions))
     return "\n".join(out)
+
+
+def _json_float(x: float | None) -> float | None:
+    return x if finite(x) else None
+
+
+def _band_json(b) -> dict[str, Any] | None:
+    if b is None:
+        return None
+    return {"low": b.low, "median": b.median, "high": b.high, "layouts": b.layouts}
+
+
+def comparison_to_json(comp: Comparison) -> dict[str, Any]:
+    """Machine-readable form of a Comparison (`benchkit compare --json`)."""
+    rows = []
+    for r in comp.rows:
+        w = r.wall
+        wall = None
+        if w is not None:
+            wall = {"base_median": _json_float(w.base_median),
+                    "new_median": _json_float(w.new_median), "ratio": _json_float(w.ratio),
+                    "ci": [_json_float(w.ci_low), _json_float(w.ci_high)],
+                    "p": _json_float(w.p_value), "verdict": w.verdict, "reason": w.reason,
+                    "units": {"base": w.n_base, "new": w.n_new}, "noise": w.noise,
+                    "detectable": _json_float(w.detectable)}
+        instructions = None
+        if r.base_instructions is not None and r.new_instructions is not None:
+            instructions = {"base": _band_json(r.base_instructions),
+                            "new": _band_json(r.new_instructions),
+                            "change": _json_float(r.instructions_change),
+                            "verdict": r.instructions_verdict}
+        rows.append({"name": r.name, "wall": wall, "instructions": instructions,
+                     "threads": list(r.threads), "gates": [str(g) for g in r.gates],
+                     "failures": list(r.failures)})
+    return {"design": comp.design, "test": comp.test, "rows": rows,
+            "summary": {"compared": len(comp.rows), **comp.counts(),
+                        "regressions": [r.name for r in comp.regressions]},
+            "geomean_ratio": _json_float(comp.geomean_ratio),
+            "geomean_instructions": _json_float(comp.geomean_instructions),
+            "only_base": list(comp.only_base), "only_new": list(comp.only_new),
+            "warnings": list(comp.environment_warnings)}
 
 
 def format_callgrind(items: Sequence[Any], markdown: bool = False) -> str:

@@ -1,4 +1,4 @@
-"""Pure statistics: quantiles, significant figures, units, A/B tests.
+"""Pure statistics: quantiles, significant figures, units, geometric means.
 
 No torch, no I/O. Everything works on plain sequences of floats (seconds).
 """
@@ -98,73 +98,6 @@ def iqr_warnings(summary: Summary) -> tuple[str, ...]:
             else "This could indicate system fluctuation.")
     return (f"  WARNING: Interquartile range is {rel * 100:.1f}% of the median measurement.\n"
             f"           {hint}",)
-
-
-# ----------------------------------------------------------------------------- A/B decisions
-
-@dataclasses.dataclass(frozen=True)
-class ABResult:
-    """Comparison of two samples of per-run times: NEW relative to BASE."""
-
-    base_median: float
-    new_median: float
-    ratio: float                  # new / base median
-    ci_low: float                 # bootstrap confidence interval of the ratio
-    ci_high: float
-    p_value: float                # two-sided Mann-Whitney U
-    n_base: int
-    n_new: int
-    verdict: str                  # faster | slower | unchanged | inconclusive
-    reason: str
-
-    @property
-    def change(self) -> float:
-        """Relative change of the median: +0.05 is 5 % slower."""
-        return self.ratio - 1.0
-
-
-MIN_SAMPLES = 5
-
-
-def compare_samples(base: Sequence[float], new: Sequence[float], *, alpha: float = 0.01,
-                    noise: float = 0.02, confidence: float = 0.99, resamples: int = 2000,
-                    seed: int = 0) -> ABResult:
-    """Decide whether NEW is faster, slower, unchanged or inconclusive against BASE.
-
-    A change is claimed only when Mann-Whitney U rejects equality at `alpha` *and* the
-    bootstrap confidence interval of the median ratio lies wholly outside +-`noise`.
-    It is `unchanged` when the interval lies wholly inside +-`noise`; anything else,
-    or fewer than MIN_SAMPLES samples a side, is `inconclusive`.
-    """
-    from scipy import stats as scipy_stats
-
-    a = np.asarray(base, dtype=np.float64)
-    b = np.asarray(new, dtype=np.float64)
-    base_median = float(np.median(a)) if len(a) else float("nan")
-    new_median = float(np.median(b)) if len(b) else float("nan")
-    ratio = new_median / base_median if base_median > 0 else float("nan")
-    if len(a) < MIN_SAMPLES or len(b) < MIN_SAMPLES:
-        return ABResult(base_median, new_median, ratio, float("nan"), float("nan"), float("nan"),
-                        len(a), len(b), "inconclusive",
-                        f"too few samples ({len(a)} vs {len(b)}; need {MIN_SAMPLES} each)")
-    p_value = float(scipy_stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
-    rng = np.random.default_rng(seed)
-    boot_a = np.median(rng.choice(a, size=(resamples, len(a)), replace=True), axis=1)
-    boot_b = np.median(rng.choice(b, size=(resamples, len(b)), replace=True), axis=1)
-    ratios = boot_b / boot_a
-    tail = (1 - confidence) / 2
-    ci_low, ci_high = (float(v) for v in np.quantile(ratios, [tail, 1 - tail]))
-    if p_value < alpha and ci_low > 1 + noise:
-        verdict, reason = "slower", f"p={p_value:.2g}, CI above +{noise:.0%}"
-    elif p_value < alpha and ci_high < 1 - noise:
-        verdict, reason = "faster", f"p={p_value:.2g}, CI below -{noise:.0%}"
-    elif ci_low >= 1 - noise and ci_high <= 1 + noise:
-        verdict, reason = "unchanged", f"CI within +-{noise:.0%}"
-    else:
-        verdict = "inconclusive"
-        reason = f"p={p_value:.2g}, CI [{ci_low:.3f}, {ci_high:.3f}] too wide"
-    return ABResult(base_median, new_median, ratio, ci_low, ci_high, p_value, len(a), len(b),
-                    verdict, reason)
 
 
 def geometric_mean(values: Sequence[float]) -> float:

@@ -20,7 +20,7 @@ pytestmark = requires_valgrind
 
 
 def _leftover_dirs():
-    return list(Path(tempfile.gettempdir()).glob(f"benchkit-cg-{os.getpid()}-*"))
+    return list(Path(tempfile.gettempdir()).glob(f"benchkit-cg-{os.getpid():010d}-*"))
 
 
 def test_pure_python_snippet_counts_baseline_and_metadata():
@@ -124,7 +124,7 @@ def test_ctrl_c_kills_the_child_and_removes_temp_files(tmp_path):
         try:
             benchkit.Timer("while True: pass").collect_callgrind(number=1)
         except KeyboardInterrupt:
-            mine = f"benchkit-cg-{os.getpid()}-"
+            mine = f"benchkit-cg-{os.getpid():010d}-"
             children = []
             for proc in pathlib.Path("/proc").glob("[0-9]*"):
                 try:
@@ -132,7 +132,7 @@ def test_ctrl_c_kills_the_child_and_removes_temp_files(tmp_path):
                         children.append(proc)
                 except OSError:
                     pass
-            left = list(pathlib.Path(tempfile.gettempdir()).glob(f"benchkit-cg-{os.getpid()}-*"))
+            left = list(pathlib.Path(tempfile.gettempdir()).glob(f"benchkit-cg-{os.getpid():010d}-*"))
             print("interrupted", len(children), len(left))
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

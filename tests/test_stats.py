@@ -52,32 +52,6 @@ def test_iqr_warnings_levels():
     assert "66.7% of the median" in gross[0] and "environmental influence" in gross[0]
 
 
-def _sample(center, spread, n, seed):
-    return list(np.random.default_rng(seed).normal(center, spread, n))
-
-
-def test_compare_samples_detects_a_real_slowdown():
-    r = stats.compare_samples(_sample(1.0, 0.01, 50, 1), _sample(1.10, 0.01, 50, 2))
-    assert r.verdict == "slower" and 1.08 < r.ratio < 1.12 and r.p_value < 1e-6
-    assert r.ci_low > 1.02
-
-
-def test_compare_samples_detects_a_speedup():
-    r = stats.compare_samples(_sample(1.0, 0.01, 50, 1), _sample(0.8, 0.01, 50, 2))
-    assert r.verdict == "faster"
-
-
-def test_compare_samples_same_distribution_is_unchanged():
-    r = stats.compare_samples(_sample(1.0, 0.002, 60, 1), _sample(1.0, 0.002, 60, 2))
-    assert r.verdict == "unchanged"
-
-
-def test_compare_samples_too_few_or_too_noisy_is_inconclusive():
-    assert stats.compare_samples([1.0, 1.1], [2.0, 2.1, 2.2, 2.3, 2.4]).verdict == "inconclusive"
-    r = stats.compare_samples(_sample(1.0, 0.5, 8, 1), _sample(1.05, 0.5, 8, 2))
-    assert r.verdict == "inconclusive"
-
-
 def test_geometric_mean():
     assert stats.geometric_mean([2.0, 8.0]) == pytest.approx(4.0)
     assert math.isnan(stats.geometric_mean([]))

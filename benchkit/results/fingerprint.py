@@ -93,12 +93,15 @@ def collect(cwd: str | None = None) -> dict[str, Any]:
 
 # Fields that make two environments incomparable when they differ.
 COMPARABLE_FIELDS = ("cpu_model", "cpu_count", "machine", "python", "torch", "numpy")
+# The machine alone (an A/B compares two software environments on purpose).
+MACHINE_FIELDS = ("cpu_model", "cpu_count", "machine", "hostname")
 
 
-def differences(base: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def differences(base: dict[str, Any], new: dict[str, Any],
+                fields: tuple[str, ...] = COMPARABLE_FIELDS) -> list[str]:
     """Human-readable list of fingerprint fields that differ in ways that matter for timing."""
     out = []
-    for key in COMPARABLE_FIELDS:
+    for key in fields:
         if base.get(key) != new.get(key):
             out.append(f"{key}: {base.get(key)} vs {new.get(key)}")
     return out

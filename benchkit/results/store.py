@@ -41,7 +41,7 @@ def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | 
     from benchkit.measurement import Measurement
     if isinstance(results, Results):
         out = Results(list(results.measurements), list(results.callgrind),
-                      dict(results.environment), dict(results.extra))
+                      dict(results.environment), dict(results.extra), results.ab)
     else:
         items = [results] if isinstance(results, Measurement) else list(results)
         out = Results()
@@ -121,3 +121,38 @@ def merge(results: Iterable[Results]) -> Results:
         envs.append(r.environment)
     out.environment = envs[0] if len(envs) == 1 else {"merged": envs}
     return out
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Raise ResultsFileError now if `path` cannot become a results file (before any
+    measuring): it is a directory, or its folder cannot be created or written."""
+    path = Path(path)
+    if path.is_dir():
+        raise ResultsFileError(path, "is a directory; pass a file name such as "
+                               f"{path / 'results.json'}")
+    if not (path.name.endswith(".json") or path.name.endswith(".json.gz")):
+        raise ResultsFileError(path, "results files end in .json or .json.gz; rename it")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ResultsFileError(path, f"{parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ResultsFileError(path, f"cannot write into {parent} (permission denied); "
+                               "choose another output path")
+    return path
+
+
+def save_with_fallback(path: str | os.PathLike, results: Results | Iterable[Any]
+                       ) -> tuple[Path, str | None]:
+    """save(), and if writing fails, save into the temp directory instead.
+
+    Returns (the path written, the reason the first path failed or None)."""
+    try:
+        return save(path, results), None
+    except (OSError, ResultsFileError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        fd, fallback = tempfile.mkstemp(prefix="benchkit-unsaved-", suffix=".json",
+                                        dir=tempfile.gettempdir())
+        os.close(fd)
+        return save(fallback, results), f"{path}: {reason}"

@@ -135,15 +135,17 @@ class Timer:
 
     def collect_callgrind(self, number: int = 100, *, repeats: int | None = None,
                           collect_baseline: bool = True, retain_out_file: bool = False,
-                          cache_sim: bool = False, timeout: float | None = None):
+                          cache_sim: bool = False, timeout: float | None = None,
+                          layouts: int = 1):
         """Count instructions of `number` runs of stmt under Callgrind -> CallgrindStats
         (a tuple of them when `repeats` is given). Deterministic: the same snippet gives the
         same totals in every fresh process. `cache_sim=True` adds cache misses and estimated
-        cycles (fixed cache geometry)."""
+        cycles (fixed cache geometry). `layouts=K` also collects under K-1 other memory
+        layouts and keeps their per-run counts (the band) in metadata["layouts"]."""
         from benchkit.valgrind.runner import collect
         task = _callgrind_task(self, number, repeats, collect_baseline)
-        (stats,) = collect([task], cache_sim=cache_sim, timeout=timeout,
-                           retain_out_file=retain_out_file)
+        (stats,) = collect([task], cache_sim=cache_sim, timeout=_timeout(timeout),
+                           retain_out_file=retain_out_file, layouts=_layouts(layouts))
         return stats if repeats is not None else stats[0]
 
     def profile(self, *, wait: int = 1, warmup: int = 1, active: int = 3, repeat: int = 1,
@@ -161,8 +163,22 @@ class Timer:
                              with_flops=with_flops, min_run_time=min_run_time)
 
 
+def _layouts(layouts: int) -> int:
+    if isinstance(layouts, bool) or not isinstance(layouts, int) or layouts < 1:
+        raise BenchkitError(f"layouts must be a positive integer, got {layouts!r}.")
+    return layouts
+
+
+def _timeout(timeout: float | None) -> float | None:
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(
+            timeout, (int, float)) or not 0 < timeout < float("inf")):
+        raise BenchkitError(f"timeout must be a positive number of seconds or None, got "
+                            f"{timeout!r}.")
+    return timeout
+
+
 def _callgrind_task(timer: Timer, number: int, repeats: int | None, collect_baseline: bool):
-    from benchkit.valgrind.runner import CallgrindTask
+    from benchkit.valgrind.job import CallgrindTask
     if not isinstance(number, int) or number < 1:
         raise BenchkitError(f"number must be a positive integer, got {number!r}.")
     if repeats is not None and (not isinstance(repeats, int) or repeats < 1):
@@ -177,13 +193,13 @@ def _callgrind_task(timer: Timer, number: int, repeats: int | None, collect_base
 
 def collect_callgrind_many(timers, number: int = 100, *, collect_baseline: bool = True,
                            retain_out_file: bool = False, cache_sim: bool = False,
-                           timeout: float | None = None):
-    """collect_callgrind for many Timers in one valgrind process (start-up and imports paid
-    once). Returns one CallgrindStats per timer, in order."""
+                           timeout: float | None = None, layouts: int = 1):
+    """collect_callgrind for many Timers in one valgrind process per layout (start-up and
+    imports paid once). Returns one CallgrindStats per timer, in order."""
     from benchkit.valgrind.runner import collect
     timers = list(timers)
     tasks = [_callgrind_task(t, number, None, collect_baseline) for t in timers]
-    return [s[0] for s in collect(tasks, cache_sim=cache_sim, timeout=timeout,
-                                  retain_out_file=retain_out_file)]
+    return [s[0] for s in collect(tasks, cache_sim=cache_sim, timeout=_timeout(timeout),
+                                  retain_out_file=retain_out_file, layouts=_layouts(layouts))]
 
 

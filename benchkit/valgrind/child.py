@@ -1,4 +1,8 @@
-"""Entry point of the process that runs under valgrind: `python child.py job.json`.
+"""Entry point of the process that runs under valgrind: `python child.py job.json [LAYOUT]`.
+
+`--prewarm` instead runs natively up to the measured loops (imports, snippets compiled), so
+bytecode caches are written before any counted run: a first collection after a fresh install
+then counts the same as every later one.
 
 Imports only the standard library and benchkit.timing.snippet (no numpy, no torch unless a
 snippet uses it), so start-up under valgrind stays cheap. Instrumentation is off until just
@@ -10,50 +14,38 @@ import sys
 sys.path.pop(0)  # this file's directory must not shadow anything
 
 import ctypes  # noqa: E402
-import importlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
-import pickle  # noqa: E402
 import traceback  # noqa: E402
 
 
+LAYOUT = 0
+
+
 def _fail(kind, message, **extra):
-    with open("error.json", "w", encoding="utf-8") as f:
+    with open(f"error-{LAYOUT}.json", "w", encoding="utf-8") as f:
         json.dump({"kind": kind, "message": message, **extra}, f)
     sys.exit(3)
 
 
-def _load_globals(task):
-    values = {}
-    for name, spec in task["globals"].items():
-        try:
-            if spec["how"] == "module":
-                values[name] = importlib.import_module(spec["module"])
-            elif spec["how"] == "jit":
-                import torch
-                values[name] = torch.jit.load(spec["file"])
-            else:
-                with open(spec["file"], "rb") as f:
-                    values[name] = pickle.load(f)
-        except Exception as error:  # report which global could not be rebuilt
-            _fail("global", f"{type(error).__name__}: {error}", name=name,
-                  traceback=traceback.format_exc())
-    return values
-
-
-def main(job_path):
+def main(job_path, prewarm=False):
     with open(job_path, encoding="utf-8") as f:
         job = json.load(f)
-    # Only the caller's path entries this child needs and lacks (usually none): allocations
-    # before the measured loop shift object addresses, which CPython's type-attribute cache
-    # hashes, so a caller-dependent path would make counts caller-dependent.
+    # Only the path entries this child needs (usually none but the `benchkit` link):
+    # allocations before the measured loop shift object addresses, which CPython's
+    # type-attribute cache hashes, so a caller-dependent path would make counts
+    # caller-dependent.
+    sys.path[0:0] = job["path_first"]
     sys.path.extend(job["extra_sys_path"])
+    # Layout k > 0: k deliberate heap offsets before anything of the snippets is allocated.
+    padding = [bytearray(LAYOUT * job["heap_step"]), [object() for _ in range(LAYOUT * 7)]]
     lib = ctypes.CDLL(job["library"])
     lib.bk_toggle_collect.restype = ctypes.c_double
     lib.bk_dump_stats_at.argtypes = [ctypes.c_char_p]
     toggle = lib.bk_toggle_collect
 
     from benchkit.errors import SnippetError
+    from benchkit.transfer import RebuildError, read_task
     from benchkit.timing.snippet import CompiledLoop, referenced_names, check_syntax
     from benchkit.timing.threads import torch_threads
 
@@ -61,12 +53,11 @@ def main(job_path):
         return 0.0
 
     for task in job["tasks"]:
-        values = _load_globals(task)
-        snippets = {"stmt": task["stmt"], "setup": task["setup"]}
-        for name in ("stmt", "setup"):
-            if task.get(f"{name}_pickle"):
-                with open(task[f"{name}_pickle"], "rb") as f:
-                    snippets[name] = pickle.load(f)
+        try:
+            stmt, setup, values = read_task(task)
+        except RebuildError as error:
+            _fail("global", str(error), name=error.name, traceback=traceback.format_exc())
+        snippets = {"stmt": stmt, "setup": setup}
         names = set()
         for name, src in snippets.items():
             if isinstance(src, str):
@@ -78,6 +69,8 @@ def main(job_path):
         loops = [("stmt", CompiledLoop(snippets["stmt"], snippets["setup"], noop_clock, values))]
         if task["baseline"]:
             loops.append(("baseline", CompiledLoop("pass", "pass", noop_clock, dict(values))))
+        if prewarm:
+            continue
         try:
             with torch_threads(task["num_threads"]):
                 for _, loop in loops:
@@ -92,10 +85,15 @@ def main(job_path):
         except SnippetError as error:
             _fail("snippet", str(error).splitlines()[0], task=task["id"], snippet=error.snippet,
                   traceback="".join(traceback.format_exception(error.error)))
+    del padding
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    prewarm = "--prewarm" in args
+    args = [a for a in args if a != "--prewarm"]
+    LAYOUT = int(args[1]) if len(args) > 1 else 0
+    main(args[0], prewarm)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # interpreter teardown under valgrind costs seconds and measures nothing

@@ -1,0 +1,228 @@
+"""Commands that measure: `run` (a suite, across worker processes) and `ab` (interleaved A/B)."""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import sys
+from pathlib import Path
+
+from benchkit.cli import args as types
+from benchkit.errors import BenchkitError
+
+EXIT_OK, EXIT_REGRESSION, EXIT_USAGE = 0, 1, 2
+FAST = {"processes": 3, "min_run_time": 0.05}
+
+
+def add_parsers(sub) -> None:
+    run = sub.add_parser("run", help="run benchmark suites and write a results file")
+    run.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
+    run.add_argument("-k", dest="keyword", metavar="EXPR",
+                     help="only benchmarks whose name matches (words, and/or/not)")
+    run.add_argument("--processes", type=types.positive_int, default=10, metavar="N",
+                     help="fresh worker processes that each measure every benchmark "
+                          "(default 10)")
+    run.add_argument("--min-run-time", type=types.positive_float, default=0.1, metavar="S",
+                     help="seconds each process measures each benchmark (default 0.1)")
+    run.add_argument("--fast", action="store_true",
+                     help=f"quick look: {FAST['processes']} processes of "
+                          f"{FAST['min_run_time']} s (weaker verdicts)")
+    run.add_argument("--in-process", action="store_true",
+                     help="measure in this process with blocked_autorange, as "
+                          "torch.utils.benchmark (no between-process evidence)")
+    run.add_argument("--seed", type=int, metavar="N", help="seed of the measuring order")
+    run.add_argument("--callgrind", action="store_true", help="also count instructions")
+    run.add_argument("--cache-sim", action="store_true",
+                     help="with --callgrind: simulate caches (misses, estimated cycles)")
+    run.add_argument("--layouts", type=types.positive_int, default=1, metavar="K",
+                     help="with --callgrind: collect under K memory layouts and keep the "
+                          "band (default 1)")
+    run.add_argument("--num-threads", type=types.positive_int, metavar="N",
+                     help="override every benchmark's num_threads")
+    run.add_argument("-o", "--output", metavar="FILE",
+                     help="results file (.json or .json.gz); default results/run-<time>.json")
+    run.add_argument("--no-wall-time", action="store_true",
+                     help="with --callgrind: skip wall-time measurement")
+
+    ab = sub.add_parser("ab", help="interleaved A/B of two environments on the same suites")
+    ab.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
+    ab.add_argument("-k", dest="keyword", metavar="EXPR")
+    for side in ("base", "new"):
+        ab.add_argument(f"--{side}-python", metavar="PYTHON",
+                        help=f"interpreter of {side.upper()} (default: this one)")
+        ab.add_argument(f"--{side}-env", action="append", metavar="NAME=VALUE",
+                        help=f"environment variable for {side.upper()} (repeatable)")
+        ab.add_argument(f"--{side}-rev", metavar="REV",
+                        help=f"git revision of --repo installed as {side.upper()}")
+    ab.add_argument("--repo", metavar="DIR", help="git repository of the revisions (default .)")
+    ab.add_argument("--install", metavar="CMD",
+                    help="shell command installing a revision: {src} is its checkout, {env} "
+                         "the virtual environment to create, {python} this interpreter "
+                         "(default: a venv seeing this one's packages + pip install {src})")
+    ab.add_argument("--rounds", type=types.positive_int, default=8, metavar="R",
+                    help="rounds, each with a fresh process per side (default 8)")
+    ab.add_argument("--trials", type=types.positive_int, default=20, metavar="T",
+                    help="back-to-back BASE/NEW trial pairs per benchmark per round (default 20)")
+    ab.add_argument("--trial-time", type=types.positive_float, default=0.025, metavar="S",
+                    help="seconds of one trial (default 0.025)")
+    ab.add_argument("--num-threads", type=types.positive_int, metavar="N")
+    ab.add_argument("--seed", type=int, metavar="N")
+    ab.add_argument("--fail-on", type=types.gate, action="append", default=[], metavar="GATE")
+    ab.add_argument("--noise", type=types.percent, default=None, metavar="PCT",
+                    help="changes inside +-PCT count as noise (default 2%%)")
+    ab.add_argument("--alpha", type=types.probability, default=0.01)
+    ab.add_argument("-o", "--output", metavar="FILE",
+                    help="results file holding both sides; default results/ab-<time>.json")
+    ab.add_argument("--save-sides", action="store_true",
+                    help="also write FILE.base.json and FILE.new.json")
+    ab.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    ab.add_argument("--markdown", action="store_true")
+
+
+def _now() -> str:
+    return f"{datetime.datetime.now():%Y%m%d-%H%M%S}"
+
+
+def _save(path: Path, results, what: str) -> None:
+    from benchkit.results.store import save_with_fallback
+    written, problem = save_with_fallback(path, results)
+    if problem:
+        print(f"could not write {problem}; saved {what} to {written} instead", file=sys.stderr)
+    else:
+        print(f"wrote {written}", file=sys.stderr)
+
+
+def _progress(desc: str):
+    from tqdm import tqdm
+    return tqdm(desc=desc, total=0, unit="step", file=sys.stderr, leave=False)
+
+
+def _wall_in_process(selected, min_run_time: float):
+    from tqdm import tqdm
+    out = []
+    for b in tqdm(selected, desc="wall time", unit="benchmark", file=sys.stderr):
+        m = b.timer.blocked_autorange(min_run_time=min_run_time)
+        m.metadata = {"benchmark": b.name, "gates": [str(g) for g in b.gates]}
+        out.append(m)
+    return out
+
+
+def cmd_run(args) -> int:
+    import benchkit
+    from benchkit.compare import Compare
+    from benchkit.report import format_callgrind
+    from benchkit.results.store import check_writable
+    from benchkit.sampling import schedule
+
+    if args.no_wall_time and not args.callgrind:
+        raise BenchkitError("--no-wall-time without --callgrind measures nothing; drop it or "
+                            "add --callgrind")
+    output = check_writable(args.output or f"results/run-{_now()}.json")
+    settings = schedule.Settings(
+        processes=FAST["processes"] if args.fast else args.processes,
+        min_run_time=FAST["min_run_time"] if args.fast else args.min_run_time, seed=args.seed)
+    selected = []
+    if args.callgrind or args.in_process:
+        from benchkit.suite import discover, keyword_filter
+        selected = [b for b in discover(args.paths) if keyword_filter(args.keyword)(b.name)]
+        if not selected:
+            raise BenchkitError(f"no benchmarks in {' '.join(args.paths)}"
+                                + (f" match -k {args.keyword!r}" if args.keyword else ""))
+        if args.num_threads is not None:
+            for b in selected:
+                b.timer._task_spec = dataclasses.replace(b.timer.task_spec,
+                                                         num_threads=args.num_threads)
+    measurements, callgrind, partial = [], [], []
+    try:
+        if not args.no_wall_time and args.in_process:
+            measurements = _wall_in_process(selected, args.min_run_time)
+        elif not args.no_wall_time:
+            progress = _progress(f"wall time ({settings.processes} processes)")
+            try:
+                measurements = schedule.sample_suite(
+                    args.paths, keyword=args.keyword, num_threads=args.num_threads,
+                    settings=settings, progress=progress, partial=partial)
+            finally:
+                progress.close()
+    except (BenchkitError, KeyboardInterrupt):
+        kept = schedule.partial_measurements(partial)
+        if kept:
+            _save(output.with_name(output.name.replace(".json", ".partial.json", 1)), kept,
+                  f"partial results ({len(kept)} benchmarks)")
+        raise
+    if args.callgrind:
+        print(f"counting instructions of {len(selected)} benchmarks"
+              + (f" under {args.layouts} layouts" if args.layouts > 1 else "") + "...",
+              file=sys.stderr)
+        stats = benchkit.collect_callgrind_many([b.timer for b in selected],
+                                                cache_sim=args.cache_sim, layouts=args.layouts)
+        for b, s in zip(selected, stats):
+            s.metadata.update({"benchmark": b.name, "gates": [str(g) for g in b.gates]})
+            callgrind.append(s)
+    if measurements:
+        print(Compare(measurements))
+        if measurements[0].processes is not None:
+            print(f"each benchmark measured in {settings.processes} fresh processes, "
+                  f"{settings.min_run_time:g} s each")
+    if callgrind:
+        print(format_callgrind(callgrind))
+    _save(output, [*measurements, *callgrind], "results")
+    return EXIT_OK
+
+
+def _ab_results(measured, base, new, args):
+    from benchkit.results import fingerprint
+    from benchkit.results.schema import Results
+
+    def side_info(side, rev):
+        return {"python": side.python, "env": dict(side.env), "rev": rev,
+                "environment": measured.environments.get(side.name, {})}
+    ab = {"design": "interleaved", "rounds": measured.rounds_done, "trials": args.trials,
+          "trial_time": args.trial_time, "seed": args.seed,
+          "sides": {"base": side_info(base, args.base_rev), "new": side_info(new, args.new_rev)},
+          "only_base": measured.only_base, "only_new": measured.only_new}
+    return Results([*measured.measurements("base"), *measured.measurements("new")], [],
+                   fingerprint.collect(), {}, ab)
+
+
+def cmd_ab(args) -> int:
+    from benchkit import ab as ab_logic
+    from benchkit.report import comparison_to_json, format_comparison
+    from benchkit.results.store import check_writable
+    from benchkit.sampling import schedule, sides
+
+    output = check_writable(args.output or f"results/ab-{_now()}.json")
+    settings = schedule.Settings(chunk_time=args.trial_time, seed=args.seed)
+    with sides.sides(base_python=args.base_python, new_python=args.new_python,
+                     base_env=args.base_env, new_env=args.new_env, base_rev=args.base_rev,
+                     new_rev=args.new_rev, repo=args.repo, install=args.install,
+                     log=lambda m: print(m, file=sys.stderr)) as (base, new):
+        measured = schedule.Interleaved([], {}, {})
+        progress = _progress(f"A/B ({args.rounds} rounds)")
+        try:
+            schedule.interleave(args.paths, base, new, rounds=args.rounds, trials=args.trials,
+                                keyword=args.keyword, num_threads=args.num_threads,
+                                settings=settings, progress=progress, result=measured)
+        except (BenchkitError, KeyboardInterrupt):
+            progress.close()
+            if measured.rounds_done:
+                path = output.with_name(output.name.replace(".json", ".partial.json", 1))
+                _save(path, _ab_results(measured, base, new, args),
+                      f"partial results ({measured.rounds_done} complete rounds)")
+            raise
+        progress.close()
+        results = _ab_results(measured, base, new, args)
+    _save(output, results, "results")
+    if args.save_sides:
+        for side, part in zip(("base", "new"), ab_logic.split_ab(results)):
+            _save(output.with_name(output.name.replace(".json", f".{side}.json", 1)), part,
+                  "results")
+    comparison = ab_logic.compare_ab(results, args.fail_on, noise=args.noise, alpha=args.alpha)
+    if args.json:
+        print(json.dumps(comparison_to_json(comparison), indent=1))
+    else:
+        print(format_comparison(comparison, markdown=args.markdown))
+    return EXIT_REGRESSION if comparison.regressions else EXIT_OK
+
+
+COMMANDS = {"run": cmd_run, "ab": cmd_ab}

@@ -1,0 +1,216 @@
+"""Pure A/B decision statistics: is NEW faster, slower, unchanged, or is it too early to say?
+
+The unit of evidence is the worker process (or the interleaved round), not the block: most of
+a micro-benchmark's variance on a real machine lies between processes (layout, hash seeds)
+and between moments (frequency, neighbours), so blocks of one process are not independent
+evidence. Two designs:
+
+- `compare_rounds`: an interleaved A/B (`benchkit ab`). In every round a fresh BASE and NEW
+  process alternate short trials in random order, so drift hits both sides of each pair. The
+  rounds' log ratios are the samples: a t interval over rounds.
+- `compare_runs`: two separately recorded runs (`benchkit run` + `compare`). Each process
+  gives one sample; the interval comes from a hierarchical bootstrap (processes, then blocks
+  within them), widened by the run-to-run band learned from repeated baseline runs when the
+  baseline carries one. Separate runs cannot see drift between the moments they were taken,
+  so the default band is wide and a smaller change is reported as inconclusive, pointing to
+  `benchkit ab`.
+
+A change is claimed only when the whole confidence interval of the ratio lies outside the
+noise band (and the test rejects equality at alpha); `unchanged` when it lies inside the band.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Sequence
+
+import numpy as np
+
+VERDICTS = ("faster", "slower", "unchanged", "inconclusive")
+MIN_ROUNDS = 3
+MIN_PROCESSES = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """NEW relative to BASE for one benchmark."""
+
+    base_median: float            # seconds per run
+    new_median: float
+    ratio: float                  # estimated new/base time ratio
+    ci_low: float                 # confidence interval of the ratio
+    ci_high: float
+    p_value: float
+    verdict: str                  # faster | slower | unchanged | inconclusive
+    reason: str
+    n_base: int                   # units of evidence (processes or rounds) per side
+    n_new: int
+    noise: float                  # the band a change must clear, relative (0.02 == 2 %)
+    detectable: float             # smallest change this data could have claimed, relative
+    design: str                   # "rounds" | "runs"
+
+    @property
+    def change(self) -> float:
+        """Relative change: +0.05 is 5 % slower."""
+        return self.ratio - 1.0
+
+
+def _verdict(ratio: float, low: float, high: float, p: float, alpha: float,
+             noise: float) -> tuple[str, str]:
+    up, down = 1 + noise, 1 / (1 + noise)
+    if low > up and p < alpha:
+        return "slower", f"CI above +{noise:.0%}"
+    if high < down and p < alpha:
+        return "faster", f"CI below -{noise:.0%}"
+    if low >= down and high <= up:
+        return "unchanged", f"CI within +-{noise:.0%}"
+    return "inconclusive", f"CI [{low:.3f}, {high:.3f}] crosses the +-{noise:.0%} band"
+
+
+def _undecided(base_median: float, new_median: float, reason: str, n_base: int, n_new: int,
+               noise: float, design: str) -> Decision:
+    nan = float("nan")
+    ratio = new_median / base_median if base_median > 0 else nan
+    return Decision(base_median, new_median, ratio, nan, nan, nan, "inconclusive", reason,
+                    n_base, n_new, noise, nan, design)
+
+
+# ----------------------------------------------------------------------------- interleaved
+
+
+def trial_log_ratios(base_trials: Sequence[Sequence[float]],
+                     new_trials: Sequence[Sequence[float]]) -> np.ndarray:
+    """log(median NEW / median BASE) of each paired trial (per-run times)."""
+    if len(base_trials) != len(new_trials):
+        raise ValueError("base and new must have the same number of trials")
+    return np.array([math.log(float(np.median(n)) / float(np.median(b)))
+                     for b, n in zip(base_trials, new_trials)])
+
+
+def compare_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
+                   new_rounds: Sequence[Sequence[Sequence[float]]], *,
+                   alpha: float = 0.01, noise: float = 0.01) -> Decision:
+    """Decide from an interleaved A/B: `rounds[r][k]` are the per-run times of trial k of
+    round r; trial k of BASE and of NEW were taken back to back."""
+    from scipy import stats as scipy_stats
+
+    base_all = [t for rnd in base_rounds for trial in rnd for t in trial]
+    new_all = [t for rnd in new_rounds for trial in rnd for t in trial]
+    base_median = float(np.median(base_all)) if base_all else float("nan")
+    new_median = float(np.median(new_all)) if new_all else float("nan")
+    rounds = [float(np.median(trial_log_ratios(b, n)))
+              for b, n in zip(base_rounds, new_rounds) if len(b) and len(n)]
+    if len(rounds) < MIN_ROUNDS:
+        return _undecided(base_median, new_median,
+                          f"{len(rounds)} rounds; need {MIN_ROUNDS} (raise --rounds)",
+                          len(rounds), len(rounds), noise, "rounds")
+    d = np.asarray(rounds)
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    n = len(d)
+    if sd == 0.0:
+        low = high = mean
+        p = 0.0 if mean != 0.0 else 1.0
+    else:
+        half = float(scipy_stats.t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
+        low, high = mean - half, mean + half
+        p = float(scipy_stats.ttest_1samp(d, 0.0).pvalue)
+    ratio, ci_low, ci_high = math.exp(mean), math.exp(low), math.exp(high)
+    verdict, reason = _verdict(ratio, ci_low, ci_high, p, alpha, noise)
+    return Decision(base_median, new_median, ratio, ci_low, ci_high, p, verdict, reason,
+                    n, n, noise, _detectable(noise, (high - low) / 2), "rounds")
+
+
+# ----------------------------------------------------------------------------- separate runs
+
+PROBE_TOLERANCE = 0.15    # a chunk counts as "machine at full speed" within 15 % of the fastest
+
+
+def _units(m, reference: float | None, tolerance: float) -> list[np.ndarray]:
+    """Per-process per-run times kept for the decision: with speed probes, only the chunks
+    taken while the machine ran within `tolerance` of its fastest (`reference`)."""
+    if reference is None or m.processes is None or not all(p.probes for p in m.processes):
+        return [np.asarray(t) for t in m.process_times() if t]
+    out = []
+    for sample, chunks in zip(m.processes, m.chunk_times()):
+        kept = [t for probe, c in zip(sample.probes, chunks) for t in c
+                if probe <= reference * (1 + tolerance)]
+        if kept:
+            out.append(np.asarray(kept))
+    return out
+
+
+def _probe_reference(base, new) -> float | None:
+    probes = [x for m in (base, new) for p in (m.processes or []) for x in p.probes]
+    has_all = all(m.processes is not None and all(p.probes for p in m.processes)
+                  for m in (base, new))
+    return min(probes) if probes and has_all else None
+
+
+def _bootstrap_log_medians(units: list[np.ndarray], resamples: int,
+                           rng: np.random.Generator) -> np.ndarray:
+    """Hierarchical bootstrap: resample processes, then blocks within each; log of the pooled
+    median per resample."""
+    flat = np.concatenate(units)
+    lengths = np.array([len(u) for u in units])
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    picks = rng.integers(0, len(units), size=(resamples, len(units)))
+    picked_lengths = lengths[picks].ravel()
+    picked_starts = np.repeat(starts[picks].ravel(), picked_lengths)
+    within = np.floor(rng.random(picked_lengths.sum()) *
+                      np.repeat(picked_lengths, picked_lengths)).astype(np.int64)
+    values = flat[picked_starts + within]
+    bounds = np.concatenate([[0], np.cumsum(lengths[picks].sum(axis=1))])
+    return np.log([np.median(values[bounds[r]:bounds[r + 1]]) for r in range(resamples)])
+
+
+def compare_runs(base, new, *, alpha: float = 0.01, noise: float = 0.05,
+                 probe_tolerance: float = PROBE_TOLERANCE, resamples: int = 1000,
+                 seed: int = 0) -> Decision:
+    """Decide from two separately recorded Measurements (each ideally sampled across
+    processes, with speed probes).
+
+    Units are processes; with speed probes only the chunks taken at full machine speed count.
+    The interval is a t interval (df = fewer processes - 1) around the log ratio of pooled
+    medians, with the standard error of a hierarchical bootstrap (processes, then blocks).
+    """
+    from scipy import stats as scipy_stats
+
+    base_median, new_median = base.median, new.median
+    reference = _probe_reference(base, new)
+    units = {"BASE": _units(base, reference, probe_tolerance),
+             "NEW": _units(new, reference, probe_tolerance)}
+    for side, m in (("BASE", base), ("NEW", new)):
+        if len(units[side]) < MIN_PROCESSES:
+            if m.num_processes < MIN_PROCESSES:
+                why = (f"{side} was measured in {m.num_processes} process; need "
+                       f"{MIN_PROCESSES}+ (benchkit run --processes) or use benchkit ab")
+            else:
+                why = (f"the machine was slow (busy) during most of {side}: "
+                       f"{len(units[side])} of {m.num_processes} processes ran at full speed; "
+                       "re-record at a quieter time or use benchkit ab")
+            return _undecided(base_median, new_median, why, len(units["BASE"]),
+                              len(units["NEW"]), noise, "runs")
+    a, b = units["BASE"], units["NEW"]
+    estimate = (math.log(float(np.median(np.concatenate(b)))) -
+                math.log(float(np.median(np.concatenate(a)))))
+    rng = np.random.default_rng(seed)
+    se = math.sqrt(float(np.var(_bootstrap_log_medians(a, resamples, rng), ddof=1)) +
+                   float(np.var(_bootstrap_log_medians(b, resamples, rng), ddof=1)))
+    df = min(len(a), len(b)) - 1
+    if se == 0.0:
+        low = high = estimate
+        p = 0.0 if estimate != 0.0 else 1.0
+    else:
+        half = float(scipy_stats.t.ppf(1 - alpha / 2, df)) * se
+        low, high = estimate - half, estimate + half
+        p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
+    ratio, ci_low, ci_high = math.exp(estimate), math.exp(low), math.exp(high)
+    verdict, reason = _verdict(ratio, ci_low, ci_high, p, alpha, noise)
+    return Decision(base_median, new_median, ratio, ci_low, ci_high, p, verdict, reason,
+                    len(a), len(b), noise, _detectable(noise, (high - low) / 2), "runs")
+
+
+def _detectable(noise: float, half_width: float) -> float:
+    """Smallest slowdown whose interval (of this width) would clear the noise band."""
+    return (1 + noise) * math.exp(half_width) - 1

@@ -1,0 +1,1 @@
+"""Wall time sampled across fresh worker processes: independent runs and interleaved A/B."""

@@ -1,0 +1,130 @@
+"""Ship a Timer's snippets and globals to a child process through files, and rebuild them there.
+
+Used by the callgrind child and by the wall-time worker processes. Standard library only at
+import time, so the child side stays cheap to import (under valgrind every import costs).
+"""
+from __future__ import annotations
+
+import importlib
+import pickle
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+
+class RebuildError(Exception):
+    """A global or callable could not be rebuilt in the child (`name` says which)."""
+
+    def __init__(self, name: str, error: BaseException):
+        self.name = name
+        super().__init__(f"{type(error).__name__}: {error}")
+
+
+def _is_torch_script(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(
+        value, (torch.jit.ScriptModule, torch.jit.ScriptFunction))
+
+
+def _write_globals(task_id: int, values: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    from benchkit.errors import GlobalNotTransferableError
+    specs: dict[str, Any] = {}
+    for name, value in values.items():
+        if isinstance(value, types.ModuleType):
+            specs[name] = {"how": "module", "module": value.__name__}
+            continue
+        file = f"global-{task_id}-{len(specs)}"
+        if _is_torch_script(value):
+            import torch
+            torch.jit.save(value, str(workdir / file))
+            specs[name] = {"how": "jit", "file": file}
+            continue
+        try:
+            data = pickle.dumps(value)
+        except Exception as error:
+            raise GlobalNotTransferableError(
+                f"global {name!r} ({type(value).__name__}) cannot be sent to the child "
+                f"process: {type(error).__name__}: {error}. Pass picklable values, "
+                "tensors, nn.Modules or scripted (torch.jit.script) functions, or build the "
+                "object in `setup`.") from None
+        (workdir / file).write_bytes(data)
+        specs[name] = {"how": "pickle", "file": file}
+    return specs
+
+
+def _snippet_fields(task_id: int, name: str, snippet: Any, workdir: Path) -> dict[str, Any]:
+    from benchkit.errors import GlobalNotTransferableError
+    if isinstance(snippet, str):
+        return {name: snippet}
+    file = f"{name}-{task_id}.pkl"
+    try:
+        (workdir / file).write_bytes(pickle.dumps(snippet))
+    except Exception as error:
+        raise GlobalNotTransferableError(
+            f"the callable {name} {snippet!r} cannot be sent to the child process ({error}); "
+            f"define it at module level in an importable module, or pass {name} as a string."
+        ) from None
+    return {name: "pass", f"{name}_pickle": file}
+
+
+def write_task(task_id: int, stmt: Any, setup: Any, values: dict[str, Any],
+               workdir: Path) -> dict[str, Any]:
+    """Write what a child needs to rebuild one Timer into `workdir`; returns the JSON fields."""
+    return {"globals": _write_globals(task_id, values, workdir),
+            **_snippet_fields(task_id, "stmt", stmt, workdir),
+            **_snippet_fields(task_id, "setup", setup, workdir)}
+
+
+def read_task(task: dict[str, Any], workdir: Path = Path(".")) -> tuple[Any, Any, dict]:
+    """Child side of `write_task`: (stmt, setup, globals). Raises RebuildError."""
+    values: dict[str, Any] = {}
+    for name, spec in task["globals"].items():
+        try:
+            if spec["how"] == "module":
+                values[name] = importlib.import_module(spec["module"])
+            elif spec["how"] == "jit":
+                import torch
+                values[name] = torch.jit.load(str(workdir / spec["file"]))
+            else:
+                values[name] = pickle.loads((workdir / spec["file"]).read_bytes())
+        except Exception as error:
+            raise RebuildError(name, error) from error
+    snippets = {"stmt": task["stmt"], "setup": task["setup"]}
+    for name in ("stmt", "setup"):
+        if task.get(f"{name}_pickle"):
+            try:
+                snippets[name] = pickle.loads((workdir / task[f"{name}_pickle"]).read_bytes())
+            except Exception as error:
+                raise RebuildError(name, error) from error
+    return snippets["stmt"], snippets["setup"], values
+
+
+def _pickled_modules(data: bytes) -> set[str]:
+    """Top-level modules a pickle refers to (GLOBAL / STACK_GLOBAL opcodes)."""
+    import pickletools  # parent side only
+    modules, strings, memo = set(), [], {}
+    for op, arg, _ in pickletools.genops(data):
+        if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
+            strings.append(arg)
+        elif op.name == "MEMOIZE" and strings:
+            memo[len(memo)] = strings[-1]
+        elif op.name in ("BINGET", "LONG_BINGET", "GET") and arg in memo:
+            strings.append(memo[arg])
+        elif op.name == "GLOBAL":
+            modules.add(arg.split(" ")[0].split(".")[0])
+        elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+            modules.add(strings[-2].split(".")[0])
+    return modules
+
+
+def needed_modules(workdir: Path) -> set[str]:
+    """Top-level modules the files written by `write_task` refer to (and benchkit)."""
+    needed = {"benchkit"}
+    for file in workdir.iterdir():
+        if file.name.startswith(("global-", "stmt-", "setup-")):
+            try:
+                needed |= _pickled_modules(file.read_bytes())
+            except Exception:  # a torch.jit archive, not a pickle
+                continue
+    return needed

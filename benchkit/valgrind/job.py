@@ -1,0 +1,149 @@
+"""Prepare what the callgrind child runs: its working directory, job file, environment.
+
+Everything here removes a way for the counts to depend on where or how benchkit is installed
+or called: a working directory whose path always has the same length, the child script and a
+`benchkit` link inside it (so code-object file names do not depend on the install path), only
+the import-path entries the child needs, and a small fixed environment.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import benchkit
+from benchkit import transfer
+from benchkit.task import TaskSpec
+
+CHILD = Path(__file__).with_name("child.py")
+PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
+TEMP_PREFIX = "benchkit-cg-"
+# glibc malloc without trimming, with a fixed mmap threshold and a large top pad: the measured
+# loop's allocator paths then do not depend on the heap history before it.
+MALLOC_TUNABLES = ("glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=1048576:"
+                   "glibc.malloc.mmap_threshold=33554432")
+# Layout k > 0 moves the stack by k * STACK_STEP bytes of environment and puts k * HEAP_STEP
+# bytes (and k * 7 small objects) on the heap before the snippet's objects.
+STACK_STEP = 4096 + 48
+HEAP_STEP = 4099
+# Seams for benchmarks/perf_layouts.py, which measures what each step removes.
+FIXED_PATHS = True
+PREWARM = True
+
+
+@dataclasses.dataclass
+class CallgrindTask:
+    task_spec: TaskSpec
+    stmt: str | Callable[[], object]
+    setup: str | Callable[[], object]
+    globals: dict[str, Any]
+    number: int
+    repeats: int = 1
+    collect_baseline: bool = True
+
+
+def sweep_stale_dirs() -> None:
+    """Remove temp dirs left by benchkit processes that were killed (SIGKILL, OOM)."""
+    base = Path(tempfile.gettempdir())
+    for path in base.glob(TEMP_PREFIX + "*"):
+        match = re.match(re.escape(TEMP_PREFIX) + r"(\d+)-", path.name)
+        if not match:
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except PermissionError:
+            pass
+
+
+def make_workdir() -> Path:
+    """A fresh working directory whose path has the same length in every call."""
+    sweep_stale_dirs()
+    name = f"{TEMP_PREFIX}{os.getpid():010d}-{secrets.token_hex(4)}"
+    path = Path(tempfile.gettempdir()) / name
+    path.mkdir(mode=0o700)
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def _default_sys_path(executable: str) -> tuple[str, ...]:
+    """sys.path of a fresh child of this interpreter in the normalised environment."""
+    out = subprocess.run([executable, "-c", "import json, sys; print(json.dumps(sys.path))"],
+                         capture_output=True, text=True, env=child_environment(), timeout=60)
+    return tuple(json.loads(out.stdout)) if out.returncode == 0 else ()
+
+
+def extra_sys_path(workdir: Path, needed: set[str] | None = None) -> list[str]:
+    """Caller sys.path entries that provide modules the child needs (the modules the pickled
+    globals refer to) and that its default sys.path lacks; usually none."""
+    needed = transfer.needed_modules(workdir) if needed is None else needed
+    defaults = set(_default_sys_path(sys.executable))
+    extra: list[str] = []
+    for name in sorted(needed):
+        module = sys.modules.get(name)
+        origin = getattr(module, "__file__", None) if module else None
+        if origin is None:
+            spec = importlib.util.find_spec(name) if name not in sys.builtin_module_names else None
+            origin = spec.origin if spec else None
+            if origin in ("built-in", "frozen"):
+                origin = None
+        if origin is None:
+            continue
+        origin = os.path.realpath(origin)
+        for entry in sys.path:
+            if entry and os.path.isdir(entry) and origin.startswith(
+                    os.path.realpath(entry) + os.sep):
+                if entry not in defaults and entry not in extra:
+                    extra.append(entry)
+                break
+    return extra
+
+
+def child_environment(layout: int = 0) -> dict[str, str]:
+    """A small fixed environment: same counts whatever the caller's shell holds."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LC_ALL": "C", "LANG": "C",
+           "HOME": os.path.expanduser("~"), "GLIBC_TUNABLES": MALLOC_TUNABLES}
+    for name in ("LD_LIBRARY_PATH", "VALGRIND_LIB"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    if layout:
+        env["BENCHKIT_LAYOUT_PAD"] = "." * (layout * STACK_STEP)
+    return env
+
+
+def write_job(tasks: Sequence[CallgrindTask], workdir: Path, library: Path) -> list[str]:
+    """Write job.json, the tasks' files, the child script and the `benchkit` link into
+    `workdir`; returns the child's command line (after the interpreter)."""
+    job: dict[str, Any] = {"library": str(library), "tasks": [], "heap_step": HEAP_STEP}
+    for i, task in enumerate(tasks):
+        job["tasks"].append({
+            "id": i, "number": task.number, "repeats": task.repeats,
+            "baseline": task.collect_baseline, "num_threads": task.task_spec.num_threads,
+            **transfer.write_task(i, task.stmt, task.setup, task.globals, workdir)})
+    needed = transfer.needed_modules(workdir)
+    if FIXED_PATHS:
+        # benchkit through a link in the working directory: the same file names for its code
+        # objects wherever it is installed.
+        (workdir / "path").mkdir()
+        (workdir / "path" / "benchkit").symlink_to(PACKAGE_DIR, target_is_directory=True)
+        shutil.copyfile(CHILD, workdir / "child.py")
+        job["path_first"] = [str(workdir / "path")]
+        job["extra_sys_path"] = extra_sys_path(workdir, needed - {"benchkit"})
+        child = str(workdir / "child.py")
+    else:
+        job["path_first"] = []
+        job["extra_sys_path"] = extra_sys_path(workdir, needed)
+        child = str(CHILD)
+    (workdir / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    return [child, "job.json"]

@@ -1,0 +1,100 @@
+"""Decision statistics on synthetic data with known truth (tests/noise_model.py)."""
+import math
+
+import numpy as np
+import pytest
+
+from benchkit import decide
+from benchkit.measurement import Measurement, ProcessSample
+from benchkit.task import TaskSpec
+from noise_model import Machine
+
+
+def _claims(decisions):
+    return sum(d.verdict in ("faster", "slower") for d in decisions)
+
+
+def test_separate_runs_make_no_false_claims_on_identical_code():
+    decisions = []
+    for seed in range(150):
+        machine = Machine(seed)
+        decisions.append(decide.compare_runs(machine.run(10e-6), machine.run(10e-6),
+                                             resamples=300))
+    assert _claims(decisions) == 0
+    assert sum(d.verdict == "unchanged" for d in decisions) > 30
+
+
+def test_separate_runs_detect_a_large_change_in_the_right_direction():
+    def pair(seed, new_time):
+        return decide.compare_runs(Machine(seed, slow_fraction=0.2).run(10e-6),
+                                   Machine(seed + 1000, slow_fraction=0.2).run(new_time),
+                                   resamples=300)
+    slower = [pair(s, 13e-6) for s in range(40)]
+    faster = [pair(s, 7e-6) for s in range(40)]
+    assert sum(d.verdict == "slower" for d in slower) >= 24
+    assert sum(d.verdict == "faster" for d in faster) >= 24
+    assert all(d.verdict in ("slower", "inconclusive") for d in slower)
+    assert all(d.verdict in ("faster", "inconclusive") for d in faster)
+    judged = [d for d in slower if math.isfinite(d.ci_low)]
+    assert sum(d.ci_low <= 1.3 <= d.ci_high for d in judged) >= 0.9 * len(judged)
+
+
+def test_blocks_of_one_busy_run_do_not_fake_a_slowdown():
+    """NEW was recorded while a neighbour kept the machine slow throughout: without the
+    speed probe its median is 1.7x; with it the decision says why it cannot judge."""
+    quiet, busy = Machine(1, slow_fraction=0.0), Machine(2, slow_fraction=1.0)
+    d = decide.compare_runs(quiet.run(10e-6), busy.run(10e-6), resamples=300)
+    assert d.new_median / d.base_median > 1.6
+    assert d.verdict == "inconclusive" and "slow (busy) during most of NEW" in d.reason
+
+
+def test_one_process_per_side_is_inconclusive_and_says_what_would_settle_it():
+    one = Measurement(1, [1e-6] * 20, TaskSpec("x", "pass"))
+    d = decide.compare_runs(one, one)
+    assert d.verdict == "inconclusive" and "benchkit ab" in d.reason
+
+
+def test_without_probes_processes_still_are_the_units():
+    def run(scale, seed):
+        rng = np.random.default_rng(seed)
+        effects = np.exp(rng.normal(0, 0.05, 6))
+        times = [t for e in effects for t in scale * e * (1 + 0.001 * rng.random(30))]
+        return Measurement(1, times, TaskSpec("x", "pass"),
+                           processes=[ProcessSample((30,))] * 6)
+    # 5 % process-to-process spread: a 2 % shift must not be claimed from 180 blocks a side
+    d = decide.compare_runs(run(1.0, 1), run(1.02, 2), noise=0.0)
+    assert d.verdict == "inconclusive" and d.n_base == 6
+
+
+def test_interleaved_rounds_make_no_false_claims_and_catch_ten_percent():
+    same = [decide.compare_rounds(*Machine(s).interleaved(10e-6, 10e-6)) for s in range(150)]
+    assert _claims(same) == 0
+    ten = [decide.compare_rounds(*Machine(s, process_sd=0.01).interleaved(10e-6, 11e-6))
+           for s in range(60)]
+    assert sum(d.verdict == "slower" for d in ten) >= 57
+    assert all(d.verdict != "faster" for d in ten)
+    assert all(abs(d.ratio - 1.1) < 0.03 for d in ten)
+
+
+def test_interleaved_needs_rounds():
+    base, new = Machine(0).interleaved(1e-6, 2e-6, rounds=2)
+    d = decide.compare_rounds(base, new)
+    assert d.verdict == "inconclusive" and "need 3" in d.reason
+
+
+def test_identical_rounds_are_unchanged_with_a_zero_width_interval():
+    rounds = [[[1e-6, 1e-6]] * 4] * 5
+    d = decide.compare_rounds(rounds, rounds)
+    assert d.verdict == "unchanged" and d.ci_low == d.ci_high == d.ratio == 1.0
+
+
+def test_trial_log_ratios_pair_by_position():
+    ratios = decide.trial_log_ratios([[1.0, 1.0], [2.0]], [[1.1, 1.1], [1.0]])
+    assert ratios == pytest.approx([math.log(1.1), math.log(0.5)])
+    with pytest.raises(ValueError):
+        decide.trial_log_ratios([[1.0]], [])
+
+
+def test_detectable_grows_with_the_interval():
+    assert decide._detectable(0.02, 0.0) == pytest.approx(0.02)
+    assert decide._detectable(0.02, math.log(1.1)) == pytest.approx(1.02 * 1.1 - 1)
