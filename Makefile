@@ -19,8 +19,11 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(PY) benchmarks/perf_timer.py
 	$(PY) benchmarks/perf_callgrind.py
+	$(PY) benchmarks/perf_layouts.py
+	$(PY) benchmarks/perf_decisions.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -28,6 +28,7 @@ _EXPORTS = {
     "collect_callgrind_many": "benchkit.timing.timer",
     "diff_counts": "benchkit.valgrind.counts",
     "load": "benchkit.results.store",
+    "measure_processes": "benchkit.timing.timer",
     "merge": "benchkit.results.store",
     "save": "benchkit.results.store",
     "timer": "benchkit.timing.clock",

@@ -153,3 +153,35 @@ def test_pickle_and_results_file_round_trip_without_torch(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(tmp_path / "blocked")}).stdout
     assert out.startswith("True 0\n") and "Total:" in out
+
+
+def _with_layouts(per_run):
+    import dataclasses
+    return dataclasses.replace(NO_DATA, metadata={"layouts": {"per_run": per_run}})
+
+
+def test_instruction_band_and_changes_outside_both_bands():
+    from benchkit.ab import Band, instruction_change
+    base = Band.of(_with_layouts([100.0, 104.0, 98.0]))
+    assert (base.low, base.median, base.high, base.layouts) == (98.0, 100.0, 104.0, 3)
+    assert str(base) == "100 [98..104]"
+    overlapping = Band.of(_with_layouts([103.0, 106.0, 101.0]))
+    assert instruction_change(base, overlapping) == 0.0
+    above = Band.of(_with_layouts([110.0, 112.0, 109.0]))
+    assert instruction_change(base, above) == pytest.approx(109 / 104 - 1)
+    below = Band.of(_with_layouts([90.0, 91.0, 92.0]))
+    assert instruction_change(base, below) == pytest.approx(92 / 98 - 1)
+    single = Band.of(NO_DATA)
+    assert single.low == single.high == NO_DATA.per_run() and single.layouts == 1
+
+
+def test_instructions_gate_fires_only_beyond_the_bands():
+    from benchkit.ab import Row, _check
+    from benchkit.gates import parse_gate
+    from benchkit.ab import Band
+    gate = parse_gate("instructions>1%")
+    base = Band(98.0, 100.0, 104.0, 3)
+    inside = Row("x", None, base, Band(103.0, 106.0, 105.0, 3))
+    assert _check(inside, [gate]) == ()
+    beyond = Row("x", None, base, Band(106.0, 107.0, 108.0, 3))
+    assert "instructions>1%: +1.92% instructions beyond the layout band" in _check(beyond, [gate])

@@ -145,3 +145,48 @@ def test_merge_results_from_two_machines(tmp_path):
     merged = benchkit.merge([a, b])
     assert merged.measurements == [M1, M2]
     assert merged.environment == {"merged": [{"hostname": "a"}, {"hostname": "b"}]}
+
+
+def _sampled():
+    from benchkit.measurement import ProcessSample
+    m = make_measurement([1.0, 1.1, 1.2, 1.3, 1.4], label="mul")
+    m.processes = [ProcessSample((2, 1), (3.4e-4, 3.5e-4)), ProcessSample((2,), (5.8e-4,))]
+    return m
+
+
+def test_process_structure_and_ab_section_round_trip(tmp_path):
+    from benchkit.results.schema import Results
+    m = _sampled()
+    ab = {"design": "interleaved", "rounds": 2, "sides": {"base": {"env": {}}, "new": {}}}
+    path = benchkit.save(tmp_path / "r.json", Results([m], [], {"python": "x"}, {}, ab))
+    loaded = benchkit.load(path)
+    assert loaded.measurements == [m] and loaded.ab == ab
+    assert loaded.measurements[0].chunk_times()[0] == [m.times[:2], m.times[2:3]]
+    doc = json.loads(path.read_text())
+    assert doc["version"] == 3
+    assert doc["measurements"][0]["processes"][1] == {"chunks": [2], "probes": [5.8e-4]}
+
+
+@pytest.mark.parametrize("processes, problem", [
+    ([], "non-empty list of processes"),
+    ([{"chunks": [2, 2], "probes": [1e-4, 1e-4]}, {"chunks": [2]}], "hold 6 blocks but"),
+    ([{"chunks": [2, 0]}], "positive integers"),
+    ([{"chunks": [3], "probes": [-1.0]}, {"chunks": [2]}], "one positive number per chunk"),
+    (["x"], "expected an object"),
+])
+def test_impossible_process_structure_is_refused(tmp_path, processes, problem):
+    path = benchkit.save(tmp_path / "r.json", [_sampled()])
+    doc = json.loads(path.read_text())
+    doc["measurements"][0]["processes"] = processes
+    path.write_text(json.dumps(doc))
+    _expect_error(path, problem)
+
+
+def test_version_2_files_are_migrated(tmp_path):
+    doc = {"format": "benchkit-results", "version": 2, "environment": {},
+           "measurements": [schema.measurement_to_dict(M1)], "callgrind": [], "extra": {}}
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(doc))
+    loaded = benchkit.load(path)
+    assert loaded.measurements == [M1] and loaded.ab is None
+    assert loaded.measurements[0].processes is None

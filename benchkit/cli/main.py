@@ -69,7 +69,16 @@ def cmd_show(args) -> int:
     results = benchkit.load(args.file)
     print(format_environment(results.environment))
     print()
-    if results.measurements:
+    if results.ab:
+        from benchkit import ab
+        from benchkit.report import format_comparison
+        sides = results.ab["sides"]
+        for side in ("base", "new"):
+            info = sides[side]
+            what = info.get("rev") or info.get("python")
+            print(f"{side.upper()}: {what} {info.get('env') or ''}".rstrip())
+        print(format_comparison(ab.compare_ab(results), markdown=args.markdown))
+    elif results.measurements:
         print(Compare(results.measurements))
     if results.callgrind:
         print(format_callgrind(results.callgrind, markdown=args.markdown))
@@ -106,7 +115,7 @@ def cmd_compare(args) -> int:
 
 def cmd_diff(args) -> int:
     import benchkit
-    from benchkit.ab import benchmark_name
+    from benchkit.ab import Band, benchmark_name, instruction_change
     from benchkit.valgrind.counts import diff_counts
     base, new = benchkit.load(args.base), benchkit.load(args.new)
     for label, r in ((args.base, base), (args.new, new)):
@@ -126,7 +135,14 @@ def cmd_diff(args) -> int:
         print(f"== {name}: {base_by[name].per_run():,.1f} -> {new_by[name].per_run():,.1f} "
               f"instructions/run (counts below are of {new_by[name].number_per_run} runs, "
               "baseline subtracted, paths standardised)")
-        print(diff_counts(a, b).format(top=args.top))
+        band_a, band_b = Band.of(base_by[name]), Band.of(new_by[name])
+        if band_a.layouts > 1 or band_b.layouts > 1:
+            change = instruction_change(band_a, band_b)
+            verdict = (f"a change of {change:+.2%} beyond both bands" if change else
+                       "the bands overlap: no change claimed; the rows below are layout "
+                       "noise as much as anything")
+            print(f"   layout bands (per run): {band_a} -> {band_b}: {verdict}")
+        print(diff_counts(a, b).format(top=args.top or None))
         print()
     return EXIT_OK
 

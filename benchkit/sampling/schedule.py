@@ -308,8 +308,10 @@ def interleave(paths: Sequence[str], base: Side, new: Side, *, rounds: int = 8,
 def check_settings(settings: Settings) -> None:
     for field in ("min_run_time", "chunk_time", "block_min_run_time", "timeout"):
         value = getattr(settings, field)
-        if not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or not 0 < value < float("inf")):
             raise BenchkitError(f"{field} must be a positive finite number of seconds, "
                                 f"got {value!r}")
-    if not isinstance(settings.processes, int) or settings.processes < 1:
+    if (isinstance(settings.processes, bool) or not isinstance(settings.processes, int)
+            or settings.processes < 1):
         raise BenchkitError(f"processes must be a positive integer, got {settings.processes!r}")

@@ -22,7 +22,7 @@ from benchkit.sampling.schedule import Side
 
 DEFAULT_INSTALL = ("{python} -m venv {env} && {python} -c \"import sys; open(sys.argv[1], 'w')"
                    ".write(sys.argv[2])\" {env_pth} {caller_site} && "
-                   "{env}/bin/python -m pip install --quiet --no-deps --no-build-isolation "
+                   "{env}/bin/python -m pip install --quiet --no-deps "
                    "--disable-pip-version-check {src}")
 
 

@@ -1,8 +1,8 @@
 """Entry point of the process that runs under valgrind: `python child.py job.json [LAYOUT]`.
 
-`--prewarm` instead runs natively up to the measured loops (imports, snippets compiled), so
-bytecode caches are written before any counted run: a first collection after a fresh install
-then counts the same as every later one.
+`--prewarm` instead runs natively up to the measured loops (imports, snippets compiled, setup
+run once), so bytecode caches are written before any counted run: a first collection after a
+fresh install then counts the same as every later one.
 
 Imports only the standard library and benchkit.timing.snippet (no numpy, no torch unless a
 snippet uses it), so start-up under valgrind stays cheap. Instrumentation is off until just
@@ -16,6 +16,7 @@ sys.path.pop(0)  # this file's directory must not shadow anything
 import ctypes  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import threading  # noqa: E402
 import traceback  # noqa: E402
 
 
@@ -52,6 +53,30 @@ def main(job_path, prewarm=False):
     def noop_clock():
         return 0.0
 
+    release, outcome = threading.Event(), []
+    done_r, done_w = os.pipe()
+
+    def measure(task, loops, go=None):
+        if go is not None:
+            go.acquire()    # start only once the main thread is about to block for good
+        number = task["number"]
+        try:
+            with torch_threads(task["num_threads"]):
+                for _, loop in loops:
+                    for _ in range(2):  # warm-up: same code object as the measured loop
+                        loop.time_block(number)
+                lib.bk_start_instrumentation()
+                for kind, loop in loops:
+                    for r in range(task["repeats"] if kind == "stmt" else 1):
+                        loop.time_block(number, timer=toggle)
+                        lib.bk_dump_stats_at(f"benchkit:{task['id']}:{kind}:{r}".encode())
+                lib.bk_stop_instrumentation()
+        except SnippetError as error:
+            outcome.append(error)
+        if go is not None:
+            os.write(done_w, b"x")
+            release.wait()
+
     for task in job["tasks"]:
         try:
             stmt, setup, values = read_task(task)
@@ -65,26 +90,31 @@ def main(job_path, prewarm=False):
         if "torch" in names and "torch" not in values:
             import torch
             values["torch"] = torch
-        number = task["number"]
         loops = [("stmt", CompiledLoop(snippets["stmt"], snippets["setup"], noop_clock, values))]
         if task["baseline"]:
             loops.append(("baseline", CompiledLoop("pass", "pass", noop_clock, dict(values))))
         if prewarm:
+            for _, loop in loops:
+                loop.time_block(0)   # setup runs: its imports write their bytecode caches
             continue
-        try:
-            with torch_threads(task["num_threads"]):
-                for _, loop in loops:
-                    for _ in range(2):  # warm-up: same code object as the measured loop
-                        loop.time_block(number)
-                lib.bk_start_instrumentation()
-                for kind, loop in loops:
-                    for r in range(task["repeats"] if kind == "stmt" else 1):
-                        loop.time_block(number, timer=toggle)
-                        lib.bk_dump_stats_at(f"benchkit:{task['id']}:{kind}:{r}".encode())
-                lib.bk_stop_instrumentation()
-        except SnippetError as error:
+        if job["own_thread"]:
+            # A fresh thread gets a fresh glibc malloc arena (mmap'd, 64 MiB aligned), so the
+            # snippet's allocations do not depend on the heap history before it: imports,
+            # earlier tasks, where benchkit and the caller live. The thread is kept until the
+            # end so no later task inherits its arena. The main thread waits in a read()
+            # without the GIL, so no GIL hand-over can fall inside the measured loop.
+            go = threading.Lock()
+            go.acquire()
+            threading.Thread(target=measure, args=(task, loops, go), daemon=True).start()
+            go.release()
+            os.read(done_r, 1)
+        else:
+            measure(task, loops)
+        if outcome:
+            error = outcome.pop()
             _fail("snippet", str(error).splitlines()[0], task=task["id"], snippet=error.snippet,
                   traceback="".join(traceback.format_exception(error.error)))
+    release.set()
     del padding
 
 

@@ -29,9 +29,10 @@ CHILD = Path(__file__).with_name("child.py")
 PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
 TEMP_PREFIX = "benchkit-cg-"
 # glibc malloc without trimming, with a fixed mmap threshold and a large top pad: the measured
-# loop's allocator paths then do not depend on the heap history before it.
+# loop's allocator paths then do not depend on the heap history before it. Enough arenas that
+# every task's measuring thread gets a fresh one of its own.
 MALLOC_TUNABLES = ("glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=1048576:"
-                   "glibc.malloc.mmap_threshold=33554432")
+                   "glibc.malloc.mmap_threshold=33554432:glibc.malloc.arena_max=1024")
 # Layout k > 0 moves the stack by k * STACK_STEP bytes of environment and puts k * HEAP_STEP
 # bytes (and k * 7 small objects) on the heap before the snippet's objects.
 STACK_STEP = 4096 + 48
@@ -39,6 +40,7 @@ HEAP_STEP = 4099
 # Seams for benchmarks/perf_layouts.py, which measures what each step removes.
 FIXED_PATHS = True
 PREWARM = True
+OWN_THREAD = True
 
 
 @dataclasses.dataclass
@@ -125,7 +127,8 @@ def child_environment(layout: int = 0) -> dict[str, str]:
 def write_job(tasks: Sequence[CallgrindTask], workdir: Path, library: Path) -> list[str]:
     """Write job.json, the tasks' files, the child script and the `benchkit` link into
     `workdir`; returns the child's command line (after the interpreter)."""
-    job: dict[str, Any] = {"library": str(library), "tasks": [], "heap_step": HEAP_STEP}
+    job: dict[str, Any] = {"library": str(library), "tasks": [], "heap_step": HEAP_STEP,
+                           "own_thread": OWN_THREAD}
     for i, task in enumerate(tasks):
         job["tasks"].append({
             "id": i, "number": task.number, "repeats": task.repeats,

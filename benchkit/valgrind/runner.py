@@ -184,6 +184,7 @@ def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
                          "environment": "normalized", "GLIBC_TUNABLES": MALLOC_TUNABLES,
                          "caller_sys_path": "only entries the child needs and lacks",
                          "fixed_paths": _job.FIXED_PATHS, "bytecode_prewarmed": _job.PREWARM,
+                         "own_thread_and_malloc_arena": _job.OWN_THREAD,
                          "instr_atstart": False,
                          "collection": "toggled around the measured loop only",
                          "cache_sim": cache_sim}}

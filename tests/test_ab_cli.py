@@ -1,0 +1,151 @@
+"""`benchkit ab` end to end: real worker processes, real environments, real git revisions."""
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import benchkit
+from test_cli import cli
+
+QUICK = ["--rounds", "4", "--trials", "6", "--trial-time", "0.01"]
+
+SUITE = textwrap.dedent('''
+    import os
+    from benchkit import Timer, benchmark
+
+    WORK = int(os.environ.get("WORK", "100"))
+
+    @benchmark(fail_on="slower>10%")
+    def work():
+        return Timer(f"sum(range({WORK}))", label="work")
+
+    bench_stable = Timer("sum(range(50))", label="stable")
+''')
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ab")
+    (root / "bench_ab.py").write_text(SUITE)
+    return root
+
+
+def test_ab_catches_a_slowdown_and_the_gate_fails(suite):
+    out = cli("ab", "bench_ab.py", "--new-env", "WORK=400", *QUICK, "-o", "ab.json",
+              "--save-sides", cwd=suite, check_code=1)
+    rows = {line.split()[0]: line for line in out.stdout.splitlines()
+            if line.startswith("bench_ab::")}
+    assert "slower" in rows["bench_ab::work"] and "FAIL: slower>10%" in rows["bench_ab::work"]
+    assert "slower" not in rows["bench_ab::bench_stable"].split()[7]
+    assert "REGRESSION: 1 benchmark(s) broke a gate: bench_ab::work" in out.stdout
+    assert "test: interleaved rounds" in out.stdout
+    results = benchkit.load(suite / "ab.json")
+    assert results.ab["rounds"] == 4 and results.ab["sides"]["new"]["env"] == {"WORK": "400"}
+    assert results.ab["sides"]["base"]["environment"]["python"]
+    sides = {m.metadata["side"] for m in results.measurements}
+    assert sides == {"base", "new"}
+    work = [m for m in results.measurements if m.metadata["benchmark"] == "bench_ab::work"]
+    assert all(m.num_processes == 4 and len(m.processes[0].chunks) == 6 for m in work)
+    for side in ("base", "new"):
+        part = benchkit.load(suite / f"ab.{side}.json")
+        assert {m.metadata["side"] for m in part.measurements} == {side}
+    # The saved file is judged again by `compare` with one argument, same exit code.
+    again = cli("compare", "ab.json", "--json", cwd=suite, check_code=1)
+    data = json.loads(again.stdout)
+    verdicts = {r["name"]: r["wall"]["verdict"] for r in data["rows"]}
+    assert verdicts["bench_ab::work"] == "slower" and data["design"] == "rounds"
+    assert data["summary"]["regressions"] == ["bench_ab::work"]
+    work_row = next(r for r in data["rows"] if r["name"] == "bench_ab::work")
+    assert work_row["wall"]["ratio"] > 3 and work_row["wall"]["units"] == {"base": 4, "new": 4}
+
+
+def test_ab_of_identical_sides_claims_nothing(suite):
+    out = cli("ab", "bench_ab.py", *QUICK, "--json", "-o", "aa.json", cwd=suite, check_code=0)
+    data = json.loads(out.stdout)
+    assert {r["wall"]["verdict"] for r in data["rows"]} <= {"unchanged", "inconclusive"}
+    assert "A/A check" in out.stderr
+
+
+def test_ab_bad_sides_exit_2_with_one_line(suite):
+    out = cli("ab", "bench_ab.py", "--base-python", "/no/such/python", cwd=suite, check_code=2)
+    assert "--base-python '/no/such/python': no such executable" in out.stderr
+    out = cli("ab", "bench_ab.py", "--base-env", "NOEQUALS", cwd=suite, check_code=2)
+    assert "expected NAME=VALUE" in out.stderr
+    out = cli("ab", "bench_ab.py", "--rounds", "0", cwd=suite, check_code=2)
+    assert "must be 1 or more" in out.stderr
+    out = cli("ab", "bench_ab.py", "-o", "somedir", cwd=suite, check_code=2)
+    assert "end in .json" in out.stderr
+
+
+def test_a_failed_ab_keeps_the_rounds_it_finished(suite):
+    (suite / "bench_flaky.py").write_text(textwrap.dedent('''
+        import os
+        from pathlib import Path
+        from benchkit import Timer
+        counter = Path(os.environ["COUNTER"])
+        n = int(counter.read_text()) if counter.exists() else 0
+        counter.write_text(str(n + 1))
+        if n >= 4:    # rounds 1-2 start 4 workers; round 3 fails
+            raise RuntimeError("broken on purpose")
+        bench_x = Timer("sum(range(10))")
+    '''))
+    counter = suite / "counter.txt"
+    out = cli("ab", "bench_flaky.py", *QUICK, "-o", "flaky.json", cwd=suite, check_code=2,
+              env={"COUNTER": str(counter)})
+    assert "broken on purpose" in out.stderr and "flaky.partial.json" in out.stderr
+    kept = benchkit.load(suite / "flaky.partial.json")
+    assert kept.ab["rounds"] == 2
+    assert all(m.num_processes == 2 for m in kept.measurements)
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+                        "PATH": "/usr/bin:/bin", "HOME": str(repo)})
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A tiny installable project with two commits; the second does 4x the work."""
+    repo = tmp_path_factory.mktemp("project")
+    (repo / "pyproject.toml").write_text(textwrap.dedent('''
+        [build-system]
+        requires = ["setuptools"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "tinylib"
+        version = "0.1"
+    '''))
+    (repo / "tinylib").mkdir()
+    (repo / "bench_tiny.py").write_text(
+        "from benchkit import Timer\nbench_f = Timer('f()', 'from tinylib import f')\n")
+    _git(repo, "init", "-q")
+    for n in (100, 400):
+        (repo / "tinylib" / "__init__.py").write_text(f"def f():\n    return sum(range({n}))\n")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", f"n={n}")
+    return repo
+
+
+def test_ab_between_two_git_revisions(project):
+    out = cli("ab", "bench_tiny.py", "--base-rev", "HEAD~1", "--new-rev", "HEAD", *QUICK,
+              "-o", "revs.json", cwd=project, check_code=0)
+    row = next(line for line in out.stdout.splitlines() if line.startswith("bench_tiny::"))
+    assert "slower" in row
+    results = benchkit.load(project / "revs.json")
+    assert results.ab["sides"]["base"]["rev"] == "HEAD~1"
+    worktrees = subprocess.run(["git", "-C", str(project), "worktree", "list"],
+                               capture_output=True, text=True).stdout
+    assert len(worktrees.splitlines()) == 1      # the temporary checkouts are gone
+
+
+def test_ab_revision_errors_show_what_failed(project):
+    out = cli("ab", "bench_tiny.py", "--base-rev", "nosuchrev", "--new-rev", "HEAD",
+              cwd=project, check_code=2)
+    assert "--base-rev 'nosuchrev': not a revision" in out.stderr
+    out = cli("ab", "bench_tiny.py", "--base-rev", "HEAD~1", "--new-rev", "HEAD",
+              "--install", "echo installing; exit 3", cwd=project, check_code=2)
+    assert "the install command failed (exit 3)" in out.stderr and "installing" in out.stderr

@@ -1,0 +1,168 @@
+"""Wall time across real worker processes: structure, errors, cleanup."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import benchkit
+from benchkit.errors import BenchkitError, SuiteError
+from benchkit.measurement import Measurement
+from benchkit.sampling import schedule
+from benchkit.sampling.pool import WorkerError, WorkerProcess
+
+QUICK = schedule.Settings(processes=3, min_run_time=0.03, chunk_time=0.01,
+                          block_min_run_time=0.02, timeout=120)
+
+SUITE = textwrap.dedent('''
+    from benchkit import Timer, benchmark
+
+    @benchmark(fail_on="slower>10%")
+    def add():
+        return Timer("x + 1", "x = 1", label="add")
+
+    bench_join = Timer("','.join(w)", "w = ['a'] * 50", label="join")
+''')
+
+
+def _suite(tmp_path, text=SUITE, name="bench_s.py"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_suite_is_measured_in_fresh_processes_with_chunks_and_probes(tmp_path):
+    ms = schedule.sample_suite([_suite(tmp_path)], settings=QUICK)
+    assert [m.metadata for m in ms] == [
+        {"benchmark": "bench_s::add", "gates": ["slower>10%"]},
+        {"benchmark": "bench_s::bench_join", "gates": []}]
+    for m in ms:
+        assert m.num_processes == 3 and len(m.process_times()) == 3
+        for sample, chunks in zip(m.processes, m.chunk_times()):
+            assert len(sample.probes) == len(sample.chunks) == len(chunks)
+            assert all(p > 0 for p in sample.probes)
+            assert [len(c) for c in chunks] == list(sample.chunks)
+        assert sum(p.blocks for p in m.processes) == len(m.raw_times)
+        assert 0 < m.median < 1e-3
+    assert "in 3 processes" in repr(ms[0])
+
+
+def test_keyword_selects_and_no_match_names_the_paths(tmp_path):
+    suite = _suite(tmp_path)
+    ms = schedule.sample_suite([suite], keyword="join", settings=QUICK)
+    assert [m.metadata["benchmark"] for m in ms] == ["bench_s::bench_join"]
+    with pytest.raises(SuiteError, match="match -k 'zzz'"):
+        schedule.sample_suite([suite], keyword="zzz", settings=QUICK)
+
+
+def test_measure_processes_ships_globals_and_callables(tmp_path):
+    import torch
+    x = torch.ones(16)
+    timers = [benchkit.Timer("x * 2", globals={"x": x}), benchkit.Timer(time.perf_counter)]
+    with pytest.raises(BenchkitError):
+        benchkit.Timer("pass").multiprocess_autorange(processes=0)
+    a, b = benchkit.measure_processes(timers, processes=2, min_run_time=0.02)
+    assert a.num_processes == b.num_processes == 2
+    assert a.task_spec == timers[0].task_spec and b.median > 0
+
+
+def test_snippet_error_in_a_worker_shows_the_users_line(tmp_path):
+    suite = _suite(tmp_path, 'from benchkit import Timer\nbench_bad = Timer("1 / 0")\n')
+    with pytest.raises(WorkerError) as info:
+        schedule.sample_suite([suite], settings=QUICK)
+    text = str(info.value)
+    assert "ZeroDivisionError" in text and "Traceback in the worker process" in text
+    assert "1 / 0" in text
+
+
+def test_suite_that_exits_is_an_error_not_silent_success(tmp_path):
+    suite = _suite(tmp_path, "import sys\nsys.exit(0)\n")
+    with pytest.raises(BenchkitError, match="SystemExit"):
+        schedule.sample_suite([suite], settings=QUICK)
+
+
+def test_suite_import_error_names_the_file(tmp_path):
+    suite = _suite(tmp_path, "import no_such_module_here\n")
+    with pytest.raises(SuiteError, match="bench_s.py.*no_such_module_here"):
+        schedule.sample_suite([suite], settings=QUICK)
+
+
+def test_a_worker_that_dies_is_reported_with_its_stderr(tmp_path):
+    suite = _suite(tmp_path, textwrap.dedent('''
+        import os, sys
+        from benchkit import Timer
+        bench_die = Timer("print('dying now', file=sys.stderr, flush=True); os._exit(7)",
+                          "import os, sys")
+    '''))
+    with pytest.raises(WorkerError, match=r"exited \(status 7\)(.|\n)*dying now"):
+        schedule.sample_suite([suite], settings=QUICK)
+
+
+def test_a_hanging_snippet_times_out_and_its_worker_is_killed(tmp_path):
+    suite = _suite(tmp_path, 'from benchkit import Timer\nbench_hang = Timer("while 1: pass")\n')
+    settings = schedule.Settings(processes=1, min_run_time=0.01, timeout=2)
+    started = time.monotonic()
+    with pytest.raises(WorkerError, match="no answer within 2 s"):
+        schedule.sample_suite([suite], settings=settings)
+    assert time.monotonic() - started < 30
+    assert not _workers_of(os.getpid())
+
+
+def _workers_of(pid):
+    out = subprocess.run(["pgrep", "-f", "benchkit/sampling/worker.py"], capture_output=True,
+                         text=True).stdout.split()
+    return [p for p in out if _ppid(p) == pid]
+
+
+def _ppid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return None
+
+
+def test_workers_die_with_their_parent(tmp_path):
+    script = textwrap.dedent('''
+        import sys, time
+        from benchkit.sampling.pool import WorkerProcess
+        w = WorkerProcess()
+        print(w.pid, flush=True)
+        time.sleep(60)
+    ''')
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    worker = int(parent.stdout.readline())
+    os.kill(worker, 0)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    for _ in range(100):
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the worker outlived its parent")
+
+
+def test_worker_requires_an_interpreter():
+    with pytest.raises(WorkerError, match="cannot start"):
+        WorkerProcess("/no/such/python")
+
+
+def test_merge_keeps_the_process_structure():
+    from benchkit.measurement import ProcessSample
+    from benchkit.task import TaskSpec
+    spec = TaskSpec("x", "pass")
+    a = Measurement(2, [2.0, 4.0, 6.0], spec, processes=[ProcessSample((1,), (0.1,)),
+                                                        ProcessSample((2,), (0.1,))])
+    b = Measurement(1, [5.0], spec, processes=[ProcessSample((1,), (0.2,))])
+    (merged,) = Measurement.merge([a, b])
+    assert merged.raw_times == [1.0, 2.0, 3.0, 5.0] and merged.num_processes == 3
+    (plain,) = Measurement.merge([a, Measurement(1, [5.0], spec)])
+    assert plain.processes is None
+    with pytest.raises(ValueError, match="hold 2 blocks"):
+        Measurement(1, [1.0], spec, processes=[ProcessSample((2,))])
