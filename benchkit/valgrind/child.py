@@ -39,7 +39,8 @@ def main(job_path, prewarm=False):
     sys.path[0:0] = job["path_first"]
     sys.path.extend(job["extra_sys_path"])
     # Layout k > 0: k deliberate heap offsets before anything of the snippets is allocated.
-    padding = [bytearray(LAYOUT * job["heap_step"]), [object() for _ in range(LAYOUT * 7)]]
+    padding = [bytearray(LAYOUT * job["heap_step"]),
+               ["x" * (8 * (i % 64) + LAYOUT) for i in range(LAYOUT * 97)]]
     lib = ctypes.CDLL(job["library"])
     lib.bk_toggle_collect.restype = ctypes.c_double
     lib.bk_dump_stats_at.argtypes = [ctypes.c_char_p]

@@ -34,7 +34,8 @@ TEMP_PREFIX = "benchkit-cg-"
 MALLOC_TUNABLES = ("glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=1048576:"
                    "glibc.malloc.mmap_threshold=33554432:glibc.malloc.arena_max=1024")
 # Layout k > 0 moves the stack by k * STACK_STEP bytes of environment and puts k * HEAP_STEP
-# bytes (and k * 7 small objects) on the heap before the snippet's objects.
+# bytes and 97k small strings (of 64 sizes, so every small-object size class shifts) on the heap
+# before the snippet's objects.
 STACK_STEP = 4096 + 48
 HEAP_STEP = 4099
 # Seams for benchmarks/perf_layouts.py, which measures what each step removes.
