@@ -10,10 +10,13 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "BenchkitError": "benchkit.errors",
     "CallgrindStats": "benchkit.valgrind.callgrind_stats",
+    "Colorize": "benchkit.compare",
     "Compare": "benchkit.compare",
+    "CopyIfCallgrind": "benchkit.transfer",
     "FunctionCount": "benchkit.valgrind.counts",
     "FunctionCounts": "benchkit.valgrind.counts",
     "FuzzedParameter": "benchkit.fuzzer",
+    "FuzzedSparseTensor": "benchkit.fuzzer",
     "FuzzedTensor": "benchkit.fuzzer",
     "Fuzzer": "benchkit.fuzzer",
     "Language": "benchkit.task",
@@ -27,11 +30,17 @@ _EXPORTS = {
     "Timer": "benchkit.timing.timer",
     "collect_callgrind_many": "benchkit.timing.timer",
     "diff_counts": "benchkit.valgrind.counts",
+    "from_torch": "benchkit.torch_compat",
     "load": "benchkit.results.store",
     "measure_processes": "benchkit.timing.timer",
     "merge": "benchkit.results.store",
+    "ordered_unique": "benchkit.compare.table",
     "save": "benchkit.results.store",
+    "select_unit": "benchkit.stats",
+    "set_torch_threads": "benchkit.timing.threads",
     "timer": "benchkit.timing.clock",
+    "trim_sigfig": "benchkit.stats",
+    "unit_to_english": "benchkit.stats",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

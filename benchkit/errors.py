@@ -89,3 +89,15 @@ class SuiteError(BenchkitError, ValueError):
 
 class TraceError(BenchkitError, ValueError):
     """A chrome trace cannot be read or is not a trace."""
+
+
+class InvalidArgumentError(BenchkitError, ValueError):
+    """An argument has the wrong type, is not finite, or is out of range."""
+
+    def __init__(self, name: str, value, accepted: str, where: str = ""):
+        self.name, self.value = name, value
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        super().__init__(f"{where + ': ' if where else ''}{name}={shown} is not accepted; "
+                         f"pass {accepted}.")

@@ -1,9 +1,14 @@
-"""Fuzzer: random, reproducible benchmark inputs (torch.utils.benchmark's Fuzzer API)."""
+"""Fuzzer: random, reproducible benchmark inputs (torch.utils.benchmark's Fuzzer API).
+
+Draws come from numpy's legacy `RandomState(seed)` in the same order as torch's Fuzzer, and
+torch is seeded from the same stream, so a ported fuzzed benchmark measures the very inputs
+(parameters, sizes, layouts, values) it measured under torch.utils.benchmark.
+"""
 from __future__ import annotations
 
 import functools
 import itertools
-import math
+import sys
 from typing import Any, Callable, Iterator
 
 from benchkit.errors import BenchkitError
@@ -63,16 +68,18 @@ class FuzzedParameter:
             raise FuzzerError(f"parameter {self._name!r}: loguniform needs minval > 0")
         return distribution
 
-    def sample(self, rng):
+    def sample(self, state):
+        """One value from `state` (a numpy RandomState)."""
+        import numpy as np
         if self._distribution == "loguniform":
-            value = int(2 ** rng.uniform(math.log2(self._minval), math.log2(self._maxval)))
+            value = int(2 ** state.uniform(low=np.log2(self._minval), high=np.log2(self._maxval)))
             return min(max(value, self._minval), self._maxval)
         if self._distribution == "uniform":
             if isinstance(self._minval, int) and isinstance(self._maxval, int):
-                return int(rng.integers(self._minval, self._maxval + 1))
-            return float(rng.uniform(self._minval, self._maxval))
+                return int(state.randint(low=self._minval, high=self._maxval + 1))
+            return state.uniform(low=self._minval, high=self._maxval)
         choices = list(self._distribution)
-        index = rng.choice(len(choices), p=list(self._distribution.values()))
+        index = state.choice(np.arange(len(choices)), p=tuple(self._distribution.values()))
         return choices[index]
 
 
@@ -142,7 +149,7 @@ class FuzzedTensor:
                    and allocation_bytes > self._max_allocation_bytes)
         return not (too_many or too_few or too_big)
 
-    def _make_tensor(self, params, rng):
+    def _make_tensor(self, params, state):
         import numpy as np
         size, steps, allocation = self._size_and_steps(params)
         constructor = self._tensor_constructor or self.default_tensor_constructor
@@ -151,9 +158,9 @@ class FuzzedTensor:
             raw = raw.cuda()
         dim = len(size)
         order = np.arange(dim)
-        if rng.random() > self._probability_contiguous:
+        if state.rand() > self._probability_contiguous:
             while dim > 1 and np.all(order == np.arange(dim)):
-                order = rng.permutation(dim)
+                order = state.permutation(raw.dim())
             raw = raw.permute(tuple(int(i) for i in order)).contiguous()
             raw = raw.permute(tuple(int(i) for i in np.argsort(order)))
         tensor = raw[tuple(slice(0, s * st, st) for s, st in zip(size, steps))]
@@ -173,7 +180,7 @@ class Fuzzer:
                  seed: int | None = None) -> None:
         import numpy as np
         if seed is None:
-            seed = int(np.random.default_rng().integers(0, 2**32 - 1))
+            seed = int(np.random.RandomState().randint(0, 2**32 - 1, dtype=np.int64))
         self._seed = seed
         self._parameters = self._unpack(parameters, FuzzedParameter)
         self._tensors = self._unpack(tensors, FuzzedTensor)
@@ -190,33 +197,33 @@ class Fuzzer:
 
     def take(self, n: int) -> Iterator[tuple[dict, dict, dict]]:
         import numpy as np
-        rng = np.random.default_rng(self._seed)
-        seed_torch = any(True for _ in self._tensors)
-        if seed_torch:
+        state = np.random.RandomState(self._seed)
+        torch_seed = state.randint(low=0, high=2**63, dtype=np.int64)
+        if self._tensors or "torch" in sys.modules:
             import torch
-            torch.manual_seed(int(rng.integers(0, 2**63 - 1)))
+            torch.manual_seed(torch_seed)
         for _ in range(n):
-            params = self._generate(rng)
+            params = self._generate(state)
             tensors, properties = {}, {}
             for t in self._tensors:
-                tensors[t.name], properties[t.name] = t._make_tensor(params, rng)
+                tensors[t.name], properties[t.name] = t._make_tensor(params, state)
             yield tensors, properties, params
 
     @property
     def rejection_rate(self) -> float:
         return self._rejections / self._total_generated if self._total_generated else 0.0
 
-    def _generate(self, rng) -> dict:
+    def _generate(self, state) -> dict:
         strict: dict[str, Any] = {}
         for _ in range(1000):
             candidate = {}
             for p in self._parameters:
                 if p.strict:
                     if p.name not in strict:
-                        strict[p.name] = p.sample(rng)
+                        strict[p.name] = p.sample(state)
                     candidate[p.name] = strict[p.name]
                 else:
-                    candidate[p.name] = p.sample(rng)
+                    candidate[p.name] = p.sample(state)
             candidate = self._resolve_aliases(candidate)
             self._total_generated += 1
             if all(f(candidate) for f in self._constraints) and all(
@@ -240,3 +247,66 @@ class Fuzzer:
                 raise FuzzerError(f"ParameterAlias cycle among {sorted(params)}")
             pending = now
         return params
+
+
+class FuzzedSparseTensor(FuzzedTensor):
+    """A sparse COO tensor whose size, sparse dimensions, density and coalescing come from
+    fuzzed parameters (torch.utils.benchmark's FuzzedSparseTensor; the parameter values are
+    read from the names `density`, `coalesced` and, when `sparse_dim` is given,
+    `sparse_dim`, as torch reads them)."""
+
+    def __init__(self, name: str, size: tuple, min_elements: int | None = None,
+                 max_elements: int | None = None, dim_parameter: str | None = None,
+                 sparse_dim: str | None = None, nnz: str | None = None,
+                 density: str | None = None, coalesced: str | None = None, dtype=None,
+                 cuda: bool = False) -> None:
+        super().__init__(name=name, size=size, min_elements=min_elements,
+                         max_elements=max_elements, dim_parameter=dim_parameter, dtype=dtype,
+                         cuda=cuda)
+        self._density, self._coalesced, self._sparse_dim = density, coalesced, sparse_dim
+
+    @staticmethod
+    def sparse_tensor_constructor(size, dtype, sparse_dim, nnz, is_coalesced):
+        """A COO tensor with `nnz` random indices (values doubled, indices repeated, when not
+        coalesced, so the sparsity pattern is the same either way)."""
+        import numbers
+
+        import torch
+        if isinstance(size, numbers.Number):
+            size = [size] * sparse_dim
+        if all(size[d] <= 0 for d in range(sparse_dim)) and nnz != 0:
+            raise FuzzerError(f"no room for {nnz} non-zeros in a sparse tensor of size {size}")
+        values_size = [nnz] + list(size[sparse_dim:])
+        if dtype.is_floating_point:
+            values = torch.rand(size=values_size, dtype=dtype, device="cpu")
+        else:
+            values = torch.randint(1, 127, size=values_size, dtype=dtype, device="cpu")
+        indices = torch.rand(sparse_dim, nnz, device="cpu")
+        indices.mul_(torch.tensor(size[:sparse_dim]).unsqueeze(1).to(indices))
+        indices = indices.to(torch.long)
+        if not is_coalesced:
+            values = torch.cat([values, torch.randn_like(values)], 0)
+            indices = torch.cat([indices, indices], 1)
+        tensor = torch.sparse_coo_tensor(indices, values, torch.Size(size))
+        return tensor.coalesce() if is_coalesced else tensor
+
+    def _make_tensor(self, params, state):
+        import math
+        size, _, _ = self._size_and_steps(params)
+        density = params["density"]
+        nnz = math.ceil(sum(size) * density)
+        if nnz > sum(size):
+            raise FuzzerError(f"tensor {self.name!r}: density {density} asks for more non-zeros "
+                              "than elements")
+        sparse_dim = min(params["sparse_dim"] if self._sparse_dim else len(size), len(size))
+        tensor = self.sparse_tensor_constructor(size, self.dtype, sparse_dim, nnz,
+                                                params["coalesced"])
+        if self._cuda:
+            tensor = tensor.cuda()
+        properties = {"numel": int(tensor.numel()), "shape": tensor.size(),
+                      "is_coalesced": tensor.is_coalesced(), "density": density,
+                      "sparsity": 1.0 - density, "sparse_dim": tensor.sparse_dim(),
+                      "dense_dim": tensor.dense_dim(),
+                      "is_hybrid": len(size[tensor.sparse_dim():]) > 0,
+                      "dtype": str(self.dtype)}
+        return tensor, properties

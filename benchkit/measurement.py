@@ -148,8 +148,9 @@ class Measurement:
         if self.processes is not None:
             n = len(self.processes)
             where = f" in {n} process{'es' if n > 1 else ''}"
+        plural = "s" if threads > 1 else ""
         lines.append(f"  {s.n} measurement{'s' if s.n > 1 else ''}{where}, "
-                     f"{self.number_per_run} runs{per}, {threads} thread{'s' if threads > 1 else ''}")
+                     f"{self.number_per_run} runs{per}, {threads} thread{plural}")
         lines.extend(self._warnings)
         return "\n".join(lines)
 

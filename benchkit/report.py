@@ -6,15 +6,8 @@ from typing import Any, Sequence
 
 from tabulate import tabulate
 
-from benchkit import stats
 from benchkit.ab import Comparison, benchmark_name, finite
-
-
-def format_time(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "-"
-    unit, scale = stats.select_unit(seconds)
-    return f"{seconds / scale:.3g} {unit}"
+from benchkit.stats import format_time
 
 
 def _pct(change: float | None, digits: int = 1) -> str:

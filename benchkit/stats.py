@@ -74,6 +74,14 @@ def select_unit(t: float) -> tuple[str, float]:
     return "ns", 1e-9
 
 
+def format_time(seconds: float) -> str:
+    """Seconds as a short human string in the best unit: 1.21 us, 3.4 ms ('-' if unknown)."""
+    if not math.isfinite(seconds):
+        return "-"
+    unit, scale = select_unit(seconds)
+    return f"{seconds / scale:.3g} {unit}"
+
+
 def unit_to_english(unit: str) -> str:
     return _UNIT_NAMES[unit]
 

@@ -58,10 +58,23 @@ def _load_module(path: Path):
         spec.loader.exec_module(module)
     except BenchkitError:
         raise
+    except SystemExit as error:
+        raise SuiteError(f"{path}: the suite called sys.exit({error.code!r}) while being "
+                         "imported; a suite file must only define benchmarks") from None
     except Exception as error:
-        raise SuiteError(f"{path}: importing the suite failed: {type(error).__name__}: {error}"
-                         ) from error
+        raise _user_error(f"{path}: importing the suite failed", error, path) from None
     return module
+
+
+def _user_error(message: str, error: BaseException, path: Path) -> SuiteError:
+    """A SuiteError for an exception in the user's own code, carrying the frames of their
+    file (the CLI shows them, marked as theirs)."""
+    import traceback
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if f.filename == str(path)]
+    out = SuiteError(f"{message}: {type(error).__name__}: {error}")
+    out.user_traceback = "".join(traceback.format_list(frames))
+    return out
 
 
 def _timers(value: Any, where: str) -> list:
@@ -88,7 +101,13 @@ def load_file(path: Path) -> list[Benchmark]:
         if not callable(value) or isinstance(value, type):
             continue
         base = f"{path.stem}::{(mark or {}).get('name') or attr}"
-        timers = _timers(value(), f"{path}::{attr}()")
+        try:
+            made = value()
+        except BenchkitError:
+            raise
+        except Exception as error:
+            raise _user_error(f"{path}::{attr}() raised", error, path) from None
+        timers = _timers(made, f"{path}::{attr}()")
         gates = (mark or {}).get("gates", ())
         for i, timer in enumerate(timers):
             out.append(Benchmark(base if len(timers) == 1 else f"{base}[{i}]", timer, gates))
@@ -123,12 +142,55 @@ def keyword_filter(expression: str | None) -> Callable[[str], bool]:
     tokens = _WORD.findall(expression)
     if not tokens:
         raise BenchkitError(f"-k {expression!r} is empty")
-    code = " ".join(t if t in ("and", "or", "not", "(", ")") else f"({t!r} in name)"
-                    for t in tokens)
-    try:
-        compiled = compile(code, "<-k>", "eval")
-        eval(compiled, {"__builtins__": {}}, {"name": ""})
-    except SyntaxError:
-        raise BenchkitError(f"-k {expression!r} is not a valid expression; use words with "
-                            "and/or/not and parentheses") from None
-    return lambda name: bool(eval(compiled, {"__builtins__": {}}, {"name": name}))
+    position = 0
+
+    def fail(why: str):
+        raise BenchkitError(f"-k {expression!r} is not a keyword expression ({why}); use words "
+                            "with and/or/not and parentheses, e.g. -k 'mul and not cpp'")
+
+    def peek():
+        return tokens[position] if position < len(tokens) else None
+
+    def take():
+        nonlocal position
+        position += 1
+        return tokens[position - 1]
+
+    def either():
+        left = both()
+        while peek() == "or":
+            take()
+            right = both()
+            left = (lambda a, b: lambda n: a(n) or b(n))(left, right)
+        return left
+
+    def both():
+        left = factor()
+        while peek() == "and":
+            take()
+            right = factor()
+            left = (lambda a, b: lambda n: a(n) and b(n))(left, right)
+        return left
+
+    def factor():
+        token = peek()
+        if token is None:
+            fail("it ends too early")
+        take()
+        if token == "not":
+            inner = factor()
+            return lambda n: not inner(n)
+        if token == "(":
+            inner = either()
+            if peek() != ")":
+                fail("a '(' is not closed")
+            take()
+            return inner
+        if token in ("and", "or", ")"):
+            fail(f"unexpected {token!r}")
+        return lambda n: token in n
+
+    predicate = either()
+    if position != len(tokens):
+        fail(f"unexpected {tokens[position]!r}")
+    return predicate

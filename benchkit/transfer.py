@@ -13,6 +13,59 @@ from pathlib import Path
 from typing import Any
 
 
+class CopyIfCallgrind:
+    """Marks a global that the callgrind child rebuilds from a serialized copy, after running
+    `setup` (e.g. the import its class needs), as in torch.utils.benchmark. Timing in this
+    process uses the value itself.
+
+    Allowed values, as torch's: str, bytes, bool, int, float, complex (pickled), nn.Module
+    (torch.save) and scripted functions/modules (torch.jit.save). benchkit also ships plain,
+    unwrapped picklable globals (tensors included), which torch refuses."""
+
+    def __init__(self, value: Any, *, setup: str | None = None):
+        self._value, self._setup = value, setup
+        self._serialization = _serialization_of(value)
+        if self._serialization is None:
+            from benchkit.errors import BenchkitError
+            raise BenchkitError(
+                f"CopyIfCallgrind({type(value).__name__}): unsupported type; wrap str, bytes, "
+                "bool, int, float, complex, torch.nn.Module, torch.jit.ScriptFunction or "
+                "torch.jit.ScriptModule (or pass other picklable values unwrapped)")
+        if setup is not None and not isinstance(setup, str):
+            from benchkit.errors import BenchkitError
+            raise BenchkitError(f"CopyIfCallgrind(setup=...) must be a string, got "
+                                f"{type(setup).__name__}")
+
+    @property
+    def value(self) -> Any:
+        return self._value
+
+    @property
+    def setup(self) -> str | None:
+        return self._setup
+
+    @property
+    def serialization(self) -> str:
+        return self._serialization
+
+    @staticmethod
+    def unwrap_all(globals: dict[str, Any]) -> dict[str, Any]:
+        return {k: (v.value if isinstance(v, CopyIfCallgrind) else v)
+                for k, v in globals.items()}
+
+
+def _serialization_of(value: Any) -> str | None:
+    if isinstance(value, (str, bytes, bool, int, float, complex)):
+        return "pickle"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        if _is_torch_script(value):
+            return "jit"
+        if isinstance(value, torch.nn.Module):
+            return "torch"
+    return None
+
+
 class RebuildError(Exception):
     """A global or callable could not be rebuilt in the child (`name` says which)."""
 
@@ -31,6 +84,9 @@ def _write_globals(task_id: int, values: dict[str, Any], workdir: Path) -> dict[
     from benchkit.errors import GlobalNotTransferableError
     specs: dict[str, Any] = {}
     for name, value in values.items():
+        setup = None
+        if isinstance(value, CopyIfCallgrind):
+            value, setup = value.value, value.setup
         if isinstance(value, types.ModuleType):
             specs[name] = {"how": "module", "module": value.__name__}
             continue
@@ -38,7 +94,7 @@ def _write_globals(task_id: int, values: dict[str, Any], workdir: Path) -> dict[
         if _is_torch_script(value):
             import torch
             torch.jit.save(value, str(workdir / file))
-            specs[name] = {"how": "jit", "file": file}
+            specs[name] = {"how": "jit", "file": file, "setup": setup}
             continue
         try:
             data = pickle.dumps(value)
@@ -49,7 +105,7 @@ def _write_globals(task_id: int, values: dict[str, Any], workdir: Path) -> dict[
                 "tensors, nn.Modules or scripted (torch.jit.script) functions, or build the "
                 "object in `setup`.") from None
         (workdir / file).write_bytes(data)
-        specs[name] = {"how": "pickle", "file": file}
+        specs[name] = {"how": "pickle", "file": file, "setup": setup}
     return specs
 
 
@@ -81,6 +137,10 @@ def read_task(task: dict[str, Any], workdir: Path = Path(".")) -> tuple[Any, Any
     values: dict[str, Any] = {}
     for name, spec in task["globals"].items():
         try:
+            if spec.get("setup"):
+                # CopyIfCallgrind(setup=...): e.g. the import the value's class needs; what it
+                # defines is visible to the snippet too, as in torch.
+                exec(compile(spec["setup"], f"<setup of global {name}>", "exec"), values)
             if spec["how"] == "module":
                 values[name] = importlib.import_module(spec["module"])
             elif spec["how"] == "jit":

@@ -12,8 +12,8 @@ LOOP = f"R = range({WORK})\n"
 
 bench_sum = Timer("for _ in R: sum(L)", LOOP + "L = list(range(100))", label="sum")
 bench_sorted = Timer("for _ in R: sorted(D)",
-                     LOOP + "import random\nrandom.seed(0)\nD = [random.random() for _ in range(100)]",
-                     label="sorted")
+                     LOOP + "import random\nrandom.seed(0)\n"
+                            "D = [random.random() for _ in range(100)]", label="sorted")
 bench_dict = Timer("for _ in R: d['key']; d['other']; d['key']",
                    LOOP + "d = {'key': 1, 'other': 2}", label="dict lookups")
 bench_join = Timer("for _ in R: ','.join(W)", LOOP + "W = [str(i) for i in range(100)]",

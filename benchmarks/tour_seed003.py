@@ -1,9 +1,9 @@
 """The seed-003 tutorial, with `benchkit` in place of torch.utils.benchmark.
 
 Times `x * y` on two 128-element tensors and the broadcasting {128} x {1} case, prints both
-Measurements and a Compare table; then (where valgrind is installed) counts their instructions,
-groups and diffs the counts as the tutorial does, and writes everything to
-results/tour_seed003.json.
+Measurements and a Compare table; times the same `x * y` as a C++ snippet (section 3); then
+(where valgrind is installed) counts instructions of the C++ and Python snippets, groups and
+diffs the counts as the tutorial does, and writes everything to results/tour_seed003.json.
 """
 import os
 import pathlib
@@ -13,7 +13,7 @@ import shutil
 import sys
 
 import benchkit
-from benchkit import Compare, Measurement, Timer
+from benchkit import Compare, Language, Measurement, Timer
 
 RESULTS = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else (
     pathlib.Path(__file__).resolve().parent.parent / "results" / "tour_seed003.json")
@@ -49,11 +49,28 @@ compare.print()
 
 results = [m, broadcasting]
 
+print("\n# 3. C++ snippets")
+cpp_timer = Timer(
+    "x * y;",
+    """
+        auto x = torch::ones({128});
+        auto y = torch::ones({128});
+    """,
+    language=Language.CPP,
+)
+cpp_m = cpp_timer.blocked_autorange(min_run_time=1)
+print(cpp_m)
+results.append(cpp_m)
+
 print("\n# 4. Instruction counts: Timer.collect_callgrind(...)")
 if shutil.which("valgrind") is None:
     print("valgrind is not installed (apt-get install valgrind): skipping instruction counts")
 else:
-    from benchkit import CallgrindStats, FunctionCounts, collect_callgrind_many
+    from benchkit import CallgrindStats, collect_callgrind_many
+
+    cpp_stats: CallgrindStats = cpp_timer.collect_callgrind()
+    print(cpp_stats)
+    results.append(cpp_stats)
 
     broadcasting_timer = Timer("x * y", "x = torch.ones((128,))\ny = torch.ones((1,))",
                                label="x * y", sub_label="{128} x {1}")

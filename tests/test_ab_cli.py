@@ -1,7 +1,6 @@
 """`benchkit ab` end to end: real worker processes, real environments, real git revisions."""
 import json
 import subprocess
-import sys
 import textwrap
 
 import pytest

@@ -22,19 +22,18 @@ def test_block_size_grows_until_overhead_is_negligible():
 
 
 def test_block_size_honours_min_run_time():
-    # 100 runs: 0.1 % overhead, and a 1 ms block would leave only 10 blocks in 0.01 s.
-    assert autorange.estimate_block_size(FakeBlocks(1e-6), min_run_time=0.01) == 100
-    # otherwise a block must reach min_run_time / 1000 at <= 0.01 % overhead.
+    # a block must reach min_run_time / 1000 at <= 0.01 % overhead (torch's rule).
+    assert autorange.estimate_block_size(FakeBlocks(1e-6), min_run_time=0.01) == 1000
     assert autorange.estimate_block_size(FakeBlocks(1e-6), min_run_time=10.0) == 10000
     assert autorange.estimate_block_size(FakeBlocks(1e-6), min_run_time=100.0) == 100000
 
 
-def test_block_size_keeps_enough_blocks_for_statistics():
-    # 17 ms per run, 2 us overhead: 0.012 % overhead is above 0.01 %, but a 170 ms block
-    # would leave fewer than 10 blocks in 0.1 s, and 0.012 % <= 0.1 %: stop at 1.
-    assert autorange.estimate_block_size(FakeBlocks(0.017, overhead=2e-6), 0.1) == 1
-    # with 100 us overhead (0.6 %) the block still grows
-    assert autorange.estimate_block_size(FakeBlocks(0.017, overhead=1e-4), 0.1) == 10
+def test_block_size_is_torchs_even_when_few_blocks_fit():
+    # 17 ms per run, 2 us overhead: 0.012 % overhead is above 0.01 %, so the block grows to
+    # 10 runs, as torch's does (170 ms blocks leave one block in 0.1 s).
+    assert autorange.estimate_block_size(FakeBlocks(0.017, overhead=2e-6), 0.1) == 10
+    # a block longer than min_run_time stops the growth
+    assert autorange.estimate_block_size(FakeBlocks(0.017, overhead=1e-4), 0.01) == 1
 
 
 def test_block_size_stops_on_a_slow_statement():

@@ -1,5 +1,4 @@
 """The benchkit CLI end to end, as a subprocess."""
-import json
 import shutil
 import subprocess
 import sys

@@ -1,4 +1,3 @@
-import textwrap
 
 import pytest
 
@@ -20,27 +19,28 @@ def _table():
     ]
 
 
-MUL = """\
-[------------------ mul ------------------]
-                     |   float   |   double
-1 threads: --------------------------------
-      {128} x {128}  |  1215.0   |   2415.0
-      {128} x {1}    |  1315.0   |  13000.0
-2 threads: --------------------------------
-      {128} x {128}  |   815.0   |
+# Exactly torch.utils.benchmark.Compare's text for the same data (trailing blanks included;
+# tests/test_torch_parity.py checks it against torch itself).
+MUL = (
+    "[----------------- mul ------------------]\n"
+    "                     |  float   |   double\n"
+    "1 threads: -------------------------------\n"
+    "      {128} x {128}  |  1215.0  |   2415.0\n"
+    "      {128} x {1}    |  1315.0  |  13000.0\n"
+    "2 threads: -------------------------------\n"
+    "      {128} x {128}  |   815.0  |         \n"
+    "\n"
+    "Times are in nanoseconds (ns).\n")
 
-Times are in nanoseconds (ns).
-"""
-
-OTHER = """\
-[------------- other -------------]
-                          |
-1 threads: ------------------------
-  (A)                big  |   915.0
-  (Unspecified env)  big  |  1015.0
-
-Times are in microseconds (us).
-"""
+# torch crashes on this table (a None description, a None env next to "A").
+OTHER = (
+    "[------------- other -------------]\n"
+    "                          |        \n"
+    "1 threads: ------------------------\n"
+    "  (A)                big  |   915.0\n"
+    "  (Unspecified env)  big  |  1015.0\n"
+    "\n"
+    "Times are in microseconds (us).\n")
 
 
 def test_tables_per_label_threads_envs_and_missing_descriptions():
@@ -51,18 +51,17 @@ def test_trim_and_highlight_warnings():
     c = Compare(_table()[:5])
     c.trim_significant_figures()
     c.highlight_warnings()
-    assert str(c) == textwrap.dedent("""\
-        [----------------------- mul -----------------------]
-                             |     float     |     double
-        1 threads: ------------------------------------------
-              {128} x {128}  |  1000         |   2000
-              {128} x {1}    |  1000         |  10000 (! 35%)
-        2 threads: ------------------------------------------
-              {128} x {128}  |   800         |
-
-        Times are in nanoseconds (ns).
-        (! XX%) Measurement has high variance, where XX is the IQR / median * 100.
-        """)
+    assert str(c) == (
+        "[-------------------- mul --------------------]\n"
+        "                     |  float  |      double   \n"
+        "1 threads: ------------------------------------\n"
+        "      {128} x {128}  |   1000  |    2000       \n"
+        "      {128} x {1}    |   1000  |  10000 (! 35%)\n"
+        "2 threads: ------------------------------------\n"
+        "      {128} x {128}  |    800  |               \n"
+        "\n"
+        "Times are in nanoseconds (ns).\n"
+        "(! XX%) Measurement has high variance, where XX is the IQR / median * 100.\n")
 
 
 def test_colorize_rowwise_and_columnwise():
@@ -71,13 +70,14 @@ def test_colorize_rowwise_and_columnwise():
     c.colorize(rowwise=True)
     lines = str(c).splitlines()
     # Without the 2-thread row the smallest median is 1.2 us, so the unit is us.
-    assert lines[3] == f"      {{128}} x {{128}}  |    {best}1.2{reset}    |     2.4"
-    assert lines[4] == f"      {{128}} x {{1}}    |    {best}1.3{reset}    |    {very_bad}13.0{reset}"
+    # As torch: the colour codes wrap the centred cell, padding included.
+    assert lines[3] == f"      {{128}} x {{128}}  |  {best} 1.2 {reset}  |    2.4 "
+    assert lines[4] == f"      {{128}} x {{1}}    |  {best} 1.3 {reset}  |  {very_bad} 13.0 {reset}"
     c = Compare(_table()[:4])
     c.colorize()
     lines = str(c).splitlines()
-    assert lines[4].endswith(f"{very_bad}13.0{reset}") and f"{best} 2.4" in lines[3]
-    assert "\x1b[34m\x1b[1m1.3" in lines[4]  # within 10 % of the column best: "good"
+    assert lines[4].endswith(f"{very_bad} 13.0 {reset}") and f"{best}  2.4 {reset}" in lines[3]
+    assert "\x1b[34m\x1b[1m 1.3 " in lines[4]  # within 10 % of the column best: "good"
 
 
 def test_replicates_are_merged_and_extend_results():

@@ -49,8 +49,10 @@ def test_profile_uses_the_timer_loop_as_schedule(traces):
     trace = load_trace(traces["base"])
     names = [e.get("name") for e in trace["traceEvents"]]
     assert sum(n.startswith("ProfilerStep#") for n in names if n) == 2
+    runs = trace["benchkit"]["runs_per_step"] * 2
+    assert runs > 2                                         # several runs per step, not one
     assert names.count("MyModule: double") == 2          # region named from label/sub_label
-    assert names.count("LINEAR PASS") == 2 and names.count("MASK INDICES") == 2
+    assert names.count("LINEAR PASS") == runs and names.count("MASK INDICES") == runs
     assert "aten::uniform_" not in names                    # setup is not profiled
     meta = trace["benchkit"]
     assert meta["active_steps"] == 2 and meta["overhead"] == pytest.approx(
@@ -62,6 +64,7 @@ def test_profile_tables_sorting_grouping_and_stacks(traces):
     result = traces["result"]
     table = result.table(sort_by="self", row_limit=5)
     assert "Self CPU" in table and "profiler overhead:" in table
+    assert f"this table covers {2 * result.number} runs (2 active steps of" in table
     by_calls = result.table(sort_by="calls", row_limit=3)
     assert "# of Calls" in by_calls
     shapes = result.table(group_by="input_shapes", row_limit=50)
@@ -87,13 +90,20 @@ def test_analysis_of_the_real_trace_finds_the_dominant_region(traces):
     items = events.slices(load_trace(traces["base"]))
     regions = analysis.analyze(items, aggregate_by="region", types=None)
     named = {r.key: r for r in regions.rows}
+    runs = 2 * traces["result"].number
     assert named["MASK INDICES"].self_ns > named["LINEAR PASS"].self_ns
-    assert named["LINEAR PASS"].flops == 2 * (2 * 128 * 500 * 10)   # addmm, counted once
+    assert named["LINEAR PASS"].flops == runs * (2 * 128 * 500 * 10)   # addmm, counted once
     assert sum(r.self_pct for r in regions.rows) == pytest.approx(100.0)
     ops = analysis.analyze(items, types=["cpu_op"], name="^aten::(addmm|linear)$",
                            order_by="+name")
-    assert [r.key for r in ops.rows] == ["aten::addmm", "aten::linear"]
-    assert ops.rows[0].flop_per_s > 0 and ops.rows[0].gb_per_s > 0
+    addmm, linear = ops.rows
+    assert (addmm.key, linear.key) == ("aten::addmm", "aten::linear")
+    # The work belongs to addmm; linear shows it only as inclusive work.
+    assert addmm.flops == runs * 2 * 128 * 500 * 10 and linear.flops is None
+    assert linear.incl_flops == addmm.flops == addmm.incl_flops
+    assert addmm.flop_per_s == pytest.approx(addmm.flops / (addmm.self_ns * 1e-9))
+    assert linear.incl_flop_per_s == pytest.approx(linear.incl_flops / (linear.total_ns * 1e-9))
+    assert addmm.gb_per_s > 0
 
 
 def _x(name, ts, dur, tid=1, cat="cpu_op", **args):

@@ -168,11 +168,13 @@ def test_process_structure_and_ab_section_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("processes, problem", [
-    ([], "non-empty list of processes"),
+    ([], "measurements[0].processes: [] should be non-empty"),
     ([{"chunks": [2, 2], "probes": [1e-4, 1e-4]}, {"chunks": [2]}], "hold 6 blocks but"),
-    ([{"chunks": [2, 0]}], "positive integers"),
-    ([{"chunks": [3], "probes": [-1.0]}, {"chunks": [2]}], "one positive number per chunk"),
-    (["x"], "expected an object"),
+    ([{"chunks": [2, 0]}], "measurements[0].processes[0].chunks[1]: 0 is less than"),
+    ([{"chunks": [3], "probes": [-1.0]}, {"chunks": [2]}],
+     "measurements[0].processes[0].probes[0]: -1.0 is less than or equal to"),
+    ([{"chunks": [3], "probes": [1.0, 2.0]}, {"chunks": [2]}], "2 probes for 1 chunks"),
+    (["x"], "measurements[0].processes[0]: 'x' is not of type 'object'"),
 ])
 def test_impossible_process_structure_is_refused(tmp_path, processes, problem):
     path = benchkit.save(tmp_path / "r.json", [_sampled()])

@@ -48,6 +48,8 @@ def test_demo_prints_measurements_and_table_and_writes_results(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tour_seed003.py"),
                           str(target)], capture_output=True, text=True, check=True,
                          cwd=tmp_path).stdout
-    assert out.count("Median: ") == 2 and "{128} x {1}" in out and "threads: " in out
+    assert out.count("Median: ") == 3 and "{128} x {1}" in out and "threads: " in out
+    assert "# 3. C++ snippets" in out and "x * y;" in out
     loaded = benchkit.load(target)
-    assert [m.sub_label for m in loaded.measurements] == ["{128} x {128}", "{128} x {1}"]
+    assert [m.sub_label for m in loaded.measurements] == ["{128} x {128}", "{128} x {1}", None]
+    assert loaded.measurements[2].stmt == "x * y;"

@@ -54,6 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("files", nargs="+", metavar="FILE")
     plot.add_argument("-o", "--output", default="benchkit.png", metavar="PNG")
 
+    imp = sub.add_parser("import-torch", help="convert pickled torch.utils.benchmark "
+                                              "Measurements/CallgrindStats (unpickles: "
+                                              "trusted files only)")
+    imp.add_argument("files", nargs="+", metavar="PICKLE")
+    imp.add_argument("-o", "--output", required=True, metavar="FILE",
+                     help="benchkit results file to write (.json or .json.gz)")
+
     merge = sub.add_parser("merge", help="merge results files into one")
     merge.add_argument("output")
     merge.add_argument("files", nargs="+", metavar="FILE")
@@ -161,15 +168,35 @@ def cmd_plot(args) -> int:
 
 def cmd_merge(args) -> int:
     import benchkit
+    from benchkit.results.store import check_writable, save_with_fallback
+    output = check_writable(args.output)
     merged = benchkit.merge([benchkit.load(f) for f in args.files])
-    benchkit.save(args.output, merged)
-    print(f"wrote {args.output}: {len(merged.measurements)} measurements, "
+    written, problem = save_with_fallback(output, merged)
+    if problem:
+        print(f"could not write {problem}; saved the merged results to {written} instead",
+              file=sys.stderr)
+    print(f"wrote {written}: {len(merged.measurements)} measurements, "
           f"{len(merged.callgrind)} callgrind stats from {len(args.files)} files")
     return EXIT_OK
 
 
-COMMANDS = {"show": cmd_show, "compare": cmd_compare, "diff": cmd_diff,
-            "plot": cmd_plot, "merge": cmd_merge}
+def cmd_import_torch(args) -> int:
+    import benchkit
+    from benchkit.results.store import check_writable
+    from benchkit.torch_compat import load_torch_pickle
+    output = check_writable(args.output)
+    items = [item for path in args.files for item in load_torch_pickle(path)]
+    benchkit.save(output, items)
+    kinds = {}
+    for item in items:
+        kinds[type(item).__name__] = kinds.get(type(item).__name__, 0) + 1
+    print(f"wrote {output}: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) +
+          f" from {len(args.files)} torch.utils.benchmark pickle(s)")
+    return EXIT_OK
+
+
+COMMANDS = {"import-torch": cmd_import_torch, "show": cmd_show, "compare": cmd_compare,
+            "diff": cmd_diff, "plot": cmd_plot, "merge": cmd_merge}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         return handler(args)
     except BenchkitError as error:
         print(f"benchkit {args.command}: error: {error}", file=sys.stderr)
+        theirs = getattr(error, "user_traceback", "")
+        if theirs:
+            print("-- where it happened in your code:\n" + theirs.rstrip(), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

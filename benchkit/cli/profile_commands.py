@@ -1,9 +1,11 @@
 """Profiling commands: profile a suite benchmark, analyze/diff/merge/validate chrome traces."""
 from __future__ import annotations
 
+import argparse
 import json
 import re
 
+from benchkit.cli import args as types
 from benchkit.errors import BenchkitError
 
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)?\s*$")
@@ -13,7 +15,8 @@ _SCALE = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, None: 1_000
 def _time_ns(text: str) -> int:
     match = _TIME.match(text)
     if not match:
-        raise BenchkitError(f"{text!r} is not a duration like 50us, 2ms or 0.5 (us)")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 50us, 2ms or 0.5 "
+                                         "(us)")
     return int(float(match.group(1)) * _SCALE[match.group(2)])
 
 
@@ -25,15 +28,17 @@ def add_parsers(sub) -> None:
                       help="chrome trace to write (one benchmark: this path; several: "
                            "NAME-<i>.json.gz next to it)")
     prof.add_argument("--sort-by", default="self")
-    prof.add_argument("--row-limit", type=int, default=15)
+    prof.add_argument("--row-limit", type=types.positive_int, default=15)
     prof.add_argument("--group-by", choices=["input_shapes", "stack"])
     prof.add_argument("--with-stack", action="store_true")
     prof.add_argument("--profile-memory", action="store_true")
-    prof.add_argument("--active", type=int, default=3, help="active steps (default 3)")
+    prof.add_argument("--active", type=types.positive_int, default=3,
+                      help="active steps (default 3)")
 
     an = sub.add_parser("analyze", help="per-op analysis of a chrome trace")
     an.add_argument("trace")
-    an.add_argument("-t", "--top", type=int, default=20, help="rows to show (0 = all)")
+    an.add_argument("-t", "--top", type=types.non_negative_int, default=20,
+                    help="rows to show (0 = all)")
     an.add_argument("--name", metavar="REGEX", help="only events whose name matches")
     an.add_argument("--type", action="append", metavar="CATEGORY",
                     help="only these categories (cpu_op, user_annotation, python_function, "
@@ -50,7 +55,8 @@ def add_parsers(sub) -> None:
     td = sub.add_parser("trace-diff", help="per-op self-time and call deltas of two traces")
     td.add_argument("base")
     td.add_argument("new")
-    td.add_argument("--top", type=int, default=30, help="rows to show (0 = all)")
+    td.add_argument("--top", type=types.non_negative_int, default=30,
+                    help="rows to show (0 = all)")
     td.add_argument("--by-region", action="store_true", help="key ops by region / name")
     td.add_argument("--markdown", action="store_true")
 

@@ -1,48 +1,44 @@
-"""Render TableModels to text with tabulate, in the layout of torch.utils.benchmark.Compare."""
+"""Render TableModels to text, character for character as torch.utils.benchmark.Compare does.
+
+Plain string operations rather than a table library: the output must match torch's own
+centring (str.center), padding and the places where colour codes sit (around the centred
+cell), which general table renderers do differently.
+"""
 from __future__ import annotations
-
-import re
-
-from tabulate import DataRow, TableFormat, tabulate
 
 from benchkit import stats
 from benchkit.compare.table import TableModel
 
-_ANSI = {
-    "best": "\033[92m\033[1m",
-    "good": "\033[34m\033[1m",
-    "bad": "\033[2m\033[91m",
-    "very_bad": "\033[31m\033[1m",
-}
-_RESET = "\033[0m\033[0m"
-_ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
-_PIPES = TableFormat(lineabove=None, linebelowheader=None, linebetweenrows=None, linebelow=None,
-                     headerrow=DataRow("", "  |  ", ""), datarow=DataRow("", "  |  ", ""),
-                     padding=0, with_header_hide=None)
-
-
-def _cell_text(cell, blank_width: int) -> str:
-    if cell is None:
-        return " " * blank_width
-    if cell.color is None:
-        return cell.text
-    return _ANSI[cell.color] + cell.text + _RESET
+BEST = "\033[92m"
+GOOD = "\033[34m"
+BAD = "\033[2m\033[91m"
+VERY_BAD = "\033[31m"
+BOLD = "\033[1m"
+TERMINATE = "\033[0m"
+_STYLE = {"best": BEST + BOLD, "good": GOOD + BOLD, "bad": BAD, "very_bad": VERY_BAD + BOLD}
 
 
 def render_table(model: TableModel) -> str:
-    blank = max((len(c.text) for r in model.rows for c in r.cells if c), default=0)
-    body = [[row.name] + [_cell_text(c, blank) for c in row.cells] for row in model.rows]
-    text = tabulate(body, headers=[""] + list(model.columns), tablefmt=_PIPES,
-                    colalign=["left"] + ["center"] * len(model.columns),
-                    disable_numparse=True, preserve_whitespace=True)
-    lines = text.split("\n")
-    width = max(len(_ANSI_CODE.sub("", line)) for line in lines)
-    out = ["[" + f" {model.label or ''} ".center(width - 2, "-") + "]", lines[0]]
-    for row, line in zip(model.rows, lines[1:]):
+    """One table; ends with a newline, as torch's."""
+    string_rows = [["", *model.columns]]
+    string_rows += [[row.name, *(c.text for c in row.cells)] for row in model.rows]
+    widths = [max(len(r[i]) for r in string_rows) for i in range(len(string_rows[0]))]
+    header = "  |  ".join(text.center(w) for text, w in zip(string_rows[0], widths))
+    overall = len(header)
+    lines = [header]
+    for row, strings in zip(model.rows, string_rows[1:]):
         if row.thread_group is not None:
-            out.append(f"{row.thread_group} threads: ".ljust(width, "-"))
-        out.append(line)
-    out += ["", f"Times are in {stats.unit_to_english(model.unit)}s ({model.unit})."]
+            lines.append(f"{row.thread_group} threads: ".ljust(overall, "-"))
+        parts = [strings[0].ljust(widths[0])]
+        for cell, text, width in zip(row.cells, strings[1:], widths[1:]):
+            text = text.center(width)
+            if cell.color is not None:
+                text = _STYLE[cell.color] + text + TERMINATE * 2
+            parts.append(text)
+        lines.append("  |  ".join(parts))
+    title = "[" + f" {model.label or ''} ".center(overall - 2, "-") + "]"
+    out = [title, *lines, "", f"Times are in {stats.unit_to_english(model.unit)}s ({model.unit})."]
+    text = "\n".join(out) + "\n"
     if model.has_warnings:
-        out.append("(! XX%) Measurement has high variance, where XX is the IQR / median * 100.")
-    return "\n".join(out) + "\n"
+        text += "(! XX%) Measurement has high variance, where XX is the IQR / median * 100.\n"
+    return text

@@ -1,7 +1,10 @@
 """Pure trace analysis (a profile_analyze for chrome traces): filter, aggregate, order.
 
-Percentages are relative to the unfiltered total self time; FLOP/s and GB/s are computed
-after aggregation (total FLOPs / total time).
+Percentages are relative to the unfiltered total self time. FLOPs and bytes belong to the op
+that does the work: an op with a costed op beneath it (aten::linear over aten::addmm) has
+none of its own, so a column sums without double counting; its `incl.` figures hold the work
+beneath it. Each rate divides by the matching time: FLOP/s = own FLOPs / self time,
+incl. FLOP/s = inclusive FLOPs / total time (after aggregation).
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ from benchkit.profile.flops import op_cost
 
 AGGREGATE_BY = ("name", "name+shapes", "region")
 AGGREGATES = ("sum", "mean", "min", "max", "count")
-ORDER_KEYS = ("self", "total", "calls", "flops", "bytes", "flop/s", "gb/s", "name")
+ORDER_KEYS = ("self", "total", "calls", "flops", "incl_flops", "bytes", "flop/s", "gb/s",
+              "name")
 SKIP_CATEGORIES = {"Trace"}   # the whole-trace span
 
 
@@ -29,24 +33,31 @@ class Row:
     calls: int
     self_ns: float
     total_ns: float
-    flops: int | None
+    flops: int | None              # the group's own work (leaf ops)
     bytes: int | None
+    incl_flops: int | None = None  # own work plus the work of the ops beneath
+    incl_bytes: int | None = None
     self_pct: float = 0.0
     cum_pct: float = 0.0
 
     @property
     def flop_per_s(self) -> float | None:
-        return self.flops / (self.total_ns * 1e-9) if self.flops and self.total_ns > 0 else None
+        return self.flops / (self.self_ns * 1e-9) if self.flops and self.self_ns > 0 else None
 
     @property
     def gb_per_s(self) -> float | None:
-        return self.bytes / self.total_ns if self.bytes and self.total_ns > 0 else None
+        return self.bytes / self.self_ns if self.bytes and self.self_ns > 0 else None
+
+    @property
+    def incl_flop_per_s(self) -> float | None:
+        return (self.incl_flops / (self.total_ns * 1e-9)
+                if self.incl_flops and self.total_ns > 0 else None)
 
     def sort_value(self, key: str):
         return {"self": self.self_ns, "total": self.total_ns, "calls": self.calls,
                 "flops": self.flops or 0, "bytes": self.bytes or 0,
-                "flop/s": self.flop_per_s or 0, "gb/s": self.gb_per_s or 0,
-                "name": self.key}[key]
+                "incl_flops": self.incl_flops or 0, "flop/s": self.flop_per_s or 0,
+                "gb/s": self.gb_per_s or 0, "name": self.key}[key]
 
 
 @dataclasses.dataclass
@@ -95,17 +106,8 @@ def analyze(items: Sequence[Slice], *, name: str | None = None,
               and (not types or s.cat in types)
               and (min_time_ns is None or s.dur >= min_time_ns)
               and (max_time_ns is None or s.dur <= max_time_ns)]
-    costs = {id(s): op_cost(s.name, s.args) for s in chosen}
-    if aggregate_by == "region":
-        # Count FLOPs/bytes once: an op whose descendant is costed too (aten::linear over
-        # aten::addmm) is left out of the region's sums.
-        for s in chosen:
-            if costs[id(s)][0]:
-                parent = s.parent
-                while parent is not None:
-                    if id(parent) in costs:
-                        costs[id(parent)] = (None, None)
-                    parent = parent.parent
+    own, inclusive = attribute_costs(counted)
+    costs = {id(s): own[id(s)] for s in chosen}
     groups: dict[tuple, list[Slice]] = {}
     for s in chosen:
         if aggregate_by == "name":
@@ -117,15 +119,19 @@ def analyze(items: Sequence[Slice], *, name: str | None = None,
         groups.setdefault(key, []).append(s)
     rows = []
     for (key, shapes), group in groups.items():
-        group_costs = [costs[id(s)] for s in group]
-        flops = [c[0] for c in group_costs if c[0] is not None]
-        moved = [c[1] for c in group_costs if c[1] is not None]
+        flops = [costs[id(s)][0] for s in group if costs[id(s)][0] is not None]
+        moved = [costs[id(s)][1] for s in group if costs[id(s)][1] is not None]
+        # A region row holds everything inside it: own work and inclusive work coincide.
+        incl = flops if aggregate_by == "region" else [
+            inclusive[id(s)][0] for s in group if inclusive[id(s)][0] is not None]
+        incl_moved = moved if aggregate_by == "region" else [
+            inclusive[id(s)][1] for s in group if inclusive[id(s)][1] is not None]
         # region rows count self time of everything inside, total = the same (no double count)
         rows.append(Row(key, shapes, len(group), _reduce([s.self_ns for s in group], aggregate),
                         _reduce([s.dur for s in group], aggregate) if aggregate_by != "region"
                         else _reduce([s.self_ns for s in group], aggregate),
-                        sum(flops) if flops else None,
-                        sum(moved) if moved else None))
+                        sum(flops) if flops else None, sum(moved) if moved else None,
+                        sum(incl) if incl else None, sum(incl_moved) if incl_moved else None))
     rows.sort(key=lambda r: r.key)   # ties read alphabetically (sorts below are stable)
     rows.sort(key=lambda r: r.sort_value(order_key), reverse=not ascending)
     running = 0.0
@@ -136,6 +142,34 @@ def analyze(items: Sequence[Slice], *, name: str | None = None,
     if top:
         rows = rows[:top]
     return Analysis(rows, total, len(chosen), aggregate_by, aggregate)
+
+
+def attribute_costs(items: Sequence[Slice]) -> tuple[dict, dict]:
+    """(own, inclusive) (FLOPs, bytes) per slice id. An op keeps its own estimate only when no
+    op beneath it is costed (the leaf does the work); inclusive sums own work over the op and
+    everything beneath it. Unknown costs are None."""
+    estimate = {id(s): op_cost(s.name, s.args) for s in items}
+    covered = set()
+    for s in items:
+        if estimate[id(s)][0]:   # a zero-FLOP copy beneath addmm does not take its work
+            parent = s.parent
+            while parent is not None:
+                covered.add(id(parent))
+                parent = parent.parent
+    own = {key: ((None, None) if key in covered else value) for key, value in estimate.items()}
+    inclusive: dict[int, list] = {id(s): [None, None] for s in items}
+    for s in items:
+        flops, moved = own[id(s)]
+        if flops is None:
+            continue
+        node = s
+        while node is not None:
+            if id(node) in inclusive:
+                totals = inclusive[id(node)]
+                totals[0] = (totals[0] or 0) + flops
+                totals[1] = (totals[1] or 0) + (moved or 0)
+            node = node.parent
+    return own, {k: tuple(v) for k, v in inclusive.items()}
 
 
 def _time(ns: float) -> str:
@@ -165,14 +199,21 @@ def format_analysis(result: Analysis, markdown: bool = False) -> str:
     agg = "" if result.aggregate in ("sum", "count") else f" ({result.aggregate})"
     headers += ["calls", f"self{agg}", f"total{agg}", "self %", "cum %", "FLOPs", "FLOP/s",
                 "bytes", "GB/s"]
+    inclusive = result.aggregate_by != "region"
+    if inclusive:
+        headers += ["incl. FLOPs", "incl. FLOP/s"]
     body = []
     for r in result.rows:
         line = [r.key] + ([r.shapes] if result.aggregate_by == "name+shapes" else [])
         line += [r.calls, _time(r.self_ns), _time(r.total_ns), f"{r.self_pct:.2f}%",
                  f"{r.cum_pct:.2f}%", _si(r.flops, ""), _si(r.flop_per_s, "FLOP/s"),
                  _si(r.bytes, "B"), f"{r.gb_per_s:.2f}" if r.gb_per_s else "-"]
+        if inclusive:
+            line += [_si(r.incl_flops, ""), _si(r.incl_flop_per_s, "FLOP/s")]
         body.append(line)
     table = tabulate(body, headers=headers, tablefmt="github" if markdown else "simple",
                      disable_numparse=True)
+    note = ("; FLOPs/bytes are the op's own work (FLOP/s over self time), incl. the work "
+            "beneath it (over total time)" if inclusive else "")
     return (f"{table}\n\n{result.shown_events} events shown; percentages of the unfiltered "
-            f"total self time {_time(result.total_ns)}")
+            f"total self time {_time(result.total_ns)}{note}")

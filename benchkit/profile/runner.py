@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import math
 import json
 import statistics
 import tempfile
@@ -12,8 +13,13 @@ from typing import Any
 
 from benchkit.errors import BenchkitError
 from benchkit.results.store import atomic_write_bytes
-from benchkit.timing import autorange
+from benchkit.stats import format_time
 from benchkit.timing.threads import torch_threads
+
+# Unless `number` is given, each profiler step holds about STEP_TIME seconds of undisturbed
+# runs (at most MAX_RUNS_PER_STEP), so per-op shares rest on many runs, not three.
+STEP_TIME = 0.02
+MAX_RUNS_PER_STEP = 5000
 
 SORT_ALIASES = {
     "self": "self_cpu_time_total", "total": "cpu_time_total", "calls": "count",
@@ -41,7 +47,6 @@ class ProfileResult:
         return self.per_run_with_profiler / self.per_run_without_profiler
 
     def overhead_summary(self) -> str:
-        from benchkit.report import format_time
         note = ("per-op times are distorted; read them relatively" if self.overhead > 1.5
                 else "per-op times are close to undisturbed")
         return (f"profiler overhead: {format_time(self.per_run_with_profiler)} per run with "
@@ -65,7 +70,11 @@ class ProfileResult:
             raise BenchkitError(f"sort_by={sort_by!r} is not a column; use one of "
                                 f"{sorted(SORT_ALIASES)} or a torch key such as "
                                 "'self_cpu_time_total'") from None
-        return f"{text}\n{self.overhead_summary()}"
+        return f"{text}\n{self.coverage()}\n{self.overhead_summary()}"
+
+    def coverage(self) -> str:
+        return (f"this table covers {self.steps * self.number} runs ({self.steps} active "
+                f"steps of {self.number} runs)")
 
     def export_chrome_trace(self, path: str | Path) -> Path:
         """Write the trace (.json or .json.gz) for Perfetto, with benchkit's metadata."""
@@ -87,7 +96,7 @@ class ProfileResult:
 
     def __repr__(self) -> str:
         return (f"<benchkit ProfileResult {self.region!r}: {self.steps} active steps of "
-                f"{self.number} runs>\n{self.overhead_summary()}")
+                f"{self.number} runs>\n{self.coverage()}\n{self.overhead_summary()}")
 
 
 def _stmt_only_loop(timer):
@@ -123,8 +132,8 @@ def profile_timer(timer, *, wait: int = 1, warmup: int = 1, active: int = 3, rep
     undisturbed = timer.blocked_autorange(min_run_time=min_run_time)
     loop = _stmt_only_loop(timer)
     if number is None:
-        number = max(1, min(undisturbed.number_per_run,
-                            autorange.estimate_block_size(loop.time_block, 0.01)))
+        number = int(min(MAX_RUNS_PER_STEP,
+                         max(1, math.ceil(STEP_TIME / max(undisturbed.median, 1e-9)))))
     activities = [ProfilerActivity.CPU]
     if torch.cuda.is_available():
         activities.append(ProfilerActivity.CUDA)

@@ -6,7 +6,6 @@ import json
 import zlib
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 from benchkit.errors import TraceError
 from benchkit.results.store import atomic_write_bytes

@@ -1,5 +1,10 @@
 """Versioned results-file schema: pure conversion between objects and JSON-able dicts.
 
+The codecs of everything a results file holds (TaskSpec, Measurement, CallgrindStats) live
+here; `results.schema.json` next to this file is the published JSON Schema of the current
+version, and `from_document` checks every loaded file against it (after migrating older
+versions) before building objects.
+
 Format history (bump FORMAT_VERSION and add a migration for every change):
   1 - measurements (task_spec, number_per_run, raw_times, metadata) + environment.
   2 - adds "callgrind": CallgrindStats (task_spec, counts per dump, baseline, metadata).
@@ -10,14 +15,15 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
 from __future__ import annotations
 
 import dataclasses
-import math
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from benchkit.measurement import Measurement, ProcessSample
-from benchkit.task import TASKSPEC_FIELDS, TaskSpec
+from benchkit.task import TaskSpec
 
 FORMAT_NAME = "benchkit-results"
 FORMAT_VERSION = 3
+_COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusive_stats",
+           "stmt_exclusive_stats")
 
 
 class SchemaError(ValueError):
@@ -41,6 +47,9 @@ class Results:
         return iter([*self.measurements, *self.callgrind])
 
 
+# ----------------------------------------------------------------------------- objects -> JSON
+
+
 def _jsonable_metadata(metadata: Any, where: str) -> Any:
     if metadata is None or isinstance(metadata, (str, int, float, bool)):
         return metadata
@@ -56,15 +65,6 @@ def task_spec_to_dict(spec: TaskSpec) -> dict[str, Any]:
     return dataclasses.asdict(spec)
 
 
-def task_spec_from_dict(d: Any, where: str) -> TaskSpec:
-    if not isinstance(d, dict) or "stmt" not in d:
-        raise SchemaError(f"{where}: expected an object with at least 'stmt'")
-    unknown = set(d) - set(TASKSPEC_FIELDS)
-    if unknown:
-        raise SchemaError(f"{where}: unknown fields {sorted(unknown)}")
-    return TaskSpec(**{**{"setup": "pass"}, **d})
-
-
 def measurement_to_dict(m: Measurement) -> dict[str, Any]:
     out = {"task_spec": task_spec_to_dict(m.task_spec), "number_per_run": m.number_per_run,
            "raw_times": [float(t) for t in m.raw_times],
@@ -75,49 +75,18 @@ def measurement_to_dict(m: Measurement) -> dict[str, Any]:
     return out
 
 
-def _processes_from(d: Any, where: str, blocks: int) -> list[ProcessSample] | None:
-    if d is None:
-        return None
-    if not isinstance(d, list) or not d:
-        raise SchemaError(f"{where}: expected a non-empty list of processes")
-    out = []
-    for i, p in enumerate(d):
-        here = f"{where}[{i}]"
-        if not isinstance(p, dict):
-            raise SchemaError(f"{here}: expected an object with 'chunks' and 'probes'")
-        chunks, probes = p.get("chunks"), p.get("probes", [])
-        if not isinstance(chunks, list) or not chunks or not all(
-                isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in chunks):
-            raise SchemaError(f"{here}.chunks: expected a non-empty list of positive integers")
-        if not isinstance(probes, list) or (probes and len(probes) != len(chunks)) or not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-                and x > 0 for x in probes):
-            raise SchemaError(f"{here}.probes: expected one positive number per chunk")
-        out.append(ProcessSample(tuple(chunks), tuple(float(x) for x in probes)))
-    if sum(p.blocks for p in out) != blocks:
-        raise SchemaError(f"{where}: the processes hold {sum(p.blocks for p in out)} blocks "
-                          f"but raw_times has {blocks}")
+def callgrind_to_dict(stats: Any) -> dict[str, Any]:
+    out = {"task_spec": task_spec_to_dict(stats.task_spec),
+           "number_per_run": stats.number_per_run,
+           "built_with_debug_symbols": stats.built_with_debug_symbols,
+           "stmt_callgrind_out": stats.stmt_callgrind_out,
+           "metadata": _jsonable_metadata(stats.metadata, "metadata")}
+    for name in _COUNTS:
+        out[name] = [[c, fn] for c, fn in getattr(stats, name)]
     return out
 
 
-def measurement_from_dict(d: Any, where: str) -> Measurement:
-    if not isinstance(d, dict):
-        raise SchemaError(f"{where}: expected an object")
-    n = d.get("number_per_run")
-    times = d.get("raw_times")
-    if not isinstance(n, int) or n < 1:
-        raise SchemaError(f"{where}.number_per_run: expected a positive integer, got {n!r}")
-    if not isinstance(times, list) or not all(
-            isinstance(t, (int, float)) and math.isfinite(t) for t in times):
-        raise SchemaError(f"{where}.raw_times: expected a list of finite numbers")
-    return Measurement(n, [float(t) for t in times],
-                       task_spec_from_dict(d.get("task_spec"), f"{where}.task_spec"),
-                       d.get("metadata"),
-                       _processes_from(d.get("processes"), f"{where}.processes", len(times)))
-
-
 def to_document(results: Results) -> dict[str, Any]:
-    from benchkit.valgrind.serialize import callgrind_to_dict
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -127,6 +96,53 @@ def to_document(results: Results) -> dict[str, Any]:
         "extra": results.extra,
         "ab": results.ab,
     }
+
+
+# ----------------------------------------------------------------------------- JSON -> objects
+# Structure and types are the JSON Schema's job; these build objects from valid documents and
+# check what a schema cannot say (the processes' blocks add up to raw_times).
+
+
+def task_spec_from_dict(d: dict[str, Any], where: str = "task_spec") -> TaskSpec:
+    if not isinstance(d, dict) or not isinstance(d.get("stmt"), str):
+        raise SchemaError(f"{where}: expected an object with a string 'stmt'")
+    return TaskSpec(**{"setup": "pass", **d})
+
+
+def _processes(d: list | None, where: str, blocks: int) -> list[ProcessSample] | None:
+    if d is None:
+        return None
+    out = []
+    for i, p in enumerate(d):
+        probes = p.get("probes", [])
+        if probes and len(probes) != len(p["chunks"]):
+            raise SchemaError(f"{where}[{i}].probes: {len(probes)} probes for "
+                              f"{len(p['chunks'])} chunks; expected one per chunk")
+        out.append(ProcessSample(tuple(p["chunks"]), tuple(float(x) for x in probes)))
+    total = sum(p.blocks for p in out)
+    if total != blocks:
+        raise SchemaError(f"{where}: the processes hold {total} blocks but raw_times has "
+                          f"{blocks}")
+    return out
+
+
+def measurement_from_dict(d: dict[str, Any], where: str) -> Measurement:
+    times = [float(t) for t in d["raw_times"]]
+    return Measurement(d["number_per_run"], times, task_spec_from_dict(d["task_spec"]),
+                       d.get("metadata"),
+                       _processes(d.get("processes"), f"{where}.processes", len(times)))
+
+
+def callgrind_from_dict(d: dict[str, Any], where: str) -> Any:
+    from benchkit.valgrind.callgrind_stats import CallgrindStats
+    from benchkit.valgrind.counts import FunctionCount, FunctionCounts
+    counts = {name: FunctionCounts(tuple(FunctionCount(c, fn) for c, fn in d[name]),
+                                   inclusive="inclusive" in name) for name in _COUNTS}
+    return CallgrindStats(task_spec=task_spec_from_dict(d["task_spec"]),
+                          number_per_run=d["number_per_run"],
+                          built_with_debug_symbols=d.get("built_with_debug_symbols", True),
+                          stmt_callgrind_out=d.get("stmt_callgrind_out"),
+                          metadata=d.get("metadata") or {}, **counts)
 
 
 def _migrate_1_to_2(doc: dict[str, Any]) -> dict[str, Any]:
@@ -141,12 +157,21 @@ MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _migrate_1_to_2, 2: _migrate_2_to_3}
 
 
-def from_document(doc: Any) -> Results:
-    """Validate, migrate old versions forward, and build Results. Never executes code."""
+def json_path(path: Iterable[Any]) -> str:
+    """jsonschema's error path as `measurements[0].raw_times[2]`."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(the document)"
+
+
+def from_document(doc: Any, validator: Any) -> Results:
+    """Migrate old versions forward, check against the JSON Schema (`validator`: a
+    jsonschema validator of results.schema.json), and build Results. Never executes code."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         raise SchemaError("not a benchkit results file (no \"format\": \"benchkit-results\")")
     version = doc.get("version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise SchemaError(f"invalid format version {version!r}")
     if version > FORMAT_VERSION:
         raise SchemaError(f"written in format version {version}, newer than the {FORMAT_VERSION} "
@@ -154,25 +179,15 @@ def from_document(doc: Any) -> Results:
     while version < FORMAT_VERSION:
         doc = MIGRATIONS[version](doc)
         version = doc["version"]
-    from benchkit.valgrind.serialize import callgrind_from_dict
-    measurements = doc.get("measurements", [])
-    callgrind = doc.get("callgrind", [])
-    if not isinstance(measurements, list) or not isinstance(callgrind, list):
-        raise SchemaError("'measurements' and 'callgrind' must be lists")
-    env = doc.get("environment") or {}
-    if not isinstance(env, dict):
-        raise SchemaError("'environment' must be an object")
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise SchemaError(f"{json_path(first.absolute_path)}: {first.message}{more}")
     return Results(
         measurements=[measurement_from_dict(m, f"measurements[{i}]")
-                      for i, m in enumerate(measurements)],
-        callgrind=[callgrind_from_dict(c, f"callgrind[{i}]") for i, c in enumerate(callgrind)],
-        environment=env, extra=doc.get("extra") or {}, ab=_ab_from(doc.get("ab")))
-
-
-def _ab_from(ab: Any) -> dict[str, Any] | None:
-    if ab is None:
-        return None
-    if not isinstance(ab, dict) or not isinstance(ab.get("sides"), dict) or not all(
-            isinstance(ab["sides"].get(k), dict) for k in ("base", "new")):
-        raise SchemaError("'ab': expected an object with 'sides': {'base': {...}, 'new': {...}}")
-    return ab
+                      for i, m in enumerate(doc.get("measurements", []))],
+        callgrind=[callgrind_from_dict(c, f"callgrind[{i}]")
+                   for i, c in enumerate(doc.get("callgrind", []))],
+        environment=doc.get("environment") or {}, extra=doc.get("extra") or {},
+        ab=doc.get("ab"))

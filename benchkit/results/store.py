@@ -1,9 +1,13 @@
 """Save and load results files (.json or .json.gz) atomically."""
 from __future__ import annotations
 
+import functools
 import gzip
+import importlib.resources
 import json
 import os
+import re
+import secrets
 import tempfile
 import zlib
 from pathlib import Path
@@ -18,11 +22,39 @@ def _is_gzip(path: Path) -> bool:
     return path.name.endswith(".gz")
 
 
+def _sweep_stale_temp_files(path: Path) -> None:
+    """Remove `.NAME.<pid>.<random>.tmp` files next to `path` left by killed writers."""
+    pattern = re.compile(re.escape(f".{path.name}.") + r"(\d+)\.[0-9a-f]+\.tmp$")
+    try:
+        entries = list(path.parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.match(entry.name)
+        if not match:
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            entry.unlink(missing_ok=True)
+        except PermissionError:
+            pass
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write to a temp file next to `path`, fsync, then rename: never a half-written file."""
+    """Write to a temp file next to `path`, fsync, then rename: never a half-written file.
+    The file gets the permissions any new file of the user gets (the umask applies)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _sweep_stale_temp_files(path)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -96,7 +128,7 @@ def load(path: str | os.PathLike) -> Results:
             raise ResultsFileError(path, f"is a truncated or corrupt gzip file ({error}); "
                                    "re-run the benchmark to write it again") from None
     try:
-        doc = json.loads(raw.decode("utf-8"))
+        doc = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
     except UnicodeDecodeError:
         raise ResultsFileError(path, "is not a text JSON file (binary content); "
                                "pass a .json or .json.gz results file") from None
@@ -104,10 +136,31 @@ def load(path: str | os.PathLike) -> Results:
         raise ResultsFileError(path, f"is not valid JSON (line {error.lineno}, column "
                                f"{error.colno}: {error.msg}); the file is truncated or "
                                "corrupt — re-run the benchmark to write it again") from None
-    try:
-        return schema.from_document(doc)
-    except schema.SchemaError as error:
+    except ValueError as error:
         raise ResultsFileError(path, str(error)) from None
+    except RecursionError:
+        raise ResultsFileError(path, "is nested too deeply to be a results file") from None
+    try:
+        return schema.from_document(doc, results_validator())
+    except schema.SchemaError as error:
+        raise ResultsFileError(path, f"{error} (see the results format in the README; "
+                               "schema: benchkit/results/results.schema.json)") from None
+    except RecursionError:
+        raise ResultsFileError(path, "is nested too deeply to be a results file") from None
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"holds {name}, which is not a number a results file can have")
+
+
+@functools.lru_cache(maxsize=None)
+def results_validator():
+    """A jsonschema validator of the shipped results.schema.json."""
+    import jsonschema
+    text = importlib.resources.files("benchkit.results").joinpath(
+        "results.schema.json").read_text(encoding="utf-8")
+    document = json.loads(text)
+    return jsonschema.Draft202012Validator(document)
 
 
 def merge(results: Iterable[Results]) -> Results:

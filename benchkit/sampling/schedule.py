@@ -195,6 +195,8 @@ def _shipped(timers: Sequence[Any]) -> Iterator[str]:
             stmt = spec.stmt if isinstance(t._stmt, str) else t._stmt
             setup = spec.setup if isinstance(t._setup, str) else t._setup
             tasks.append({"id": i, "num_threads": spec.num_threads,
+                          "language": t._language.name.lower(),
+                          "global_setup": spec.global_setup,
                           **transfer.write_task(i, stmt, setup, t._user_globals, workdir)})
         job = {"tasks": tasks, "extra_sys_path": extra_sys_path(workdir)}
         (workdir / "job.json").write_text(json.dumps(job), encoding="utf-8")

@@ -51,7 +51,9 @@ class Worker:
         names = []
         for task in spec["tasks"]:
             stmt, setup, values = read_task(task, Path(job).parent)
-            timer = Timer(stmt, setup, globals=values, num_threads=task["num_threads"])
+            timer = Timer(stmt, setup, task.get("global_setup", ""), globals=values,
+                          num_threads=task["num_threads"],
+                          language=task.get("language", "python"))
             self.loops[str(task["id"])] = (timer._loop, task["num_threads"])
             names.append(str(task["id"]))
         return {"benchmarks": [{"name": n} for n in names]}

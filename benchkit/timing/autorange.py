@@ -11,25 +11,21 @@ import numpy as np
 TimeBlock = Callable[[int], float]
 Callback = Callable[[int, float], None]
 MAX_BLOCK_SIZE = 2**31 - 1
-MIN_BLOCKS = 10
+ADAPTIVE_ESTIMATE_TIME = 0.05   # torch sizes adaptive_autorange's blocks for 0.05 s
 
 
 def estimate_block_size(time_block: TimeBlock, min_run_time: float) -> int:
-    """Smallest power of ten whose block makes the timer overhead negligible.
-
-    Grows the block until the overhead is <= 0.01 % of a block and a block takes at least
-    min_run_time / 1000; or, so that there are enough blocks for statistics, until the
-    overhead is <= 0.1 % and a 10x larger block would leave fewer than MIN_BLOCKS blocks in
-    min_run_time; or until a single block exceeds min_run_time.
-    """
-    overhead = float(np.median([time_block(0) for _ in range(5)]))
+    """Smallest power of ten whose block makes the timer overhead negligible, exactly as
+    torch.utils.benchmark chooses it: grow the block until the overhead (median of five empty
+    blocks) is <= 0.01 % of a block and a block takes at least min_run_time / 1000, or until
+    a single block exceeds min_run_time."""
+    # float32, as torch.tensor(...).median() computes it, so equal inputs decide equally.
+    overhead = float(np.float32(np.median([time_block(0) for _ in range(5)])))
     number = 1
     while True:
         taken = time_block(number)
-        relative = overhead / taken if taken > 0 else float("inf")
+        relative = overhead / taken
         if relative <= 1e-4 and taken >= min_run_time / 1000:
-            break
-        if relative <= 1e-3 and taken * 10 > min_run_time / MIN_BLOCKS:
             break
         if taken > min_run_time or number * 10 > MAX_BLOCK_SIZE:
             break

@@ -20,3 +20,9 @@ def torch_threads(n: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(prior)
+
+
+def set_torch_threads(n: int):
+    """torch.utils.benchmark's name for `torch_threads`: imports torch if needed."""
+    import torch  # noqa: F401  (torch's version always applies the count)
+    return torch_threads(n)

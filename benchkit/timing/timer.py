@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import importlib.util
+import timeit as _timeit
 from typing import Any, Callable
 
+from benchkit import validate
 from benchkit.errors import BenchkitError
 from benchkit.measurement import Measurement
 from benchkit.task import Language, TaskSpec
@@ -21,10 +23,18 @@ def _language(language: Language | str) -> Language:
     if language in (Language.PYTHON, "py", "python"):
         return Language.PYTHON
     if language in (Language.CPP, "cpp", "c++"):
-        raise UnsupportedLanguageError(
-            "language='cpp': benchkit times Python snippets only. Time C++ snippets with "
-            "torch.utils.benchmark.Timer(language='cpp'), or wrap the C++ in a Python callable.")
-    raise BenchkitError(f"language={language!r} is not a language; use 'python'.")
+        return Language.CPP
+    raise BenchkitError(f"language={language!r} is not a language; use 'python' or 'cpp'.")
+
+
+class _SeamLoop:
+    """time_block over a user-supplied `_timer_cls` (a timeit.Timer-like class)."""
+
+    def __init__(self, timer: Any):
+        self._timer = timer
+
+    def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
+        return self._timer.timeit(number)
 
 
 def _source(snippet: str | Callable[[], object], name: str) -> str:
@@ -42,7 +52,14 @@ class Timer:
     `stmt`/`setup` are strings (dedented; multi-line allowed) or zero-argument callables.
     `globals` is copied; `torch` is available to snippets that mention it without importing.
     `num_threads` is applied with torch.set_num_threads while measuring.
+    `language="cpp"` times C++ snippets (`global_setup` for includes), compiled against the
+    installed torch with the system compiler and cached by content.
+
+    As in torch.utils.benchmark, a subclass may set `_timer_cls` to a timeit.Timer-like class
+    (`__init__(stmt, setup, timer, globals)`, `timeit(number)`), e.g. a deterministic fake.
     """
+
+    _timer_cls: type = _timeit.Timer
 
     def __init__(self, stmt: str | Callable[[], object] = "pass",
                  setup: str | Callable[[], object] = "pass", global_setup: str = "",
@@ -52,16 +69,39 @@ class Timer:
                  env: str | None = None, num_threads: int = 1,
                  language: Language | str = Language.PYTHON) -> None:
         self._language = _language(language)
-        if global_setup:
-            raise BenchkitError(f"global_setup is for C++ snippets, got {global_setup!r}; "
-                                "move this code into `setup`.")
-        if not isinstance(num_threads, int) or num_threads < 1:
-            raise BenchkitError(f"num_threads must be a positive integer, got {num_threads!r}.")
-        stmt_src, setup_src = _source(stmt, "stmt"), _source(setup, "setup")
+        validate.integer("num_threads", num_threads, where="Timer")
+        if timer is not default_timer:
+            validate.clock(timer)
+        if globals is not None and not isinstance(globals, dict):
+            raise BenchkitError(f"globals must be a dict, got {type(globals).__name__}.")
+        for field, value in (("label", label), ("sub_label", sub_label),
+                             ("description", description), ("env", env)):
+            if value is not None and not isinstance(value, str):
+                raise BenchkitError(f"{field} must be a string or None, got "
+                                    f"{type(value).__name__}.")
+        if not isinstance(global_setup, str):
+            raise BenchkitError(f"global_setup must be a string, got "
+                                f"{type(global_setup).__name__}.")
         names: set[str] = set()
-        for name, snippet, src in (("setup", setup, setup_src), ("stmt", stmt, stmt_src)):
-            if isinstance(snippet, str):
-                names |= referenced_names(check_syntax(name, src))
+        if self._language is Language.CPP:
+            for name, snippet in (("stmt", stmt), ("setup", setup)):
+                if not isinstance(snippet, str):
+                    raise BenchkitError(f"a C++ {name} must be a string, got "
+                                        f"{type(snippet).__name__}.")
+            if globals:
+                raise BenchkitError("C++ snippets take no globals; create the values in "
+                                    "`setup` (or `global_setup`).")
+            setup = "" if setup == "pass" else setup
+            stmt_src, setup_src = normalize(stmt), normalize(setup)
+            global_setup = normalize(global_setup)
+        else:
+            if global_setup:
+                raise BenchkitError(f"global_setup is for C++ snippets, got {global_setup!r}; "
+                                    "move this code into `setup`.")
+            stmt_src, setup_src = _source(stmt, "stmt"), _source(setup, "setup")
+            for name, snippet, src in (("setup", setup, setup_src), ("stmt", stmt, stmt_src)):
+                if isinstance(snippet, str):
+                    names |= referenced_names(check_syntax(name, src))
         self._user_globals = dict(globals or {})
         # Import torch only for snippets that use it (a pure-Python snippet stays torch-free),
         # and only when timing here: collect_callgrind never needs torch in this process.
@@ -75,8 +115,18 @@ class Timer:
 
     @property
     def _loop(self) -> CompiledLoop:
+        if self._compiled is None and type(self)._timer_cls is not _timeit.Timer:
+            from benchkit.transfer import CopyIfCallgrind
+            self._compiled = _SeamLoop(self._timer_cls(
+                stmt=self._task_spec.stmt, setup=self._task_spec.setup,
+                timer=self._timer_fn, globals=CopyIfCallgrind.unwrap_all(self._user_globals)))
+        if self._compiled is None and self._language is Language.CPP:
+            from benchkit.cpp.loop import CppLoop
+            spec = self._task_spec
+            self._compiled = CppLoop(spec.stmt, spec.setup, spec.global_setup)
         if self._compiled is None:
-            namespace = dict(self._user_globals)
+            from benchkit.transfer import CopyIfCallgrind
+            namespace = CopyIfCallgrind.unwrap_all(self._user_globals)
             if self._inject_torch:
                 import torch
                 namespace["torch"] = torch
@@ -93,31 +143,39 @@ class Timer:
     def _threads(self):
         return torch_threads(self._task_spec.num_threads)
 
+    def _time_block(self, number: int) -> float:
+        # As torch's: no real block takes under 1 ns (and nothing divides by zero).
+        return max(self._loop.time_block(number), 1e-9)
+
     def timeit(self, number: int = 1000000) -> Measurement:
         """Run `stmt` `number` times once (after a short warm-up) -> one-sample Measurement."""
+        validate.integer("number", number, where="Timer.timeit")
         with self._threads():
-            self._loop.time_block(max(number // 100, 2))
-            times = autorange.measurement_loop(self._loop.time_block, number, lambda t: True)
+            self._time_block(max(number // 100, 2))
+            times = autorange.measurement_loop(self._time_block, number, lambda t: True)
         return self._measurement(number, times)
 
     def repeat(self, repeat: int = 5, number: int = 1000000) -> list[float]:
         """`timeit.Timer.repeat`: a list of `repeat` total times of `number` runs each."""
+        validate.integer("repeat", repeat, where="Timer.repeat")
+        validate.integer("number", number, where="Timer.repeat")
         with self._threads():
-            return autorange.measurement_loop(self._loop.time_block, number,
+            return autorange.measurement_loop(self._time_block, number,
                                               lambda t: len(t) >= repeat)
 
     def autorange(self, callback: Callable[[int, float], None] | None = None) -> tuple[int, float]:
         """`timeit.Timer.autorange`: (number, total time) for the first block >= 0.2 s."""
         with self._threads():
-            return autorange.timeit_autorange(self._loop.time_block, callback)
+            return autorange.timeit_autorange(self._time_block, callback)
 
     def blocked_autorange(self, callback: Callable[[int, float], None] | None = None,
                           min_run_time: float = 0.2) -> Measurement:
         """Pick a block size that amortises timer overhead, then time blocks for at least
         `min_run_time` seconds."""
+        validate.seconds("min_run_time", min_run_time, where="Timer.blocked_autorange")
         with self._threads():
-            number = autorange.estimate_block_size(self._loop.time_block, min_run_time)
-            times = autorange.measurement_loop(self._loop.time_block, number, lambda t: True,
+            number = autorange.estimate_block_size(self._time_block, min_run_time)
+            times = autorange.measurement_loop(self._time_block, number, lambda t: True,
                                                min_run_time=min_run_time, callback=callback)
         return self._measurement(number, times)
 
@@ -125,11 +183,20 @@ class Timer:
                            max_run_time: float = 10.0,
                            callback: Callable[[int, float], None] | None = None) -> Measurement:
         """Like blocked_autorange, but keep going until IQR/median < `threshold` or
-        `max_run_time` is spent."""
+        `max_run_time` is spent. The block size is estimated for max(min_run_time, 0.05 s):
+        torch's fixed 0.05 s by default, and a longer min_run_time is honoured."""
+        where = "Timer.adaptive_autorange"
+        validate.non_negative("threshold", threshold, where=where)
+        validate.seconds("min_run_time", min_run_time, where=where)
+        validate.seconds("max_run_time", max_run_time, where=where)
+        if max_run_time < min_run_time:
+            raise BenchkitError(f"{where}: max_run_time={max_run_time!r} is below "
+                                f"min_run_time={min_run_time!r}; raise max_run_time.")
         with self._threads():
-            number = autorange.estimate_block_size(self._loop.time_block, min_run_time)
+            number = autorange.estimate_block_size(
+                self._time_block, max(min_run_time, autorange.ADAPTIVE_ESTIMATE_TIME))
             times = autorange.measurement_loop(
-                self._loop.time_block, number, autorange.iqr_below(threshold),
+                self._time_block, number, autorange.iqr_below(threshold),
                 min_run_time=min_run_time, max_run_time=max_run_time, callback=callback)
         return self._measurement(number, times)
 
@@ -150,10 +217,15 @@ class Timer:
         same totals in every fresh process. `cache_sim=True` adds cache misses and estimated
         cycles (fixed cache geometry). `layouts=K` also collects under K-1 other memory
         layouts and keeps their per-run counts (the band) in metadata["layouts"]."""
-        from benchkit.valgrind.runner import collect
+        from benchkit.valgrind.runner import collect, collect_cpp
         task = _callgrind_task(self, number, repeats, collect_baseline)
-        (stats,) = collect([task], cache_sim=cache_sim, timeout=_timeout(timeout),
-                           retain_out_file=retain_out_file, layouts=_layouts(layouts))
+        options = dict(cache_sim=cache_sim, timeout=_timeout(timeout),
+                       retain_out_file=retain_out_file, layouts=_layouts(layouts))
+        if self._language is Language.CPP:
+            from benchkit.cpp import callgrind_program
+            stats = collect_cpp(task, callgrind_program(self._task_spec), **options)
+        else:
+            (stats,) = collect([task], **options)
         return stats if repeats is not None else stats[0]
 
     def profile(self, *, wait: int = 1, warmup: int = 1, active: int = 3, repeat: int = 1,
@@ -172,25 +244,18 @@ class Timer:
 
 
 def _layouts(layouts: int) -> int:
-    if isinstance(layouts, bool) or not isinstance(layouts, int) or layouts < 1:
-        raise BenchkitError(f"layouts must be a positive integer, got {layouts!r}.")
-    return layouts
+    return validate.integer("layouts", layouts, where="collect_callgrind")
 
 
 def _timeout(timeout: float | None) -> float | None:
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(
-            timeout, (int, float)) or not 0 < timeout < float("inf")):
-        raise BenchkitError(f"timeout must be a positive number of seconds or None, got "
-                            f"{timeout!r}.")
-    return timeout
+    return validate.optional_seconds("timeout", timeout, where="collect_callgrind")
 
 
 def _callgrind_task(timer: Timer, number: int, repeats: int | None, collect_baseline: bool):
     from benchkit.valgrind.job import CallgrindTask
-    if not isinstance(number, int) or number < 1:
-        raise BenchkitError(f"number must be a positive integer, got {number!r}.")
-    if repeats is not None and (not isinstance(repeats, int) or repeats < 1):
-        raise BenchkitError(f"repeats must be a positive integer or None, got {repeats!r}.")
+    validate.integer("number", number, where="collect_callgrind")
+    if repeats is not None:
+        validate.integer("repeats", repeats, where="collect_callgrind")
     spec = timer._task_spec
     stmt = spec.stmt if isinstance(timer._stmt, str) else timer._stmt
     setup = spec.setup if isinstance(timer._setup, str) else timer._setup
@@ -206,6 +271,9 @@ def collect_callgrind_many(timers, number: int = 100, *, collect_baseline: bool 
     imports paid once). Returns one CallgrindStats per timer, in order."""
     from benchkit.valgrind.runner import collect
     timers = list(timers)
+    if any(t._language is Language.CPP for t in timers):
+        raise BenchkitError("collect_callgrind_many takes Python Timers; collect C++ ones "
+                            "with their own collect_callgrind (no interpreter to share).")
     tasks = [_callgrind_task(t, number, None, collect_baseline) for t in timers]
     return [s[0] for s in collect(tasks, cache_sim=cache_sim, timeout=_timeout(timeout),
                                   retain_out_file=retain_out_file, layouts=_layouts(layouts))]

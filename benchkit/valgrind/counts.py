@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import sys
 from typing import Callable, Iterator, NamedTuple
 
 from benchkit.errors import CountsMismatchError
@@ -11,6 +12,12 @@ DEFAULT_LINEWIDTH = 80
 # CPython's noisy unicode-key dict lookups: the 3.10 name and its 3.11+ successors.
 NOISY_SYMBOLS = ("dictobject.c:lookdict_unicode", ":lookdict_unicode_nodummy",
                  ":unicodekeys_lookup_unicode")
+
+
+def _linewidth() -> int:
+    torch = sys.modules.get("torch")
+    options = getattr(getattr(torch, "_tensor_str", None), "PRINT_OPTS", None)
+    return getattr(options, "linewidth", None) or DEFAULT_LINEWIDTH
 
 
 class FunctionCount(NamedTuple):
@@ -45,8 +52,10 @@ class FunctionCounts:
         return self._data[item]
 
     def __repr__(self) -> str:
-        count_len = max((len(str(c)) for c, _ in self._data), default=1)
-        linewidth = self._linewidth or DEFAULT_LINEWIDTH
+        # As torch's: a negative count's sign is counted twice, and the line width follows
+        # torch's print options when torch is loaded.
+        count_len = max((len(str(c)) + (c < 0) for c, _ in self._data), default=0)
+        linewidth = self._linewidth or _linewidth()
         fn_len = max(linewidth - count_len - 4, 40)
         lines = []
         for c, fn in self._data:

@@ -32,7 +32,7 @@ def valgrind_version(valgrind: str) -> str:
     return out.stdout.strip()
 
 
-def _header_dirs() -> list[str]:
+def header_dirs() -> list[str]:
     dirs = [os.environ.get("BENCHKIT_VALGRIND_INCLUDE", "")]
     prefix = Path(sys.prefix)
     dirs += [str(prefix / "include"), "/usr/include", "/usr/local/include"]
@@ -44,14 +44,20 @@ def cache_dir() -> Path:
     return Path(base) / "benchkit"
 
 
-def build_client_library() -> Path:
-    """Compile client.c into a shared library once per (source, headers, platform); cached."""
-    includes = _header_dirs()
+def required_header_dirs() -> list[str]:
+    """header_dirs(), or a clear error when valgrind/callgrind.h is nowhere."""
+    includes = header_dirs()
     if not includes:
         raise ValgrindNotFoundError(
             "collect_callgrind needs valgrind's header valgrind/callgrind.h, which was not found "
             "in /usr/include, /usr/local/include or the environment's include directory (set "
             "BENCHKIT_VALGRIND_INCLUDE to the directory that holds valgrind/). " + INSTALL_HINT)
+    return includes
+
+
+def build_client_library() -> Path:
+    """Compile client.c into a shared library once per (source, headers, platform); cached."""
+    includes = required_header_dirs()
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise ValgrindNotFoundError(

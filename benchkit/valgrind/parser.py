@@ -178,7 +178,7 @@ def parse(lines: Iterable[str] | str, source: str = "<callgrind.out>") -> list[P
                     fn = resolve(spec, value)
                     key = (cur_file, fn)
                 elif spec == "fl":
-                    fl = cur_file = resolve(spec, value)
+                    cur_file = resolve(spec, value)
                     key = (cur_file, fn)
                 elif spec in ("fi", "fe"):
                     cur_file = resolve(spec, value)
@@ -216,7 +216,7 @@ def parse(lines: Iterable[str] | str, source: str = "<callgrind.out>") -> list[P
                     # A new part starts (combined dumps): close the previous one.
                     parts.append(_finish(part, source, lineno))
                     part, in_body, header = None, False, {}
-                    ob = fl = cur_file = fn = "???"
+                    ob = cur_file = fn = "???"
                     key = (cur_file, fn)
                 if name == "desc" and "desc" in header:
                     header["desc"] += "\n" + value

@@ -108,20 +108,21 @@ def _prewarm(child: list[str], workdir: Path, tasks: Sequence[CallgrindTask]) ->
         raise _child_failure(result, workdir, 0, tasks)
 
 
-def _collect_layout(valgrind: str, child: list[str], workdir: Path, layout: int,
+def _collect_layout(valgrind: str, program: list[str], workdir: Path, layout: int,
                     cache_sim: bool, timeout: float | None, tasks: Sequence[CallgrindTask]
                     ) -> dict[str, tuple[parser.Profile, Path]]:
-    """One valgrind run of the job under memory layout `layout`: its profiles by name."""
+    """One valgrind run of `program` (which ends with the layout's number) under memory
+    layout `layout`: its profiles by name."""
     cmd = helper.aslr_prefix() + [
         valgrind, "--tool=callgrind", f"--callgrind-out-file=callgrind.L{layout}.out",
-        "--instr-atstart=no", "--collect-atstart=no", "--dump-line=yes",
+        "--instr-atstart=no", "--collect-atstart=no", "--dump-line=yes", "--vgdb=no",
         # One name per function: no fn'2 recursion-level variants in diffs.
         "--separate-recs=1",
         # Faster translation; guest instruction counts are unaffected.
         "--vex-iropt-level=1", "--vex-guest-chase=no"]
     if cache_sim:
         cmd += CACHE_SIM_ARGS
-    cmd += [sys.executable, *child, str(layout)]
+    cmd += program
     result = _run_child(cmd, workdir, child_environment(layout), timeout)
     if result.returncode != 0:
         raise _child_failure(result, workdir, layout, tasks)
@@ -163,6 +164,27 @@ def _stats(task: CallgrindTask, i: int, r: int, profiles: dict, metadata_common:
         stmt_exclusive_stats=exclusive, stmt_callgrind_out=kept_path, metadata=metadata)
 
 
+def _assemble(tasks: Sequence[CallgrindTask], by_layout: list[dict], controls: dict,
+              valgrind: str, retain_out_file: bool) -> list[tuple[CallgrindStats, ...]]:
+    metadata_common = {"valgrind": helper.valgrind_version(valgrind),
+                       "python": sys.version.split()[0], "controls": controls}
+    kept = Path(tempfile.mkdtemp(prefix="benchkit-callgrind-")) if retain_out_file else None
+    out: list[tuple[CallgrindStats, ...]] = []
+    for i, task in enumerate(tasks):
+        results = []
+        for r in range(task.repeats):
+            main = _stats(task, i, r, by_layout[0], metadata_common, kept)
+            if len(by_layout) > 1:
+                per_run = [main.per_run()] + [
+                    _stats(task, i, r, p, metadata_common, None).per_run()
+                    for p in by_layout[1:]]
+                main.metadata["layouts"] = {
+                    "per_run": per_run, "stack_step": STACK_STEP, "heap_step": HEAP_STEP}
+            results.append(main)
+        out.append(tuple(results))
+    return out
+
+
 def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
             timeout: float | None = None, retain_out_file: bool = False, layouts: int = 1,
             ) -> list[tuple[CallgrindStats, ...]]:
@@ -176,32 +198,38 @@ def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
         child = write_job(tasks, workdir, library)
         _prewarm(child, workdir, tasks)
         by_layout = _each_layout(
-            lambda k: _collect_layout(valgrind, child, workdir, k, cache_sim, timeout, tasks),
-            layouts)
-        metadata_common = {
-            "valgrind": helper.valgrind_version(valgrind), "python": sys.version.split()[0],
-            "controls": {"PYTHONHASHSEED": "0", "aslr_disabled": bool(helper.aslr_prefix()),
-                         "environment": "normalized", "GLIBC_TUNABLES": MALLOC_TUNABLES,
-                         "caller_sys_path": "only entries the child needs and lacks",
-                         "fixed_paths": _job.FIXED_PATHS, "bytecode_prewarmed": _job.PREWARM,
-                         "own_thread_and_malloc_arena": _job.OWN_THREAD,
-                         "instr_atstart": False,
-                         "collection": "toggled around the measured loop only",
-                         "cache_sim": cache_sim}}
-        kept = Path(tempfile.mkdtemp(prefix="benchkit-callgrind-")) if retain_out_file else None
-        out: list[tuple[CallgrindStats, ...]] = []
-        for i, task in enumerate(tasks):
-            results = []
-            for r in range(task.repeats):
-                main = _stats(task, i, r, by_layout[0], metadata_common, kept)
-                if layouts > 1:
-                    per_run = [main.per_run()] + [
-                        _stats(task, i, r, p, metadata_common, None).per_run()
-                        for p in by_layout[1:]]
-                    main.metadata["layouts"] = {
-                        "per_run": per_run, "stack_step": STACK_STEP, "heap_step": HEAP_STEP}
-                results.append(main)
-            out.append(tuple(results))
-        return out
+            lambda k: _collect_layout(valgrind, [sys.executable, *child, str(k)], workdir, k,
+                                      cache_sim, timeout, tasks), layouts)
+        controls = {"PYTHONHASHSEED": "0", "aslr_disabled": bool(helper.aslr_prefix()),
+                    "environment": "normalized", "GLIBC_TUNABLES": MALLOC_TUNABLES,
+                    "caller_sys_path": "only entries the child needs and lacks",
+                    "fixed_paths": _job.FIXED_PATHS, "bytecode_prewarmed": _job.PREWARM,
+                    "own_thread_and_malloc_arena": _job.OWN_THREAD, "instr_atstart": False,
+                    "collection": "toggled around the measured loop only",
+                    "cache_sim": cache_sim}
+        return _assemble(tasks, by_layout, controls, valgrind, retain_out_file)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def collect_cpp(task: CallgrindTask, executable: Path, *, cache_sim: bool = False,
+                timeout: float | None = None, retain_out_file: bool = False,
+                layouts: int = 1) -> tuple[CallgrindStats, ...]:
+    """Run a compiled C++ snippet program (benchkit.cpp) under valgrind: no interpreter,
+    instrumentation on only around the measured loop. One CallgrindStats per repeat."""
+    valgrind = helper.find_valgrind()
+    workdir = make_workdir()
+    try:
+        def program(k: int) -> list[str]:
+            return [str(executable), str(task.number), str(task.repeats),
+                    str(int(task.collect_baseline)), str(task.task_spec.num_threads), str(k)]
+        by_layout = _each_layout(
+            lambda k: _collect_layout(valgrind, program(k), workdir, k, cache_sim, timeout,
+                                      [task]), layouts)
+        controls = {"aslr_disabled": bool(helper.aslr_prefix()), "environment": "normalized",
+                    "GLIBC_TUNABLES": MALLOC_TUNABLES, "instr_atstart": False,
+                    "collection": "toggled around the measured loop only",
+                    "cache_sim": cache_sim, "language": "cpp"}
+        return _assemble([task], by_layout, controls, valgrind, retain_out_file)[0]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

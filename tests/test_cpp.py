@@ -1,0 +1,98 @@
+"""C++ snippets end to end: the real compiler, the installed torch, real valgrind."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import benchkit
+from benchkit import Language, Timer
+from benchkit.cpp import source, toolchain
+from benchkit.errors import SnippetError
+from conftest import requires_valgrind
+
+pytest.importorskip("torch")
+if toolchain.shutil.which("c++") is None and toolchain.shutil.which("g++") is None:
+    pytest.skip("no C++ compiler", allow_module_level=True)
+
+SETUP = """
+    auto x = torch::ones({128});
+    auto y = torch::ones({128});
+"""
+
+
+def test_cpp_timer_times_the_seed_snippet():
+    timer = Timer("x * y;", SETUP, language=Language.CPP, label="cpp")
+    m = timer.blocked_autorange(min_run_time=0.2)
+    assert 1e-8 < m.median < 1e-4 and m.number_per_run >= 100
+    assert m.task_spec.setup == "auto x = torch::ones({128});\nauto y = torch::ones({128});"
+    assert timer.timeit(1000).number_per_run == 1000
+    assert timer.adaptive_autorange(max_run_time=0.1).median > 0
+
+
+def test_second_timer_with_the_same_snippet_compiles_nothing():
+    first = Timer("x * y;", SETUP, language="cpp")
+    started = time.perf_counter()
+    first.timeit(10)
+    path = first._loop.path
+    built = path.stat().st_mtime_ns
+    second = Timer("x * y;", SETUP, language="c++")
+    second.timeit(10)
+    assert second._loop.path == path and path.stat().st_mtime_ns == built
+    assert time.perf_counter() - started < 600
+
+
+def test_compile_error_points_at_the_snippets_own_line():
+    timer = Timer("x * y;\nundefined_name + 1;", SETUP, language="cpp")
+    with pytest.raises(toolchain.CppCompileError) as info:
+        timer.timeit(1)
+    assert "stmt line 2" in str(info.value) and "undefined_name" in str(info.value)
+
+
+def test_a_thrown_cpp_exception_is_a_snippet_error():
+    timer = Timer('throw std::runtime_error("boom from C++");', language="cpp")
+    with pytest.raises(SnippetError, match="boom from C\\+\\+"):
+        timer.timeit(1)
+
+
+def test_cpp_takes_no_globals_and_python_takes_no_global_setup():
+    with pytest.raises(benchkit.BenchkitError, match="C\\+\\+ snippets take no globals"):
+        Timer("x;", language="cpp", globals={"x": 1})
+    with pytest.raises(benchkit.BenchkitError, match="global_setup is for C\\+\\+"):
+        Timer("pass", global_setup="#include <vector>")
+
+
+def test_diagnostics_map_to_snippet_lines():
+    src = source.timing_source("a;\nb;", "int a = 1;", "#include <vector>")
+    lines = src.text.splitlines()
+    stmt_line = next(i for i, line in enumerate(lines, 1) if line.strip() == "b;")
+    text = (f"snippet.cpp:{stmt_line}:7: error: 'b' was not declared\n"
+            "snippet.cpp:3:1: warning: ignored\n")
+    assert source.map_diagnostics(text, src, "snippet.cpp") == [
+        "stmt line 2, column 7: error: 'b' was not declared"]
+
+
+def test_missing_compiler_is_one_clear_error(tmp_path):
+    code = ("import benchkit\n"
+            "try:\n"
+            "    benchkit.Timer('1;', language='cpp').timeit(1)\n"
+            "except benchkit.BenchkitError as e:\n"
+            "    print(type(e).__name__, e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PATH": str(tmp_path), "CXX": ""})
+    assert "CppToolchainError" in out.stdout and "apt-get install g++" in out.stdout
+
+
+@requires_valgrind
+def test_cpp_instruction_counts_need_no_interpreter_and_repeat_exactly():
+    timer = Timer("x * y;", SETUP, language="cpp")
+    started = time.perf_counter()
+    a = timer.collect_callgrind(number=100)
+    elapsed = time.perf_counter() - started
+    b = timer.collect_callgrind(number=100)
+    assert a.counts() == b.counts() and a.per_run() > 1000
+    assert a.metadata["controls"]["language"] == "cpp"
+    assert a.baseline_exclusive_stats.sum() < 1000
+    assert not any("python" in fn.lower() and "libpython" in fn for _, fn in a.stmt_exclusive_stats)
+    assert elapsed < 600
