@@ -123,7 +123,7 @@ def parse(lines: Iterable[str] | str, source: str = "<callgrind.out>") -> list[P
     part: _Part | None = None
     header: dict[str, str] = {}
     in_body = False
-    ob = fl = cur_file = fn = "???"
+    ob = cur_file = fn = "???"
     cfile: str | None = None
     cob: str | None = None
     callee: tuple[str, str] | None = None
