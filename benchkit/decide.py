@@ -8,12 +8,13 @@ evidence. Two designs:
 - `compare_rounds`: an interleaved A/B (`benchkit ab`). In every round a fresh BASE and NEW
   process alternate short trials in random order, so drift hits both sides of each pair. The
   rounds' log ratios are the samples: a t interval over rounds.
-- `compare_runs`: two separately recorded runs (`benchkit run` + `compare`). Each process
-  gives one sample; the interval comes from a hierarchical bootstrap (processes, then blocks
-  within them), widened by the run-to-run band learned from repeated baseline runs when the
-  baseline carries one. Separate runs cannot see drift between the moments they were taken,
-  so the default band is wide and a smaller change is reported as inconclusive, pointing to
-  `benchkit ab`.
+- `compare_runs`: two separately recorded runs (`benchkit run` + `compare`). Only chunks
+  taken while the machine ran at full speed (speed probe) count. Processes started with
+  reproducible layouts (hash seed, stack position, no ASLR) pair up across the runs, and the
+  interval is a t interval over the pairs' log ratios; otherwise each process is one sample
+  and the standard error comes from a hierarchical bootstrap (processes, then blocks).
+  Separate runs cannot see drift between the moments they were taken, so the default band
+  is wider, and a smaller change is reported as inconclusive, pointing to `benchkit ab`.
 
 A change is claimed only when the whole confidence interval of the ratio lies outside the
 noise band (and the test rejects equality at alpha); `unchanged` when it lies inside the band.
@@ -92,8 +93,6 @@ def compare_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
                    alpha: float = 0.01, noise: float = 0.01) -> Decision:
     """Decide from an interleaved A/B: `rounds[r][k]` are the per-run times of trial k of
     round r; trial k of BASE and of NEW were taken back to back."""
-    from scipy import stats as scipy_stats
-
     base_all = [t for rnd in base_rounds for trial in rnd for t in trial]
     new_all = [t for rnd in new_rounds for trial in rnd for t in trial]
     base_median = float(np.median(base_all)) if base_all else float("nan")
@@ -105,16 +104,8 @@ def compare_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
                           f"{len(rounds)} rounds; need {MIN_ROUNDS} (raise --rounds)",
                           len(rounds), len(rounds), noise, "rounds")
     d = np.asarray(rounds)
-    mean = float(d.mean())
-    sd = float(d.std(ddof=1))
     n = len(d)
-    if sd == 0.0:
-        low = high = mean
-        p = 0.0 if mean != 0.0 else 1.0
-    else:
-        half = float(scipy_stats.t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
-        low, high = mean - half, mean + half
-        p = float(scipy_stats.ttest_1samp(d, 0.0).pvalue)
+    mean, low, high, p = _t_interval(d, alpha)
     ratio, ci_low, ci_high = math.exp(mean), math.exp(low), math.exp(high)
     verdict, reason = _verdict(ratio, ci_low, ci_high, p, alpha, noise)
     return Decision(base_median, new_median, ratio, ci_low, ci_high, p, verdict, reason,
@@ -126,18 +117,28 @@ def compare_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
 PROBE_TOLERANCE = 0.15    # a chunk counts as "machine at full speed" within 15 % of the fastest
 
 
-def _units(m, reference: float | None, tolerance: float) -> list[np.ndarray]:
-    """Per-process per-run times kept for the decision: with speed probes, only the chunks
-    taken while the machine ran within `tolerance` of its fastest (`reference`)."""
+def _units(m, reference: float | None, tolerance: float) -> list[tuple[int | None, np.ndarray]]:
+    """(layout, per-run times) per process kept for the decision: with speed probes, only
+    the chunks taken while the machine ran within `tolerance` of its fastest (`reference`)."""
+    samples = m.processes or [None]
     if reference is None or m.processes is None or not all(p.probes for p in m.processes):
-        return [np.asarray(t) for t in m.process_times() if t]
+        return [(getattr(s, "layout", None), np.asarray(t))
+                for s, t in zip(samples, m.process_times()) if t]
     out = []
     for sample, chunks in zip(m.processes, m.chunk_times()):
         kept = [t for probe, c in zip(sample.probes, chunks) for t in c
                 if probe <= reference * (1 + tolerance)]
         if kept:
-            out.append(np.asarray(kept))
+            out.append((sample.layout, np.asarray(kept)))
     return out
+
+
+def _paired(a: list, b: list) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Processes of both runs matched by layout, when every process has one."""
+    if not a or not b or any(layout is None for layout, _ in a + b):
+        return None
+    by_layout = dict(a)
+    return [(by_layout[layout], times) for layout, times in b if layout in by_layout]
 
 
 def _probe_reference(base, new) -> float | None:
@@ -191,7 +192,11 @@ def compare_runs(base, new, *, alpha: float = 0.01, noise: float = 0.05,
                        "re-record at a quieter time or use benchkit ab")
             return _undecided(base_median, new_median, why, len(units["BASE"]),
                               len(units["NEW"]), noise, "runs")
-    a, b = units["BASE"], units["NEW"]
+    pairs = _paired(units["BASE"], units["NEW"])
+    if pairs is not None:
+        return _compare_pairs(base_median, new_median, pairs, alpha, noise)
+    a = [times for _, times in units["BASE"]]
+    b = [times for _, times in units["NEW"]]
     estimate = (math.log(float(np.median(np.concatenate(b)))) -
                 math.log(float(np.median(np.concatenate(a)))))
     rng = np.random.default_rng(seed)
@@ -209,6 +214,35 @@ def compare_runs(base, new, *, alpha: float = 0.01, noise: float = 0.05,
     verdict, reason = _verdict(ratio, ci_low, ci_high, p, alpha, noise)
     return Decision(base_median, new_median, ratio, ci_low, ci_high, p, verdict, reason,
                     len(a), len(b), noise, _detectable(noise, (high - low) / 2), "runs")
+
+
+def _t_interval(d: np.ndarray, alpha: float) -> tuple[float, float, float, float]:
+    """(mean, low, high, p) of a t interval / one-sample t test of `d` against 0."""
+    from scipy import stats as scipy_stats
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    if sd == 0.0:
+        return mean, mean, mean, (0.0 if mean != 0.0 else 1.0)
+    half = float(scipy_stats.t.ppf(1 - alpha / 2, len(d) - 1)) * sd / math.sqrt(len(d))
+    return mean, mean - half, mean + half, float(scipy_stats.ttest_1samp(d, 0.0).pvalue)
+
+
+def _compare_pairs(base_median: float, new_median: float,
+                   pairs: list[tuple[np.ndarray, np.ndarray]], alpha: float,
+                   noise: float) -> Decision:
+    """Separate runs whose processes pair up by layout: a t interval over the pairs' log
+    ratios, so what a layout does to the time cancels within each pair."""
+    if len(pairs) < MIN_ROUNDS:
+        return _undecided(base_median, new_median,
+                          f"{len(pairs)} process layouts ran at full speed in both runs; need "
+                          f"{MIN_ROUNDS} (record again, raise --processes, or use benchkit ab)",
+                          len(pairs), len(pairs), noise, "runs")
+    d = np.array([math.log(float(np.median(b)) / float(np.median(a))) for a, b in pairs])
+    mean, low, high, p = _t_interval(d, alpha)
+    ratio, ci_low, ci_high = math.exp(mean), math.exp(low), math.exp(high)
+    verdict, reason = _verdict(ratio, ci_low, ci_high, p, alpha, noise)
+    return Decision(base_median, new_median, ratio, ci_low, ci_high, p, verdict, reason,
+                    len(pairs), len(pairs), noise, _detectable(noise, (high - low) / 2), "runs")
 
 
 def _detectable(noise: float, half_width: float) -> float:

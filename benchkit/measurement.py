@@ -13,10 +13,13 @@ from benchkit.task import TASKSPEC_FIELDS, TaskSpec
 @dataclasses.dataclass(frozen=True)
 class ProcessSample:
     """The blocks one worker process timed, in chunks: `chunks[k]` blocks in chunk k, each
-    chunk preceded by a speed probe that took `probes[k]` seconds (empty if not taken)."""
+    chunk preceded by a speed probe that took `probes[k]` seconds (empty if not taken).
+    `layout` numbers the process's reproducible layout (hash seed, stack position): processes
+    of two runs with the same layout started alike and are compared as a pair."""
 
     chunks: tuple[int, ...]
     probes: tuple[float, ...] = ()
+    layout: int | None = None
 
     @property
     def blocks(self) -> int:

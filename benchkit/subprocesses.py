@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
+import shutil
 import signal
 import subprocess
 
@@ -29,3 +31,22 @@ def kill_group(process: subprocess.Popen) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     process.wait()
+
+
+@functools.lru_cache(maxsize=None)
+def _aslr_prefix() -> tuple[str, ...]:
+    """`setarch <arch> -R` when it works here (turns ASLR off for the child), else ()."""
+    setarch = shutil.which("setarch")
+    if setarch is None:
+        return ()
+    cmd = [setarch, os.uname().machine, "-R"]
+    try:
+        ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return tuple(cmd) if ok else ()
+
+
+def aslr_prefix() -> list[str]:
+    """Command prefix that starts a program with ASLR off (empty where that is impossible)."""
+    return list(_aslr_prefix())

@@ -39,18 +39,26 @@ class Machine:
         return probe, list(times)
 
     def run(self, true_time: float, processes: int = 10, chunks: int = 4,
-            blocks: int = 20) -> Measurement:
-        """A `benchkit run` of one benchmark: `processes` processes, each `chunks` chunks."""
+            blocks: int = 20, layouts: bool = False) -> Measurement:
+        """A `benchkit run` of one benchmark: `processes` processes, each `chunks` chunks.
+        With `layouts`, process p has reproducible layout p: its effect is the same in every
+        run (as hash seed and stack position fixed per process make it), plus a little
+        that is not."""
         run_effect = np.exp(self.rng.normal(0, self.run_sd))
         raw, samples = [], []
-        for _ in range(processes):
-            effect = run_effect * np.exp(self.rng.normal(0, self.process_sd))
+        fixed = np.random.default_rng(12345).normal(0, self.process_sd, processes)
+        for p in range(processes):
+            if layouts:
+                effect = run_effect * np.exp(fixed[p] + self.rng.normal(0, self.jitter / 2))
+            else:
+                effect = run_effect * np.exp(self.rng.normal(0, self.process_sd))
             probes = []
             for _ in range(chunks):
                 probe, times = self.chunk(true_time, effect, blocks)
                 probes.append(probe)
                 raw += times
-            samples.append(ProcessSample((blocks,) * chunks, tuple(probes)))
+            samples.append(ProcessSample((blocks,) * chunks, tuple(probes),
+                                         p if layouts else None))
         return Measurement(1, raw, TaskSpec("x", "pass"), processes=samples)
 
     def interleaved(self, base_time: float, new_time: float, rounds: int = 8,

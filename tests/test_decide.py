@@ -39,6 +39,22 @@ def test_separate_runs_detect_a_large_change_in_the_right_direction():
     assert sum(d.ci_low <= 1.3 <= d.ci_high for d in judged) >= 0.9 * len(judged)
 
 
+def test_paired_layouts_make_no_false_claims_and_resolve_what_unpaired_runs_cannot():
+    same = [decide.compare_runs(Machine(s).run(10e-6, layouts=True),
+                                Machine(s + 500).run(10e-6, layouts=True)) for s in range(150)]
+    assert _claims(same) == 0
+    ten = [decide.compare_runs(Machine(s, slow_fraction=0.2).run(10e-6, layouts=True),
+                               Machine(s + 500, slow_fraction=0.2).run(11e-6, layouts=True))
+           for s in range(40)]
+    unpaired = [decide.compare_runs(Machine(s, slow_fraction=0.2).run(10e-6),
+                                    Machine(s + 500, slow_fraction=0.2).run(11e-6),
+                                    resamples=300) for s in range(40)]
+    assert sum(d.verdict == "slower" for d in ten) >= 25
+    assert sum(d.verdict == "slower" for d in ten) > sum(
+        d.verdict == "slower" for d in unpaired)
+    assert all(d.verdict in ("slower", "inconclusive") for d in ten)
+
+
 def test_blocks_of_one_busy_run_do_not_fake_a_slowdown():
     """NEW was recorded while a neighbour kept the machine slow throughout: without the
     speed probe its median is 1.7x; with it the decision says why it cannot judge."""

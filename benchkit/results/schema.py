@@ -9,7 +9,8 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
   1 - measurements (task_spec, number_per_run, raw_times, metadata) + environment.
   2 - adds "callgrind": CallgrindStats (task_spec, counts per dump, baseline, metadata).
   3 - measurements sampled across worker processes keep "processes": [{"chunks": [blocks
-      per chunk], "probes": [speed-probe seconds per chunk]}] (absent: one process);
+      per chunk], "probes": [speed-probe seconds per chunk], "layout": n}] (absent: one
+      process);
       adds "ab": the design and both sides of an interleaved `benchkit ab` (or null).
 """
 from __future__ import annotations
@@ -70,7 +71,8 @@ def measurement_to_dict(m: Measurement) -> dict[str, Any]:
            "raw_times": [float(t) for t in m.raw_times],
            "metadata": _jsonable_metadata(m.metadata, "metadata")}
     if m.processes is not None:
-        out["processes"] = [{"chunks": list(p.chunks), "probes": [float(x) for x in p.probes]}
+        out["processes"] = [{"chunks": list(p.chunks), "probes": [float(x) for x in p.probes],
+                             **({"layout": p.layout} if p.layout is not None else {})}
                             for p in m.processes]
     return out
 
@@ -118,7 +120,8 @@ def _processes(d: list | None, where: str, blocks: int) -> list[ProcessSample] |
         if probes and len(probes) != len(p["chunks"]):
             raise SchemaError(f"{where}[{i}].probes: {len(probes)} probes for "
                               f"{len(p['chunks'])} chunks; expected one per chunk")
-        out.append(ProcessSample(tuple(p["chunks"]), tuple(float(x) for x in probes)))
+        out.append(ProcessSample(tuple(p["chunks"]), tuple(float(x) for x in probes),
+                                 p.get("layout")))
     total = sum(p.blocks for p in out)
     if total != blocks:
         raise SchemaError(f"{where}: the processes hold {total} blocks but raw_times has "

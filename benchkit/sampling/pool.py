@@ -13,7 +13,7 @@ from typing import Any
 
 import benchkit
 from benchkit.errors import BenchkitError, SuiteError
-from benchkit.subprocesses import die_with_parent, kill_group
+from benchkit.subprocesses import aslr_prefix, die_with_parent, kill_group
 
 WORKER = Path(__file__).with_name("worker.py")
 PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
@@ -21,6 +21,13 @@ PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
 
 class WorkerError(BenchkitError, RuntimeError):
     """A worker process failed to start, died, or did not answer in time."""
+
+
+def layout_environment(layout: int) -> dict[str, str]:
+    """Reproducible process layout number `layout`: its string-hash seed and its stack
+    position (environment padding). With ASLR off, process `layout` of one run and of the
+    next start alike, so their times can be compared pair by pair."""
+    return {"PYTHONHASHSEED": str(layout + 1), "BENCHKIT_LAYOUT_PAD": "." * (layout * 4144)}
 
 
 class WorkerProcess:
@@ -33,13 +40,17 @@ class WorkerProcess:
 
     def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
                  cwd: str | os.PathLike | None = None, label: str = "worker",
-                 cpu: int | None = None):
+                 cpu: int | None = None, layout: int | None = None):
         self.label = label
         self._tmp = tempfile.TemporaryDirectory(prefix="benchkit-worker-")
         shim = Path(self._tmp.name) / "path"
         shim.mkdir()
         (shim / "benchkit").symlink_to(PACKAGE_DIR, target_is_directory=True)
         full_env = dict(os.environ)
+        command = [python, str(WORKER)]
+        if layout is not None:
+            full_env.update(layout_environment(layout))
+            command = aslr_prefix() + command
         full_env.update(env or {})
         prior = full_env.get("PYTHONPATH")
         full_env["PYTHONPATH"] = str(shim) + (os.pathsep + prior if prior else "")
@@ -51,7 +62,7 @@ class WorkerProcess:
                 os.sched_setaffinity(0, {cpu})
         try:
             self._process = subprocess.Popen(
-                [python, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._stderr, env=full_env, cwd=cwd, start_new_session=True,
                 preexec_fn=prepare)
         except OSError as error:

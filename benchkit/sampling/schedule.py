@@ -47,8 +47,10 @@ class Side:
     env: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None
 
-    def start(self, label: str, cpu: int | None = None) -> WorkerProcess:
-        return WorkerProcess(self.python, dict(self.env), self.cwd, label=label, cpu=cpu)
+    def start(self, label: str, cpu: int | None = None,
+              layout: int | None = None) -> WorkerProcess:
+        return WorkerProcess(self.python, dict(self.env), self.cwd, label=label, cpu=cpu,
+                             layout=layout)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,14 +87,14 @@ def _load(worker: WorkerProcess, request: dict[str, Any], timeout: float) -> lis
             for b in reply["benchmarks"]]
 
 
-def _chunks(reply: dict[str, Any]) -> tuple[list[float], ProcessSample]:
+def _chunks(reply: dict[str, Any], layout: int | None) -> tuple[list[float], ProcessSample]:
     times: list[float] = []
     sizes, probes = [], []
     for chunk in reply["chunks"]:
         times += chunk["times"]
         sizes.append(len(chunk["times"]))
         probes.append(chunk["probe"])
-    return times, ProcessSample(tuple(sizes), tuple(probes))
+    return times, ProcessSample(tuple(sizes), tuple(probes), layout)
 
 
 def _measure(worker: WorkerProcess, b: Benchmark, settings: Settings, min_time: float,
@@ -115,7 +117,7 @@ def _sample(load_request: dict[str, Any], side: Side, settings: Settings,
     collected: dict[str, tuple[list[float], list[ProcessSample]]] = {}
     partial.append((benchmarks, collected))
     for p in range(settings.processes):
-        with side.start(f"{side.name} worker {p + 1}") as worker:
+        with side.start(f"{side.name} worker {p + 1}", layout=p) as worker:
             listed = _load(worker, load_request, settings.timeout)
             if p == 0:
                 benchmarks.extend(listed)
@@ -133,7 +135,7 @@ def _sample(load_request: dict[str, Any], side: Side, settings: Settings,
             rng.shuffle(order)
             for b in order:
                 times, sample = _chunks(_measure(worker, b, settings, settings.min_run_time,
-                                                 settings.chunk_time, warmup=True))
+                                                 settings.chunk_time, warmup=True), p)
                 collected[b.name][0].extend(times)
                 collected[b.name][1].append(sample)
                 _advance(progress, settings.processes * len(benchmarks))
@@ -262,7 +264,9 @@ def interleave(paths: Sequence[str], base: Side, new: Side, *, rounds: int = 8,
         try:
             listed = {}
             for name, side in sides:
-                workers[name] = side.start(f"{name} worker (round {r + 1})", cpu)
+                # The same layout for both sides of a round: what hash seeds and stack
+                # position do to the time cancels in the round's ratio.
+                workers[name] = side.start(f"{name} worker (round {r + 1})", cpu, layout=r)
                 listed[name] = _load(workers[name], request, settings.timeout)
             if r == 0:
                 base_names = [b.name for b in listed["base"]]
@@ -296,7 +300,7 @@ def interleave(paths: Sequence[str], base: Side, new: Side, *, rounds: int = 8,
                                          settings.chunk_time, False)
                         chunks[name].append(reply["chunks"][0])
                 for name, data in (("base", out.base), ("new", out.new)):
-                    times, sample = _chunks({"chunks": chunks[name]})
+                    times, sample = _chunks({"chunks": chunks[name]}, r)
                     data[b.name][0].extend(times)
                     data[b.name][1].append(sample)
                 _advance(progress, rounds * len(out.benchmarks))

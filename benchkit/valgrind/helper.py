@@ -11,6 +11,7 @@ import sysconfig
 from pathlib import Path
 
 from benchkit.errors import ValgrindNotFoundError
+from benchkit.subprocesses import aslr_prefix  # noqa: F401  (used as helper.aslr_prefix)
 
 CLIENT_SOURCE = Path(__file__).with_name("client.c")
 INSTALL_HINT = ("Install valgrind and its headers (Debian/Ubuntu: `apt-get install valgrind`; "
@@ -80,21 +81,3 @@ def build_client_library() -> Path:
             f"building the callgrind helper failed ({' '.join(cmd)}):\n{result.stderr[-2000:]}")
     os.replace(tmp, target)
     return target
-
-
-@functools.lru_cache(maxsize=None)
-def _aslr_prefix() -> tuple[str, ...]:
-    """`setarch <arch> -R` when it works here (turns ASLR off for the child), else []."""
-    setarch = shutil.which("setarch")
-    if setarch is None:
-        return ()
-    cmd = [setarch, os.uname().machine, "-R"]
-    try:
-        ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        ok = False
-    return tuple(cmd) if ok else ()
-
-
-def aslr_prefix() -> list[str]:
-    return list(_aslr_prefix())
