@@ -25,6 +25,7 @@ _EXPORTS = {
     "Results": "benchkit.results.schema",
     "TaskSpec": "benchkit.task",
     "benchmark": "benchkit.suite",
+    "callgrind_session": "benchkit.valgrind.collector",
     "region": "benchkit.profile.regions",
     "RegionRecorder": "benchkit.profile.regions",
     "Timer": "benchkit.timing.timer",

@@ -4,12 +4,21 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import json
 import os
+import select
 import shutil
 import signal
 import subprocess
+import time
+from typing import Any, Callable
 
 _PR_SET_PDEATHSIG = 1
+
+
+def last_lines(text: str, lines: int = 40) -> str:
+    """The last `lines` lines of a child's output, for error messages."""
+    return "\n".join(text.strip().splitlines()[-lines:])
 
 
 def die_with_parent() -> None:
@@ -24,13 +33,21 @@ def die_with_parent() -> None:
         pass
 
 
-def kill_group(process: subprocess.Popen) -> None:
-    """SIGKILL the child's whole process group (it was started in a new session) and reap it."""
+def kill_group(process: subprocess.Popen, settle: float = 5.0) -> None:
+    """SIGKILL the child's whole process group (it was started in a new session), reap it,
+    and wait (up to `settle` seconds) until no process of the group is left, forks included."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     process.wait()
+    deadline = time.monotonic() + settle
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.02)
 
 
 @functools.lru_cache(maxsize=None)
@@ -50,3 +67,46 @@ def _aslr_prefix() -> tuple[str, ...]:
 def aslr_prefix() -> list[str]:
     """Command prefix that starts a program with ASLR off (empty where that is impossible)."""
     return list(_aslr_prefix())
+
+
+class ChannelError(RuntimeError):
+    """The other end died or did not answer in time (the message says which)."""
+
+
+class JsonLines:
+    """JSON requests to a child's stdin, JSON replies from its stdout, one per line, with a
+    deadline on every reply."""
+
+    def __init__(self, process: subprocess.Popen, label: str,
+                 stderr_tail: Callable[[], str] = lambda: ""):
+        self.process, self.label, self._stderr_tail = process, label, stderr_tail
+        self._buffer = b""
+
+    def send(self, obj: Any) -> None:
+        try:
+            self.process.stdin.write((json.dumps(obj) + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            self.process.wait()
+            raise ChannelError(f"{self.label} exited (status {self.process.returncode}). "
+                               f"Last lines of its stderr:\n{self._stderr_tail()}") from None
+
+    def receive(self, timeout: float | None, what: str = "an answer") -> Any:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        out = self.process.stdout
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise ChannelError(f"{self.label}: no {what} within {timeout:g} s")
+            ready, _, _ = select.select([out], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(out.fileno(), 1 << 20)
+            if not chunk:
+                self.process.wait()
+                raise ChannelError(f"{self.label} exited (status {self.process.returncode}) "
+                                   f"before {what}. Last lines of its stderr:\n"
+                                   f"{self._stderr_tail()}")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)

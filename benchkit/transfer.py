@@ -80,7 +80,7 @@ def _is_torch_script(value: Any) -> bool:
         value, (torch.jit.ScriptModule, torch.jit.ScriptFunction))
 
 
-def _write_globals(task_id: int, values: dict[str, Any], workdir: Path) -> dict[str, Any]:
+def _write_globals(task_id: int | str, values: dict[str, Any], workdir: Path) -> dict[str, Any]:
     from benchkit.errors import GlobalNotTransferableError
     specs: dict[str, Any] = {}
     for name, value in values.items():
@@ -109,7 +109,7 @@ def _write_globals(task_id: int, values: dict[str, Any], workdir: Path) -> dict[
     return specs
 
 
-def _snippet_fields(task_id: int, name: str, snippet: Any, workdir: Path) -> dict[str, Any]:
+def _snippet_fields(task_id: int | str, name: str, snippet: Any, workdir: Path) -> dict[str, Any]:
     from benchkit.errors import GlobalNotTransferableError
     if isinstance(snippet, str):
         return {name: snippet}
@@ -124,7 +124,7 @@ def _snippet_fields(task_id: int, name: str, snippet: Any, workdir: Path) -> dic
     return {name: "pass", f"{name}_pickle": file}
 
 
-def write_task(task_id: int, stmt: Any, setup: Any, values: dict[str, Any],
+def write_task(task_id: int | str, stmt: Any, setup: Any, values: dict[str, Any],
                workdir: Path) -> dict[str, Any]:
     """Write what a child needs to rebuild one Timer into `workdir`; returns the JSON fields."""
     return {"globals": _write_globals(task_id, values, workdir),
@@ -160,7 +160,7 @@ def read_task(task: dict[str, Any], workdir: Path = Path(".")) -> tuple[Any, Any
     return snippets["stmt"], snippets["setup"], values
 
 
-def _pickled_modules(data: bytes) -> set[str]:
+def pickled_modules(data: bytes) -> set[str]:
     """Top-level modules a pickle refers to (GLOBAL / STACK_GLOBAL opcodes)."""
     import pickletools  # parent side only
     modules, strings, memo = set(), [], {}
@@ -184,7 +184,7 @@ def needed_modules(workdir: Path) -> set[str]:
     for file in workdir.iterdir():
         if file.name.startswith(("global-", "stmt-", "setup-")):
             try:
-                needed |= _pickled_modules(file.read_bytes())
+                needed |= pickled_modules(file.read_bytes())
             except Exception:  # a torch.jit archive, not a pickle
                 continue
     return needed

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from benchkit.cpp.source import PCH_HEADER, Source, map_diagnostics
 from benchkit.errors import BenchkitError
+from benchkit.subprocesses import last_lines
 from benchkit.valgrind.helper import cache_dir
 
 PCH_NAME = "benchkit_torch.h"
@@ -35,14 +36,11 @@ class CppCompileError(BenchkitError, ValueError):
 
     def __init__(self, errors: list[str], command: str, raw: str):
         self.errors = errors
-        shown = "\n".join(f"  {e}" for e in errors[:10]) or _tail(raw)
+        shown = "\n".join(f"  {e}" for e in errors[:10]) or last_lines(raw, 20)
         super().__init__(f"the C++ snippet does not compile:\n{shown}\n"
                          f"Fix the snippet passed to Timer(..., language='cpp'). "
                          f"(compiler: {command})")
 
-
-def _tail(text: str, lines: int = 20) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
 
 
 @functools.lru_cache(maxsize=None)

@@ -19,6 +19,7 @@ from typing import Iterator
 
 from benchkit.errors import BenchkitError
 from benchkit.sampling.schedule import Side
+from benchkit.subprocesses import last_lines
 
 DEFAULT_INSTALL = ("{python} -m venv {env} && {python} -c \"import sys; open(sys.argv[1], 'w')"
                    ".write(sys.argv[2])\" {env_pth} {caller_site} && "
@@ -67,9 +68,6 @@ def _caller_site() -> str:
     return "import site; " + "; ".join(f"site.addsitedir({d!r})" for d in dirs)
 
 
-def _tail(text: str, lines: int = 30) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
 
 @contextlib.contextmanager
 def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir: Path,
@@ -85,7 +83,8 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
     envdir = workdir / f"{name}-env"
     added = _git(repo, "worktree", "add", "--detach", str(src), commit)
     if added.returncode != 0:
-        raise SideError(f"--{name}-rev {rev}: `git worktree add` failed:\n{_tail(added.stderr)}")
+        raise SideError(f"--{name}-rev {rev}: `git worktree add` failed:\n"
+                        f"{last_lines(added.stderr, 30)}")
     try:
         fields = {"python": shlex.quote(sys.executable), "src": shlex.quote(str(src)),
                   "env": shlex.quote(str(envdir)),
@@ -101,7 +100,8 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
                                    "BENCHKIT_ENV": str(envdir)}, timeout=3600)
         if done.returncode != 0:
             raise SideError(f"--{name}-rev {rev}: the install command failed (exit "
-                            f"{done.returncode}): {command}\n{_tail(done.stdout + done.stderr)}")
+                            f"{done.returncode}): {command}\n"
+                            f"{last_lines(done.stdout + done.stderr, 30)}")
         python = envdir / "bin" / "python"
         if not python.is_file():
             raise SideError(f"--{name}-rev {rev}: the install command left no {python}; it "

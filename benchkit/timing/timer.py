@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import timeit as _timeit
 from typing import Any, Callable
 
@@ -266,17 +267,30 @@ def _callgrind_task(timer: Timer, number: int, repeats: int | None, collect_base
 
 def collect_callgrind_many(timers, number: int = 100, *, collect_baseline: bool = True,
                            retain_out_file: bool = False, cache_sim: bool = False,
-                           timeout: float | None = None, layouts: int = 1):
-    """collect_callgrind for many Timers in one valgrind process per layout (start-up and
-    imports paid once). Returns one CallgrindStats per timer, in order."""
+                           timeout: float | None = None, layouts: int = 1,
+                           jobs: int | None = None, executor: Any = None,
+                           progress: Any = None):
+    """collect_callgrind for many Timers through the forking collector: one valgrind process
+    per group of snippets needing the same modules (start-up and imports paid once), each
+    snippet in a fork of it, `jobs` at a time (default: the number of CPUs). Counts do not
+    depend on `jobs`, on the other snippets or on their order. `executor` (a
+    distributed.Client or a concurrent.futures.Executor) runs the collection on its workers
+    instead. Returns one CallgrindStats per timer, in order."""
     from benchkit.valgrind.runner import collect
     timers = list(timers)
+    jobs = validate.integer("jobs", jobs if jobs is not None else (os.cpu_count() or 1),
+                            where="collect_callgrind_many")
     if any(t._language is Language.CPP for t in timers):
         raise BenchkitError("collect_callgrind_many takes Python Timers; collect C++ ones "
                             "with their own collect_callgrind (no interpreter to share).")
     tasks = [_callgrind_task(t, number, None, collect_baseline) for t in timers]
+    if executor is not None:
+        from benchkit.distributed import collect_remote
+        return collect_remote(tasks, executor, cache_sim=cache_sim, timeout=_timeout(timeout),
+                              layouts=_layouts(layouts), jobs=jobs, progress=progress)
     return [s[0] for s in collect(tasks, cache_sim=cache_sim, timeout=_timeout(timeout),
-                                  retain_out_file=retain_out_file, layouts=_layouts(layouts))]
+                                  retain_out_file=retain_out_file, layouts=_layouts(layouts),
+                                  jobs=jobs, progress=progress)]
 
 
 

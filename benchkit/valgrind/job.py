@@ -1,9 +1,9 @@
-"""Prepare what the callgrind child runs: its working directory, job file, environment.
+"""Prepare what the collector runs: its working directory, setup and job files, environment.
 
 Everything here removes a way for the counts to depend on where or how benchkit is installed
-or called: a working directory whose path always has the same length, the child script and a
-`benchkit` link inside it (so code-object file names do not depend on the install path), only
-the import-path entries the child needs, and a small fixed environment.
+or called: a working directory whose path always has the same length, the server script and
+a `benchkit` link inside it (so code-object file names do not depend on the install path),
+only the import-path entries the collector needs, and a small fixed environment.
 """
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ from typing import Any, Callable, Sequence
 
 import benchkit
 from benchkit import transfer
+from benchkit.subprocesses import last_lines
 from benchkit.task import TaskSpec
+from benchkit.valgrind.command import child_failure
 
-CHILD = Path(__file__).with_name("child.py")
 PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
 TEMP_PREFIX = "benchkit-cg-"
 # glibc malloc without trimming, with a fixed mmap threshold and a large top pad: the measured
@@ -125,29 +126,73 @@ def child_environment(layout: int = 0) -> dict[str, str]:
     return env
 
 
-def write_job(tasks: Sequence[CallgrindTask], workdir: Path, library: Path) -> list[str]:
-    """Write job.json, the tasks' files, the child script and the `benchkit` link into
-    `workdir`; returns the child's command line (after the interpreter)."""
-    job: dict[str, Any] = {"library": str(library), "tasks": [], "heap_step": HEAP_STEP,
-                           "own_thread": OWN_THREAD}
-    for i, task in enumerate(tasks):
-        job["tasks"].append({
-            "id": i, "number": task.number, "repeats": task.repeats,
-            "baseline": task.collect_baseline, "num_threads": task.task_spec.num_threads,
-            **transfer.write_task(i, task.stmt, task.setup, task.globals, workdir)})
-    needed = transfer.needed_modules(workdir)
+def write_setup(workdir: Path, name: str, library: Path, modules: Sequence[str]) -> None:
+    """A collector server's setup: the client library, the import path it needs, the modules
+    to import before forking, the layout parameters."""
+    setup: dict[str, Any] = {"library": str(library), "modules": list(modules),
+                             "heap_step": HEAP_STEP, "own_thread": OWN_THREAD}
     if FIXED_PATHS:
         # benchkit through a link in the working directory: the same file names for its code
         # objects wherever it is installed.
-        (workdir / "path").mkdir()
-        (workdir / "path" / "benchkit").symlink_to(PACKAGE_DIR, target_is_directory=True)
-        shutil.copyfile(CHILD, workdir / "child.py")
-        job["path_first"] = [str(workdir / "path")]
-        job["extra_sys_path"] = extra_sys_path(workdir, needed - {"benchkit"})
-        child = str(workdir / "child.py")
+        link = workdir / "path" / "benchkit"
+        if not link.exists():
+            link.parent.mkdir(exist_ok=True)
+            link.symlink_to(PACKAGE_DIR, target_is_directory=True)
+        setup["path_first"] = [str(workdir / "path")]
+        setup["extra_sys_path"] = extra_sys_path(workdir, set(modules) - {"benchkit"})
     else:
-        job["path_first"] = []
-        job["extra_sys_path"] = extra_sys_path(workdir, needed)
-        child = str(CHILD)
-    (workdir / "job.json").write_text(json.dumps(job), encoding="utf-8")
-    return [child, "job.json"]
+        setup["path_first"] = []
+        setup["extra_sys_path"] = extra_sys_path(workdir, set(modules) | {"benchkit"})
+    (workdir / name).write_text(json.dumps(setup), encoding="utf-8")
+
+
+def _task_fields(tag: str, task: CallgrindTask, workdir: Path) -> dict[str, Any]:
+    return {"id": 0, "number": task.number, "repeats": task.repeats,
+            "baseline": task.collect_baseline, "num_threads": task.task_spec.num_threads,
+            **transfer.write_task(tag, task.stmt, task.setup, task.globals, workdir)}
+
+
+def write_task_job(workdir: Path, tag: str, task: CallgrindTask) -> list[Path]:
+    """job-<tag>.json for one task (and its globals' files); returns the files written for
+    the globals."""
+    before = set(workdir.iterdir())
+    fields = _task_fields(tag, task, workdir)
+    written = sorted(set(workdir.iterdir()) - before)
+    needed = set()
+    for path in written:
+        try:
+            needed |= transfer.pickled_modules(path.read_bytes())
+        except Exception:
+            continue
+    job = {"tag": tag, "tasks": [fields],
+           "extra_sys_path": extra_sys_path(workdir, needed - {"benchkit"})}
+    (workdir / f"job-{tag}.json").write_text(json.dumps(job), encoding="utf-8")
+    return written
+
+
+def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
+            tasks: Sequence[CallgrindTask]) -> None:
+    """Run the jobs natively up to their loops, once, in one process: bytecode caches are
+    written before any counted run (and a broken snippet or global fails fast)."""
+    if not PREWARM:
+        return
+    jobs = [json.loads((workdir / f"job-{tag}.json").read_text(encoding="utf-8"))
+            for tag in tags]
+    combined = {"tag": "prewarm",
+                "tasks": [{**t, "id": n} for n, t in enumerate(t for j in jobs
+                                                               for t in j["tasks"])],
+                "extra_sys_path": sorted({p for j in jobs for p in j["extra_sys_path"]})}
+    name = f"job-prewarm-{tags[0]}.json"
+    (workdir / name).write_text(json.dumps(combined), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(workdir / "server.py"), setup_name,
+                           "--prewarm", name], cwd=workdir, env=child_environment(),
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        failed = workdir / "error-prewarm.json"
+        index = 0
+        if failed.is_file():
+            info = json.loads(failed.read_text(encoding="utf-8"))
+            index = min(int(info.get("task", 0) or 0), len(tags) - 1)
+            failed.rename(workdir / f"error-{tags[index]}.json")
+        raise child_failure(workdir, tags[index], tasks[index].task_spec.title,
+                            done.returncode, last_lines(done.stderr))

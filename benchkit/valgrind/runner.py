@@ -1,33 +1,28 @@
-"""Run snippets under valgrind (one child per memory layout) and parse what it dumps (the edge)."""
+"""Instruction counts: the valgrind command line, C++ snippet programs under valgrind, and
+CallgrindStats from the dumps (Python snippets go through the forking collector)."""
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
-from benchkit.errors import CallgrindError, GlobalNotTransferableError
-from benchkit.subprocesses import die_with_parent, kill_group
+from benchkit.errors import CallgrindError
+from benchkit.subprocesses import die_with_parent, kill_group, last_lines
+from benchkit.valgrind.collector import Collector, active_collector
+from benchkit.valgrind.command import valgrind_command
 from benchkit.valgrind import helper, parser
 from benchkit.valgrind.callgrind_stats import CallgrindStats
 from benchkit.valgrind.counts import FunctionCounts
 from benchkit.valgrind import job as _job
 from benchkit.valgrind.job import (HEAP_STEP, MALLOC_TUNABLES, STACK_STEP, CallgrindTask,
-                                   child_environment, make_workdir, write_job)
+                                   child_environment, make_workdir)
 
 # Fixed cache geometry, so cache-simulation results do not depend on the host CPU.
-CACHE_SIM_ARGS = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
-
-
-def _tail(text: str, lines: int = 40) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
 _live: set[subprocess.Popen] = set()
 
 
@@ -66,25 +61,6 @@ def _each_layout(collect_one, layouts: int) -> list:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _child_failure(result: subprocess.CompletedProcess, workdir: Path, layout: int,
-                   tasks: Sequence[CallgrindTask]) -> Exception:
-    error_file = workdir / f"error-{layout}.json"
-    if error_file.is_file():
-        info = json.loads(error_file.read_text(encoding="utf-8"))
-        if info["kind"] == "global":
-            return GlobalNotTransferableError(
-                f"global {info['name']!r} could not be rebuilt in the callgrind child: "
-                f"{info['message']}. Classes must be importable by the child (defined in a "
-                "module, not in __main__), or build the object in `setup`.")
-        title = tasks[info["task"]].task_spec.title
-        return CallgrindError(f"{title!r}: {info['message']} (under callgrind)\n"
-                              f"{_tail(info.get('traceback', ''), 15)}")
-    how = (f"was killed by signal {-result.returncode}" if result.returncode < 0
-           else f"exited with status {result.returncode}")
-    return CallgrindError(f"the valgrind child {how}. Last lines of its stderr:\n"
-                          f"{_tail(result.stderr)}")
-
-
 def _debug_symbols(counts: FunctionCounts) -> bool:
     torch_rows = [fn for _, fn in counts if "libtorch" in fn]
     if not torch_rows:
@@ -97,35 +73,19 @@ def _function_counts(profile: parser.Profile, inclusive: bool) -> FunctionCounts
     return FunctionCounts.from_dict({fn: c[0] for fn, c in table.items()}, inclusive)
 
 
-def _prewarm(child: list[str], workdir: Path, tasks: Sequence[CallgrindTask]) -> None:
-    """Run the child natively up to the loops once, so bytecode caches exist before any
-    counted run (a failure here is the snippet's or a global's: report it now)."""
-    if not _job.PREWARM:
-        return
-    result = _run_child([sys.executable, *child, "0", "--prewarm"], workdir,
-                        child_environment(), timeout=600)
-    if result.returncode != 0:
-        raise _child_failure(result, workdir, 0, tasks)
-
-
 def _collect_layout(valgrind: str, program: list[str], workdir: Path, layout: int,
                     cache_sim: bool, timeout: float | None, tasks: Sequence[CallgrindTask]
                     ) -> dict[str, tuple[parser.Profile, Path]]:
-    """One valgrind run of `program` (which ends with the layout's number) under memory
-    layout `layout`: its profiles by name."""
-    cmd = helper.aslr_prefix() + [
-        valgrind, "--tool=callgrind", f"--callgrind-out-file=callgrind.L{layout}.out",
-        "--instr-atstart=no", "--collect-atstart=no", "--dump-line=yes", "--vgdb=no",
-        # One name per function: no fn'2 recursion-level variants in diffs.
-        "--separate-recs=1",
-        # Faster translation; guest instruction counts are unaffected.
-        "--vex-iropt-level=1", "--vex-guest-chase=no"]
-    if cache_sim:
-        cmd += CACHE_SIM_ARGS
-    cmd += program
+    """One valgrind run of a compiled C++ snippet `program` (which ends with the layout's
+    number) under memory layout `layout`: its profiles by name."""
+    cmd = valgrind_command(valgrind, f"callgrind.L{layout}.out", cache_sim) + program
     result = _run_child(cmd, workdir, child_environment(layout), timeout)
     if result.returncode != 0:
-        raise _child_failure(result, workdir, layout, tasks)
+        return_code = result.returncode
+        how = (f"was killed by signal {-return_code}" if return_code < 0
+               else f"exited with status {return_code}")
+        raise CallgrindError(f"the C++ snippet program {how} under valgrind. Last lines of "
+                             f"its output:\n{last_lines(result.stdout + result.stderr)}")
     profiles: dict[str, tuple[parser.Profile, Path]] = {}
     for out_file in sorted(workdir.glob(f"callgrind.L{layout}.out*")):
         for profile in parser.parse(out_file.read_text(encoding="utf-8", errors="replace"),
@@ -133,18 +93,18 @@ def _collect_layout(valgrind: str, program: list[str], workdir: Path, layout: in
             if profile.trigger and "benchkit:" in profile.trigger:
                 name = profile.trigger[profile.trigger.index("benchkit:"):]
                 profiles[name] = (profile, out_file)
-    for i, task in enumerate(tasks):
+    for task in tasks:
         for r in range(task.repeats):
-            if f"benchkit:{i}:stmt:{r}" not in profiles:
-                raise CallgrindError(f"valgrind wrote no profile for task {i} repeat {r}; "
-                                     f"its stderr:\n{_tail(result.stderr)}")
+            if f"benchkit:0:stmt:{r}" not in profiles:
+                raise CallgrindError(f"valgrind wrote no profile for repeat {r}; its "
+                                     f"output:\n{last_lines(result.stderr)}")
     return profiles
 
 
 def _stats(task: CallgrindTask, i: int, r: int, profiles: dict, metadata_common: dict,
            kept: Path | None) -> CallgrindStats:
-    base = profiles.get(f"benchkit:{i}:baseline:0")
-    stmt, stmt_file = profiles[f"benchkit:{i}:stmt:{r}"]
+    base = profiles.get("benchkit:0:baseline:0")
+    stmt, stmt_file = profiles[f"benchkit:0:stmt:{r}"]
     kept_path = None
     if kept is not None:
         kept_path = str(kept / f"callgrind.out.task{i}.repeat{r}")
@@ -164,20 +124,22 @@ def _stats(task: CallgrindTask, i: int, r: int, profiles: dict, metadata_common:
         stmt_exclusive_stats=exclusive, stmt_callgrind_out=kept_path, metadata=metadata)
 
 
-def _assemble(tasks: Sequence[CallgrindTask], by_layout: list[dict], controls: dict,
+def _assemble(tasks: Sequence[CallgrindTask], per_task: list[list[dict]], controls: dict,
               valgrind: str, retain_out_file: bool) -> list[tuple[CallgrindStats, ...]]:
+    """CallgrindStats per task and repeat from `per_task[i][layout]` = profiles by name
+    (benchkit:0:<kind>:<repeat>): layout 0's counts, every layout's per-run counts."""
     metadata_common = {"valgrind": helper.valgrind_version(valgrind),
                        "python": sys.version.split()[0], "controls": controls}
     kept = Path(tempfile.mkdtemp(prefix="benchkit-callgrind-")) if retain_out_file else None
     out: list[tuple[CallgrindStats, ...]] = []
-    for i, task in enumerate(tasks):
+    for i, (task, layouts) in enumerate(zip(tasks, per_task)):
         results = []
         for r in range(task.repeats):
-            main = _stats(task, i, r, by_layout[0], metadata_common, kept)
-            if len(by_layout) > 1:
+            main = _stats(task, i, r, layouts[0], metadata_common, kept)
+            if len(layouts) > 1:
                 per_run = [main.per_run()] + [
                     _stats(task, i, r, p, metadata_common, None).per_run()
-                    for p in by_layout[1:]]
+                    for p in layouts[1:]]
                 main.metadata["layouts"] = {
                     "per_run": per_run, "stack_step": STACK_STEP, "heap_step": HEAP_STEP}
             results.append(main)
@@ -185,31 +147,42 @@ def _assemble(tasks: Sequence[CallgrindTask], by_layout: list[dict], controls: d
     return out
 
 
+def _controls(cache_sim: bool) -> dict:
+    return {"PYTHONHASHSEED": "0", "aslr_disabled": bool(helper.aslr_prefix()),
+            "environment": "normalized", "GLIBC_TUNABLES": MALLOC_TUNABLES,
+            "caller_sys_path": "only entries the child needs and lacks",
+            "fixed_paths": _job.FIXED_PATHS, "bytecode_prewarmed": _job.PREWARM,
+            "own_thread_and_malloc_arena": _job.OWN_THREAD,
+            "forked_from": "a collector that imported only the snippet's modules",
+            "instr_atstart": False, "collection": "toggled around the measured loop only",
+            "cache_sim": cache_sim}
+
+
 def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
             timeout: float | None = None, retain_out_file: bool = False, layouts: int = 1,
-            ) -> list[tuple[CallgrindStats, ...]]:
-    """Collect every task in one valgrind process per memory layout (layouts run in
-    parallel, up to the number of CPUs). Returns per task one CallgrindStats per repeat: the
-    counts of layout 0, with the per-run counts of every layout in metadata["layouts"]."""
-    valgrind = helper.find_valgrind()
-    library = helper.build_client_library()
-    workdir = make_workdir()
+            jobs: int = 1, progress: Any = None) -> list[tuple[CallgrindStats, ...]]:
+    """Collect every task through the forking collector (the active callgrind_session's, or
+    a fresh one): per task one CallgrindStats per repeat, with the per-run counts of every
+    layout in metadata["layouts"] when layouts > 1."""
+    collector = active_collector(cache_sim)
+    own = collector is None
+    if own:
+        collector = Collector(cache_sim)
     try:
-        child = write_job(tasks, workdir, library)
-        _prewarm(child, workdir, tasks)
-        by_layout = _each_layout(
-            lambda k: _collect_layout(valgrind, [sys.executable, *child, str(k)], workdir, k,
-                                      cache_sim, timeout, tasks), layouts)
-        controls = {"PYTHONHASHSEED": "0", "aslr_disabled": bool(helper.aslr_prefix()),
-                    "environment": "normalized", "GLIBC_TUNABLES": MALLOC_TUNABLES,
-                    "caller_sys_path": "only entries the child needs and lacks",
-                    "fixed_paths": _job.FIXED_PATHS, "bytecode_prewarmed": _job.PREWARM,
-                    "own_thread_and_malloc_arena": _job.OWN_THREAD, "instr_atstart": False,
-                    "collection": "toggled around the measured loop only",
-                    "cache_sim": cache_sim}
-        return _assemble(tasks, by_layout, controls, valgrind, retain_out_file)
+        per_task = collector.collect(tasks, layouts=layouts, jobs=jobs, timeout=timeout,
+                                     progress=progress)
+        stats = _assemble(tasks, per_task, _controls(cache_sim), collector.valgrind,
+                          retain_out_file)
+        for layouts_of_task in per_task:
+            for profiles in layouts_of_task:
+                collector.forget(profiles)
+        return stats
+    except BaseException:
+        collector.kill()
+        raise
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if own:
+            collector.close()
 
 
 def collect_cpp(task: CallgrindTask, executable: Path, *, cache_sim: bool = False,
@@ -230,6 +203,6 @@ def collect_cpp(task: CallgrindTask, executable: Path, *, cache_sim: bool = Fals
                     "GLIBC_TUNABLES": MALLOC_TUNABLES, "instr_atstart": False,
                     "collection": "toggled around the measured loop only",
                     "cache_sim": cache_sim, "language": "cpp"}
-        return _assemble([task], by_layout, controls, valgrind, retain_out_file)[0]
+        return _assemble([task], [by_layout], controls, valgrind, retain_out_file)[0]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,244 @@
+"""The forking collector: the process that runs under valgrind.
+
+    python server.py SETUP.json                 serve: prepare once, then fork a child per job
+    python server.py SETUP.json --prewarm JOB   natively, up to the measured loops (see below)
+
+Serving: one JSON request per line on stdin, replies on the protocol fd.
+  {"cmd": "run", "jobs": ["job-00003.json", ...], "parallel": n}
+      -> one {"job": ..., "pid": p, "status": s} line as each job's child finishes (at most
+         n children at once), then {"finished": true}
+  {"cmd": "quit"}
+The server imports what the snippets need (torch, the modules the globals come from) once,
+with instrumentation off; every job then runs in a fork of that same state, so a snippet's
+counts do not depend on which other jobs ran before it, on how many run at once, or on
+whether the server is fresh. Collection is toggled by the loop's own clock calls, so exactly
+the `number` iterations are counted; the warm-up runs the very same code object. Callgrind
+writes each child's dumps to files named by the child's pid.
+
+`--prewarm` runs a job natively up to the measured loops (imports, snippets compiled, setup
+run once), so bytecode caches are written before any counted run: a first collection after a
+fresh install then counts the same as every later one.
+
+Imports only the standard library and a few benchkit modules (no numpy, no torch unless a
+snippet uses it), so start-up under valgrind stays cheap.
+"""
+import sys
+
+if __name__ == "__main__":
+    sys.path.pop(0)  # this file's directory must not shadow anything
+
+import ctypes  # noqa: E402
+import itertools  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import threading  # noqa: E402
+import traceback  # noqa: E402
+
+LAYOUT = int(os.environ.get("BENCHKIT_LAYOUT", "0"))
+
+
+class JobFailed(Exception):
+    def __init__(self, info):
+        super().__init__(info.get("message"))
+        self.info = info
+
+
+def _fail(kind, message, **extra):
+    raise JobFailed({"kind": kind, "message": message, **extra})
+
+
+def run_job(job, setup, lib, prewarm=False):
+    """Run one job's tasks: loops built, warmed up, then measured with dumps named
+    benchkit:<tag>:<task>:<kind>:<repeat>."""
+    from benchkit.errors import SnippetError
+    from benchkit.transfer import RebuildError, read_task
+    from benchkit.timing.snippet import CompiledLoop, referenced_names, check_syntax
+    from benchkit.timing.threads import torch_threads
+
+    sys.path.extend(p for p in job.get("extra_sys_path", []) if p not in sys.path)
+    # Layout k > 0: k deliberate heap offsets before anything of the snippets is allocated.
+    padding = [bytearray(LAYOUT * setup["heap_step"]),
+               ["x" * (8 * (i % 64) + LAYOUT) for i in range(LAYOUT * 97)]]
+    toggle = lib.bk_toggle_collect if lib is not None else None
+
+    def noop_clock():
+        return 0.0
+
+    release, outcome = threading.Event(), []
+    done_r, done_w = os.pipe()
+
+    def measure(task, loops, go=None):
+        if go is not None:
+            go.acquire()    # start only once the main thread is about to block for good
+        number = task["number"]
+        try:
+            with torch_threads(task["num_threads"]):
+                for _, loop in loops:
+                    for _ in range(2):  # warm-up: same code object as the measured loop
+                        loop.time_block(number)
+                lib.bk_start_instrumentation()
+                for kind, loop in loops:
+                    for r in range(task["repeats"] if kind == "stmt" else 1):
+                        loop.time_block(number, timer=toggle)
+                        lib.bk_dump_stats_at(
+                            f"benchkit:{job['tag']}:{task['id']}:{kind}:{r}".encode())
+                lib.bk_stop_instrumentation()
+        except SnippetError as error:
+            outcome.append(error)
+        if go is not None:
+            os.write(done_w, b"x")
+            release.wait()
+
+    for task in job["tasks"]:
+        try:
+            stmt, setup_snippet, values = read_task(task)
+        except RebuildError as error:
+            _fail("global", str(error), name=error.name, traceback=traceback.format_exc())
+        snippets = {"stmt": stmt, "setup": setup_snippet}
+        names = set()
+        for name, src in snippets.items():
+            if isinstance(src, str):
+                names |= referenced_names(check_syntax(name, src))
+        if "torch" in names and "torch" not in values:
+            import torch
+            values["torch"] = torch
+        loops = [("stmt", CompiledLoop(snippets["stmt"], snippets["setup"], noop_clock, values))]
+        if task["baseline"]:
+            loops.append(("baseline", CompiledLoop("pass", "pass", noop_clock, dict(values))))
+        if prewarm:
+            try:
+                for _, loop in loops:
+                    loop.time_block(0)   # setup runs: its imports write their bytecode caches
+            except SnippetError as error:
+                _fail("snippet", str(error).splitlines()[0], task=task["id"],
+                      snippet=error.snippet,
+                      traceback="".join(traceback.format_exception(error.error)))
+            continue
+        if setup["own_thread"]:
+            # A fresh thread gets a fresh glibc malloc arena (mmap'd, 64 MiB aligned), so the
+            # snippet's allocations do not depend on the heap history before it: imports,
+            # earlier tasks, where benchkit and the caller live. The thread is kept until the
+            # end so no later task inherits its arena. The main thread waits in a read()
+            # without the GIL, so no GIL hand-over can fall inside the measured loop.
+            go = threading.Lock()
+            go.acquire()
+            threading.Thread(target=measure, args=(task, loops, go), daemon=True).start()
+            go.release()
+            os.read(done_r, 1)
+        else:
+            measure(task, loops)
+        if outcome:
+            error = outcome.pop()
+            _fail("snippet", str(error).splitlines()[0], task=task["id"], snippet=error.snippet,
+                  traceback="".join(traceback.format_exception(error.error)))
+    release.set()
+    del padding
+
+
+def _load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _library(setup):
+    lib = ctypes.CDLL(setup["library"])
+    lib.bk_toggle_collect.restype = ctypes.c_double
+    lib.bk_dump_stats_at.argtypes = [ctypes.c_char_p]
+    return lib
+
+
+def _die_with_parent():
+    try:  # PR_SET_PDEATHSIG: SIGKILL when the server dies (Linux)
+        ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _child(setup, lib, job_path):
+    """In a forked child: run the job, report a failure in error-<tag>.json, exit."""
+    _die_with_parent()
+    job = _load(job_path)
+    code = 0
+    try:
+        run_job(job, setup, lib)
+    except JobFailed as failure:
+        with open(f"error-{job['tag']}.json", "w", encoding="utf-8") as f:
+            json.dump(failure.info, f)
+        code = 3
+    except BaseException:  # anything else: the parent shows the traceback
+        with open(f"error-{job['tag']}.json", "w", encoding="utf-8") as f:
+            json.dump({"kind": "crash", "message": "the collector child crashed",
+                       "traceback": traceback.format_exc()}, f)
+        code = 4
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # no interpreter teardown under valgrind: it costs seconds
+
+
+def _run(setup, lib, jobs, parallel, reply):
+    """Fork a child per job, at most `parallel` at a time; report each as it finishes."""
+    running = {}
+    queue = list(jobs)
+    while queue or running:
+        while queue and len(running) < parallel:
+            job = queue.pop(0)
+            pid = os.fork()
+            if pid == 0:
+                _child(setup, lib, job)
+            running[pid] = job
+        pid, status = os.wait()
+        if pid in running:
+            reply({"job": running.pop(pid), "pid": pid,
+                   "status": os.waitstatus_to_exitcode(status)})
+    reply({"finished": True})
+
+
+def serve(setup):
+    lib = _library(setup)
+    for module in setup.get("modules", []):
+        try:
+            __import__(module)
+        except Exception:  # the job reports it, with its own traceback
+            pass
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+
+    def reply(obj):
+        protocol.write(json.dumps(obj) + "\n")
+        protocol.flush()
+    # One dummy request first, so every real fork starts from the same settled heap.
+    for line in itertools.chain(['{"cmd": "run", "jobs": [], "parallel": 1}\n'], sys.stdin):
+        request = json.loads(line)
+        if request["cmd"] == "quit":
+            break
+        if request["cmd"] == "run":
+            _run(setup, lib, request["jobs"], request["parallel"],
+                 reply if request["jobs"] else (lambda obj: None))
+
+
+def main(argv):
+    setup = _load(argv[0])
+    # Only the path entries the collector needs (usually none but the `benchkit` link):
+    # allocations before the measured loop shift object addresses, which CPython's
+    # type-attribute cache hashes, so a caller-dependent path would make counts
+    # caller-dependent.
+    sys.path[0:0] = setup["path_first"]
+    sys.path.extend(setup["extra_sys_path"])
+    if len(argv) > 2 and argv[1] == "--prewarm":
+        job = _load(argv[2])
+        try:
+            run_job(job, setup, None, prewarm=True)
+        except JobFailed as failure:
+            with open(f"error-{job['tag']}.json", "w", encoding="utf-8") as f:
+                json.dump(failure.info, f)
+            return 3
+        return 0
+    serve(setup)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

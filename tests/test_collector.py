@@ -1,0 +1,182 @@
+"""The forking collector under real valgrind: counts independent of batch, order, jobs and
+sessions; warm sessions; clean shutdown; dask.distributed workers."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import benchkit
+from benchkit import Timer
+from conftest import requires_valgrind
+from test_cli import cli
+
+pytestmark = requires_valgrind
+
+SNIPPETS = [("sum(range(200))", "pass"), ("sorted(data)", "data = list(range(50, 0, -1))"),
+            ("d['a'] + d['b']", "d = {'a': 1, 'b': 2}"), ("[i * 2 for i in range(30)]", "pass"),
+            ("'-'.join(words)", "words = ['x'] * 20")]
+
+
+def _counts(stats):
+    return [s.counts() for s in stats]
+
+
+def test_counts_do_not_depend_on_batch_order_or_jobs():
+    timers = [Timer(stmt, setup) for stmt, setup in SNIPPETS]
+    alone = [t.collect_callgrind(number=20).counts() for t in timers[:2]]
+    batch = benchkit.collect_callgrind_many(timers, number=20, jobs=1)
+    parallel = benchkit.collect_callgrind_many(list(reversed(timers)), number=20, jobs=2)
+    assert _counts(batch)[:2] == alone
+    assert _counts(batch) == list(reversed(_counts(parallel)))
+    assert len(set(_counts(batch))) == len(SNIPPETS)
+
+
+def test_a_torch_snippet_counts_the_same_alone_and_beside_others():
+    mul = Timer("x * y", "x = torch.ones(128); y = torch.ones(128)")
+    alone = mul.collect_callgrind(number=50).counts()
+    batch = benchkit.collect_callgrind_many(
+        [Timer("x + y", "x = torch.ones(64); y = torch.ones(64)"), mul,
+         Timer("sum(range(20))")], number=50, jobs=2)
+    assert batch[1].counts() == alone
+    assert batch[1].metadata["controls"]["forked_from"]
+
+
+def test_warm_session_reuses_its_collector_and_counts_the_same():
+    from benchkit.valgrind.collector import active_collector
+    timer = Timer("sum(range(200))")
+    fresh = timer.collect_callgrind(number=20).counts()
+    with benchkit.callgrind_session() as session:
+        collector = active_collector(False)
+        first = session.collect(timer, number=20).counts()
+        servers = {id(s) for s in collector._servers.values()}
+        second = timer.collect_callgrind(number=20).counts()   # uses the active session
+        assert {id(s) for s in collector._servers.values()} == servers
+        processes = [s.process for s in collector._servers.values()]
+        workdir = collector.workdir
+    assert first == second == fresh
+    assert all(p.poll() is not None for p in processes) and not workdir.exists()
+
+
+def test_session_shuts_down_on_an_error_in_the_block():
+    from benchkit.valgrind.collector import active_collector
+    with pytest.raises(ZeroDivisionError):
+        with benchkit.callgrind_session():
+            Timer("pass").collect_callgrind(number=1)
+            collector = active_collector(False)
+            processes = [s.process for s in collector._servers.values()]
+            1 / 0
+    assert processes and all(p.poll() is not None for p in processes)
+
+
+def test_a_snippet_error_in_a_forked_child_is_reported_and_others_are_unaffected():
+    with pytest.raises(benchkit.BenchkitError, match="ZeroDivisionError"):
+        benchkit.collect_callgrind_many([Timer("1 / 0"), Timer("pass")], number=1)
+
+
+def test_progress_counts_collections():
+    class Progress:
+        total, n = 0, 0
+
+        def update(self, k):
+            self.n += k
+    progress = Progress()
+    benchkit.collect_callgrind_many([Timer(s, u) for s, u in SNIPPETS[:3]], number=5,
+                                    progress=progress)
+    assert progress.n == 3
+
+
+def test_collector_and_its_children_die_with_a_killed_parent(tmp_path):
+    script = textwrap.dedent('''
+        import benchkit
+        with benchkit.callgrind_session() as s:
+            s.collect(benchkit.Timer("pass"), number=1)
+            print("warm", flush=True)
+            benchkit.Timer("while True: pass").collect_callgrind(number=1)
+    ''')
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              text=True)
+    assert parent.stdout.readline().strip() == "warm"
+    time.sleep(3)
+    mine = _descendants(parent.pid)
+    assert mine, "no collector processes found"
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    for _ in range(150):
+        alive = [p for p in mine if Path(f"/proc/{p}").exists() and _state(p) != "Z"]
+        if not alive:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"collector processes outlived their parent: {alive}")
+
+
+def _descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids = (task / "children").read_text().split()
+            except OSError:
+                kids = []
+            out += [int(k) for k in kids]
+            todo += [int(k) for k in kids]
+    return out
+
+
+def _state(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as local:
+        with distributed.Client(local) as client:
+            yield client
+
+
+def test_dask_workers_count_the_same_as_local_collection(cluster):
+    timers = [Timer(stmt, setup) for stmt, setup in SNIPPETS]
+    local = benchkit.collect_callgrind_many(timers, number=20)
+    remote = benchkit.collect_callgrind_many(timers, number=20, executor=cluster)
+    assert _counts(remote) == _counts(local)
+    assert all(s.metadata.get("host") for s in remote)
+    assert remote[0].metadata["worker_environment"]["python"]
+
+
+def test_any_executor_works_and_a_bad_one_is_refused():
+    import concurrent.futures
+    timers = [Timer(stmt, setup) for stmt, setup in SNIPPETS[:2]]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        via_pool = benchkit.collect_callgrind_many(timers, number=20, executor=pool)
+    assert _counts(via_pool) == _counts(benchkit.collect_callgrind_many(timers, number=20))
+    with pytest.raises(benchkit.BenchkitError, match="has no submit"):
+        benchkit.collect_callgrind_many(timers, number=20, executor=object())
+
+
+def test_cli_jobs_and_an_unreachable_scheduler(tmp_path):
+    (tmp_path / "bench_c.py").write_text(
+        "from benchkit import Timer\n"
+        + "".join(f"bench_{i} = Timer({s!r}, {u!r})\n" for i, (s, u) in enumerate(SNIPPETS)))
+    cli("run", "bench_c.py", "--callgrind", "--no-wall-time", "-j", "2", "-o", "a.json",
+        cwd=tmp_path, check_code=0)
+    cli("run", "bench_c.py", "--callgrind", "--no-wall-time", "-j", "1", "-o", "b.json",
+        cwd=tmp_path, check_code=0)
+    a, b = benchkit.load(tmp_path / "a.json"), benchkit.load(tmp_path / "b.json")
+    assert _counts(a.callgrind) == _counts(b.callgrind)
+    out = cli("run", "bench_c.py", "--callgrind", "--scheduler", "tcp://127.0.0.1:9",
+              cwd=tmp_path, check_code=2)
+    assert "cannot connect" in out.stderr
+    out = cli("run", "bench_c.py", "-j", "2", cwd=tmp_path, check_code=2)
+    assert "add --callgrind" in out.stderr
+    assert os.listdir(tmp_path)
