@@ -65,3 +65,14 @@ def gate(text: str):
         return parse_gate(text)
     except BenchkitError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def keyword_expression(text: str) -> str:
+    """-k EXPR, parsed here so a bad expression stops the command before any work."""
+    from benchkit.errors import BenchkitError
+    from benchkit.suite import keyword_filter
+    try:
+        keyword_filter(text)
+    except BenchkitError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text

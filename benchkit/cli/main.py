@@ -15,8 +15,15 @@ from benchkit.errors import BenchkitError
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE = 0, 1, 2
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """Usage errors as one line that names the argument and points to --help."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="benchkit", description=__doc__.splitlines()[0])
+    parser = OneLineErrors(prog="benchkit", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     from benchkit.cli import measure_commands, profile_commands

@@ -18,6 +18,7 @@ def add_parsers(sub) -> None:
     run = sub.add_parser("run", help="run benchmark suites and write a results file")
     run.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
     run.add_argument("-k", dest="keyword", metavar="EXPR",
+                     type=types.keyword_expression,
                      help="only benchmarks whose name matches (words, and/or/not)")
     run.add_argument("--processes", type=types.positive_int, default=10, metavar="N",
                      help="fresh worker processes that each measure every benchmark "
@@ -37,6 +38,11 @@ def add_parsers(sub) -> None:
     run.add_argument("--layouts", type=types.positive_int, default=1, metavar="K",
                      help="with --callgrind: collect under K memory layouts and keep the "
                           "band (default 1)")
+    run.add_argument("-j", "--jobs", type=types.positive_int, default=None, metavar="N",
+                     help="with --callgrind: N collections at once (default: the CPUs)")
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="with --callgrind: collect on the workers of a dask.distributed "
+                          "scheduler (tcp://HOST:PORT; needs benchkit[distributed])")
     run.add_argument("--num-threads", type=types.positive_int, metavar="N",
                      help="override every benchmark's num_threads")
     run.add_argument("-o", "--output", metavar="FILE",
@@ -46,7 +52,8 @@ def add_parsers(sub) -> None:
 
     ab = sub.add_parser("ab", help="interleaved A/B of two environments on the same suites")
     ab.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
-    ab.add_argument("-k", dest="keyword", metavar="EXPR")
+    ab.add_argument("-k", dest="keyword", metavar="EXPR",
+                    type=types.keyword_expression)
     for side in ("base", "new"):
         ab.add_argument(f"--{side}-python", metavar="PYTHON",
                         help=f"interpreter of {side.upper()} (default: this one)")
@@ -107,8 +114,27 @@ def _wall_in_process(selected, min_run_time: float):
     return out
 
 
-def cmd_run(args) -> int:
+def _callgrind(selected, args):
     import benchkit
+    executor = None
+    where = ""
+    if args.scheduler:
+        from benchkit.distributed import client
+        executor = client(args.scheduler)
+        where = f" on the workers of {args.scheduler}"
+    progress = _progress("instruction counts" + where)
+    progress.total = len(selected) * (1 if executor else args.layouts)
+    try:
+        return benchkit.collect_callgrind_many(
+            [b.timer for b in selected], cache_sim=args.cache_sim, layouts=args.layouts,
+            jobs=args.jobs, executor=executor, progress=progress)
+    finally:
+        progress.close()
+        if executor is not None:
+            executor.close()
+
+
+def cmd_run(args) -> int:
     from benchkit.compare import Compare
     from benchkit.report import format_callgrind
     from benchkit.results.store import check_writable
@@ -117,6 +143,8 @@ def cmd_run(args) -> int:
     if args.no_wall_time and not args.callgrind:
         raise BenchkitError("--no-wall-time without --callgrind measures nothing; drop it or "
                             "add --callgrind")
+    if (args.jobs or args.scheduler) and not args.callgrind:
+        raise BenchkitError("-j/--scheduler apply to --callgrind collections; add --callgrind")
     output = check_writable(args.output or f"results/run-{_now()}.json")
     settings = schedule.Settings(
         processes=FAST["processes"] if args.fast else args.processes,
@@ -151,11 +179,7 @@ def cmd_run(args) -> int:
                   f"partial results ({len(kept)} benchmarks)")
         raise
     if args.callgrind:
-        print(f"counting instructions of {len(selected)} benchmarks"
-              + (f" under {args.layouts} layouts" if args.layouts > 1 else "") + "...",
-              file=sys.stderr)
-        stats = benchkit.collect_callgrind_many([b.timer for b in selected],
-                                                cache_sim=args.cache_sim, layouts=args.layouts)
+        stats = _callgrind(selected, args)
         for b, s in zip(selected, stats):
             s.metadata.update({"benchmark": b.name, "gates": [str(g) for g in b.gates]})
             callgrind.append(s)

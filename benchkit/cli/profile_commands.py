@@ -20,10 +20,15 @@ def _time_ns(text: str) -> int:
     return int(float(match.group(1)) * _SCALE[match.group(2)])
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number an event can hold")
+
+
 def add_parsers(sub) -> None:
     prof = sub.add_parser("profile", help="profile suite benchmarks with torch.profiler")
     prof.add_argument("paths", nargs="+", metavar="PATH")
-    prof.add_argument("-k", dest="keyword", metavar="EXPR")
+    prof.add_argument("-k", dest="keyword", metavar="EXPR",
+                      type=types.keyword_expression)
     prof.add_argument("-o", "--output", default="trace.json.gz", metavar="TRACE",
                       help="chrome trace to write (one benchmark: this path; several: "
                            "NAME-<i>.json.gz next to it)")
@@ -94,9 +99,8 @@ def cmd_profile(args) -> int:
 
 def cmd_analyze(args) -> int:
     from benchkit.profile.analysis import analyze, format_analysis
-    from benchkit.profile.events import slices
-    from benchkit.profile.traceio import load_trace
-    result = analyze(slices(load_trace(args.trace)), name=args.name, types=args.type,
+    from benchkit.profile.traceio import read_slices
+    result = analyze(read_slices(args.trace), name=args.name, types=args.type,
                      min_time_ns=args.min_time, max_time_ns=args.max_time,
                      aggregate_by=args.aggregate_by, aggregate=args.aggregate,
                      order_by=args.order_by, top=args.top)
@@ -105,10 +109,9 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_trace_diff(args) -> int:
-    from benchkit.profile.events import slices
-    from benchkit.profile.traceio import load_trace
+    from benchkit.profile.traceio import read_slices
     from benchkit.profile.tracediff import diff_traces, format_trace_diff
-    rows = diff_traces(slices(load_trace(args.base)), slices(load_trace(args.new)),
+    rows = diff_traces(read_slices(args.base), read_slices(args.new),
                        by_region=args.by_region)
     print(format_trace_diff(rows, top=args.top, markdown=args.markdown))
     return 0
@@ -120,9 +123,11 @@ def cmd_trace_merge(args) -> int:
     from benchkit.profile.traceio import load_trace, save_trace
     from benchkit.profile.validate import validate
     try:
-        events = json.loads(Path(args.events).read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise BenchkitError(f"{args.events}: cannot read the device events ({error})") from None
+        events = json.loads(Path(args.events).read_bytes().decode("utf-8"),
+                            parse_constant=_refuse_constant)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise BenchkitError(f"{args.events}: cannot read the device events (a JSON list): "
+                            f"{error}") from None
     if not isinstance(events, list):
         raise BenchkitError(f"{args.events}: expected a JSON list of events")
     merged = add_device_events(load_trace(args.trace), events, track=args.track)

@@ -1,12 +1,21 @@
-"""Pure chrome-trace model: slices with integer-nanosecond times, nesting and self time."""
+"""Pure chrome-trace model: slices with integer-nanosecond times, nesting and self time.
+
+Slices keep only what analysis needs (slotted, names and argument records shared), so a
+480k-event trace fits in a few times its file size; every event is checked as it is read, and
+a problem names the source, the event (index and name) and the field.
+"""
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
+import sys
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from benchkit.errors import TraceError
+
+ANALYSIS_ARGS = ("Input Dims", "Input type", "Concrete Inputs")
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -20,17 +29,36 @@ def op_name(name: Any) -> str:
 def to_ns(value: Any) -> int:
     """Microseconds (JSON number, Decimal or str) -> integer nanoseconds, without float
     rounding (so short ops never come out negative)."""
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
         raise TraceError(f"timestamp {value!r} is not a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TraceError(f"timestamp {value!r} is not a finite number")
     try:
         d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(
             value, float) else str(value))
+        if not d.is_finite():
+            raise TraceError(f"timestamp {value!r} is not a finite number")
         return int((d * 1000).to_integral_value())
     except (InvalidOperation, ValueError):
         raise TraceError(f"timestamp {value!r} is not a number") from None
 
 
-@dataclasses.dataclass
+def _field_ns(e: dict, field: str, index: int, source: str, *, required: bool = True,
+              default: Any = None) -> int:
+    """The event's `field` in ns, or a TraceError naming the source, event and field."""
+    if field not in e:
+        if not required:
+            return default
+        raise TraceError(f"{source}: event {index} ({e.get('name', '?')!r}, ph {e.get('ph')!r}) "
+                         f"has no '{field}'; every {e.get('ph')} event needs one")
+    try:
+        return to_ns(e[field])
+    except TraceError as error:
+        raise TraceError(f"{source}: event {index} ({e.get('name', '?')!r}): '{field}' "
+                         f"{str(error).removeprefix('timestamp ')}") from None
+
+
+@dataclasses.dataclass(slots=True)
 class Slice:
     index: int                 # position in traceEvents
     name: str
@@ -45,6 +73,11 @@ class Slice:
     region: str | None = None  # innermost enclosing user annotation (not ProfilerStep#)
     step: str | None = None    # enclosing ProfilerStep#N
     parent: "Slice | None" = dataclasses.field(default=None, repr=False)
+    # Work estimates, set by analysis.attribute_costs: own (leaf ops) and inclusive.
+    flops: int | None = None
+    bytes: int | None = None
+    incl_flops: int | None = None
+    incl_bytes: int | None = None
 
     @property
     def end(self) -> int:
@@ -52,6 +85,7 @@ class Slice:
 
 
 def trace_events(trace: Any) -> list[dict]:
+    """The event list of a trace dict (or a bare list)."""
     if isinstance(trace, list):
         return trace
     if isinstance(trace, dict) and isinstance(trace.get("traceEvents"), list):
@@ -59,28 +93,70 @@ def trace_events(trace: Any) -> list[dict]:
     raise TraceError("not a chrome trace: expected an object with a 'traceEvents' list")
 
 
-def slices(trace: Any) -> list[Slice]:
-    """Complete (X) and begin/end (B/E) events as Slices with self time, depth and region."""
+class _Shared:
+    """Interning of names and argument records: a trace repeats the same ops."""
+
+    def __init__(self, keep: tuple[str, ...] | None):
+        self._records: dict[str, dict] = {}
+        self._keep = keep
+
+    def name(self, value: Any) -> str:
+        return sys.intern(op_name(value))
+
+    def args(self, args: Any) -> dict:
+        if not isinstance(args, dict):
+            return {}
+        if self._keep is None:
+            return args
+        kept = {k: args[k] for k in self._keep if k in args}
+        if not kept:
+            return {}
+        key = repr(kept)
+        return self._records.setdefault(key, kept)
+
+
+def slices(trace: Any, source: str = "trace",
+           keep_args: tuple[str, ...] | None = ANALYSIS_ARGS) -> list[Slice]:
+    """Complete (X) and begin/end (B/E) events as Slices with self time, depth and region.
+
+    `trace` is a trace dict, a list of events, or any iterable of event dicts (streamed). An
+    event without a usable ts, an X event without a usable dur, or a negative duration is a
+    TraceError naming `source`, the event and the field. Only the `keep_args` arguments are
+    kept (None: all)."""
     out: list[Slice] = []
     open_b: dict[tuple, list[tuple[int, dict]]] = {}
-    for i, e in enumerate(trace_events(trace)):
+    shared = _Shared(keep_args)
+    events = trace_events(trace) if isinstance(trace, (dict, list)) else trace
+    for i, e in enumerate(events):
         if not isinstance(e, dict):
             continue
         ph = e.get("ph")
         if ph == "X":
-            out.append(Slice(i, op_name(e.get("name", "")), str(e.get("cat", "")), e.get("pid"),
-                             e.get("tid"), to_ns(e.get("ts")), to_ns(e.get("dur", 0)),
-                             e.get("args") or {}))
+            ts = _field_ns(e, "ts", i, source)
+            dur = _field_ns(e, "dur", i, source)
+            if dur < 0:
+                raise TraceError(f"{source}: event {i} ({e.get('name', '?')!r}): 'dur' is "
+                                 f"negative ({e['dur']})")
+            out.append(Slice(i, shared.name(e.get("name", "")),
+                             sys.intern(str(e.get("cat", ""))), e.get("pid"), e.get("tid"), ts,
+                             dur, shared.args(e.get("args"))))
         elif ph == "B":
-            open_b.setdefault((e.get("pid"), e.get("tid")), []).append((i, e))
+            _field_ns(e, "ts", i, source)
+            open_b.setdefault((e.get("pid"), e.get("tid")), []).append(
+                (i, {"name": e.get("name", ""), "cat": e.get("cat", ""), "ts": e.get("ts"),
+                     "args": shared.args(e.get("args")), "pid": e.get("pid"),
+                     "tid": e.get("tid")}))
         elif ph == "E":
+            end = _field_ns(e, "ts", i, source)
             stack = open_b.get((e.get("pid"), e.get("tid")))
             if stack:
                 j, b = stack.pop()
-                start = to_ns(b.get("ts"))
-                out.append(Slice(j, op_name(b.get("name", "")), str(b.get("cat", "")), b.get("pid"),
-                                 b.get("tid"), start, to_ns(e.get("ts")) - start,
-                                 b.get("args") or {}))
+                start = to_ns(b["ts"])
+                if end < start:
+                    raise TraceError(f"{source}: event {i} ('E' of {b['name']!r}, begun at "
+                                     f"event {j}) ends before it begins")
+                out.append(Slice(j, shared.name(b["name"]), sys.intern(str(b["cat"])), b["pid"],
+                                 b["tid"], start, end - start, b["args"]))
     _nest(out)
     return out
 

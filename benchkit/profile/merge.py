@@ -18,7 +18,10 @@ def _us(ns: int) -> Decimal:
     return Decimal(ns) / 1000
 
 
-def _find_host(host_slices, spec: dict[str, Any], where: str):
+def _find_host(host_slices, spec: Any, where: str):
+    if not isinstance(spec, dict):
+        raise TraceError(f"{where}: 'host' must be an object ({{'external_id': N}} or "
+                         f"{{'name': ..., 'index': N}}), got {type(spec).__name__}")
     if "external_id" in spec:
         for s in host_slices:
             if s.args.get("External id") == spec["external_id"]:
@@ -27,6 +30,9 @@ def _find_host(host_slices, spec: dict[str, Any], where: str):
     if "name" in spec:
         matches = [s for s in host_slices if s.name == spec["name"]]
         index = spec.get("index", 0)
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise TraceError(f"{where}: host 'index' must be a whole number >= 0, got "
+                             f"{index!r}")
         if index < len(matches):
             return matches[index]
         raise TraceError(f"{where}: host op {spec['name']!r} occurs {len(matches)} times, "
@@ -40,7 +46,7 @@ def add_device_events(trace: dict, events: Sequence[dict], track: str = "device"
     process, and a flow from each launching host op to its event."""
     out = copy.deepcopy(trace)
     evs = trace_events(out)
-    host_slices = [s for s in slices(trace) if s.cat not in ("Trace",)]
+    host_slices = [s for s in slices(trace, keep_args=None) if s.cat not in ("Trace",)]
     pid = f"{track} (benchkit merge)"
     tid = f"{track} stream"
     evs += [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": track}},
@@ -50,10 +56,17 @@ def add_device_events(trace: dict, events: Sequence[dict], track: str = "device"
     used_ids = {e.get("id") for e in evs if isinstance(e, dict) and e.get("ph") in "stf"}
     next_id = 1
     for n, item in enumerate(events):
+        if not isinstance(item, dict):
+            raise TraceError(f"device event #{n} is {type(item).__name__} {item!r:.40}; each "
+                             "must be an object {name, ts, dur, host}")
         where = f"device event #{n} ({item.get('name')!r})"
         if "ts" not in item or "dur" not in item or "name" not in item:
             raise TraceError(f"{where}: needs 'name', 'ts' and 'dur' (microseconds)")
-        ts, dur = to_ns(item["ts"]), to_ns(item["dur"])
+        try:
+            ts = to_ns(item["ts"])
+            dur = to_ns(item["dur"])
+        except TraceError as error:
+            raise TraceError(f"{where}: {error}") from None
         if dur < 0:
             raise TraceError(f"{where}: negative duration")
         evs.append({"ph": "X", "cat": category, "name": item["name"], "pid": pid, "tid": tid,

@@ -18,10 +18,7 @@ if __name__ == "__main__":
 
 import json  # noqa: E402
 import os  # noqa: E402
-import time  # noqa: E402
 import traceback  # noqa: E402
-
-PROBE_ITERATIONS = 20000  # about 0.35 ms on a 2020s x86 core
 
 
 class Worker:
@@ -72,32 +69,12 @@ class Worker:
     def measure(self, name, number, min_time, chunk_time, warmup=False):
         """Chunks of blocks for at least `min_time` seconds of blocks, each chunk lasting
         about `chunk_time` and preceded by the speed probe."""
+        from benchkit.sampling.chunks import measure_chunks
         from benchkit.timing.threads import torch_threads
         loop, threads = self.loops[name]
-        chunks = []
         with torch_threads(threads):
-            if warmup:
-                loop.time_block(number)
-            total = 0.0
-            while total < min_time or not chunks:
-                probe = speed_probe()
-                times, spent = [], 0.0
-                while spent < chunk_time or not times:
-                    taken = loop.time_block(number)
-                    times.append(taken)
-                    spent += taken
-                chunks.append({"probe": probe, "times": times})
-                total += spent
-        return {"chunks": chunks}
-
-
-def speed_probe(_clock=time.perf_counter, _n=PROBE_ITERATIONS):
-    """Seconds of a fixed pure-Python loop: tells how fast the machine is right now."""
-    start = _clock()
-    x = 0
-    for i in range(_n):
-        x += i
-    return _clock() - start
+            return {"chunks": measure_chunks(loop.time_block, number, min_time, chunk_time,
+                                             warmup)}
 
 
 def _error_reply(error):
