@@ -271,3 +271,27 @@ def test_cli_analyze_diff_merge_validate(traces, tmp_path):
     assert out.returncode == 1 and "overlaps" in out.stdout
     out = _cli("analyze", tmp_path / "missing.json")
     assert out.returncode == 2 and "missing.json: cannot be read" in out.stderr
+
+
+def test_cli_profile_keeps_the_terminal_clean(tmp_path):
+    suite = tmp_path / "bench_add.py"
+    suite.write_text("import benchkit\n"
+                     "@benchkit.benchmark\n"
+                     "def add():\n"
+                     "    return benchkit.Timer('x + 1', 'import torch; x = torch.ones(8)')\n")
+    out = subprocess.run([sys.executable, "-m", "benchkit", "profile", str(suite),
+                          "-o", str(tmp_path / "t.json.gz")], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "USDT" not in out.stderr + out.stdout and "profiler_start" not in out.stderr
+    assert "this table covers" in out.stdout
+
+
+def test_backend_lines_are_held_back_and_other_output_passes(capfd):
+    import os
+    from benchkit.profile.runner import backend_lines_held_back
+    with backend_lines_held_back():
+        os.write(2, b"USDT:2026-11-22 03:24:20 1:1 SyncActivityProfilerHandler.cpp:52] x\n")
+        os.write(2, b"UserWarning: a real warning\n")
+    err = capfd.readouterr().err
+    assert "USDT" not in err and "a real warning" in err

@@ -106,8 +106,7 @@ def analyze(items: Sequence[Slice], *, name: str | None = None,
               and (not types or s.cat in types)
               and (min_time_ns is None or s.dur >= min_time_ns)
               and (max_time_ns is None or s.dur <= max_time_ns)]
-    own, inclusive = attribute_costs(counted)
-    costs = {id(s): own[id(s)] for s in chosen}
+    attribute_costs(counted)
     groups: dict[tuple, list[Slice]] = {}
     for s in chosen:
         if aggregate_by == "name":
@@ -119,13 +118,13 @@ def analyze(items: Sequence[Slice], *, name: str | None = None,
         groups.setdefault(key, []).append(s)
     rows = []
     for (key, shapes), group in groups.items():
-        flops = [costs[id(s)][0] for s in group if costs[id(s)][0] is not None]
-        moved = [costs[id(s)][1] for s in group if costs[id(s)][1] is not None]
+        flops = [s.flops for s in group if s.flops is not None]
+        moved = [s.bytes for s in group if s.bytes is not None]
         # A region row holds everything inside it: own work and inclusive work coincide.
         incl = flops if aggregate_by == "region" else [
-            inclusive[id(s)][0] for s in group if inclusive[id(s)][0] is not None]
+            s.incl_flops for s in group if s.incl_flops is not None]
         incl_moved = moved if aggregate_by == "region" else [
-            inclusive[id(s)][1] for s in group if inclusive[id(s)][1] is not None]
+            s.incl_bytes for s in group if s.incl_bytes is not None]
         # region rows count self time of everything inside, total = the same (no double count)
         rows.append(Row(key, shapes, len(group), _reduce([s.self_ns for s in group], aggregate),
                         _reduce([s.dur for s in group], aggregate) if aggregate_by != "region"
@@ -144,32 +143,32 @@ def analyze(items: Sequence[Slice], *, name: str | None = None,
     return Analysis(rows, total, len(chosen), aggregate_by, aggregate)
 
 
-def attribute_costs(items: Sequence[Slice]) -> tuple[dict, dict]:
-    """(own, inclusive) (FLOPs, bytes) per slice id. An op keeps its own estimate only when no
-    op beneath it is costed (the leaf does the work); inclusive sums own work over the op and
-    everything beneath it. Unknown costs are None."""
-    estimate = {id(s): op_cost(s.name, s.args) for s in items}
-    covered = set()
+def attribute_costs(items: Sequence[Slice]) -> None:
+    """Set each slice's own and inclusive (FLOPs, bytes). An op keeps its own estimate only
+    when no op beneath it does work (the leaf does it); inclusive sums own work over the op
+    and everything beneath it. Unknown costs stay None. Estimates are computed once per
+    (name, argument record), which a trace repeats."""
+    cache: dict[tuple, tuple] = {}
     for s in items:
-        if estimate[id(s)][0]:   # a zero-FLOP copy beneath addmm does not take its work
+        key = (s.name, id(s.args))
+        if key not in cache:
+            cache[key] = op_cost(s.name, s.args)
+        s.flops, s.bytes = cache[key]
+        s.incl_flops = s.incl_bytes = None
+    for s in items:
+        if s.flops:   # a zero-FLOP copy beneath addmm does not take its work
             parent = s.parent
             while parent is not None:
-                covered.add(id(parent))
+                parent.flops = parent.bytes = None
                 parent = parent.parent
-    own = {key: ((None, None) if key in covered else value) for key, value in estimate.items()}
-    inclusive: dict[int, list] = {id(s): [None, None] for s in items}
     for s in items:
-        flops, moved = own[id(s)]
-        if flops is None:
+        if s.flops is None:
             continue
         node = s
         while node is not None:
-            if id(node) in inclusive:
-                totals = inclusive[id(node)]
-                totals[0] = (totals[0] or 0) + flops
-                totals[1] = (totals[1] or 0) + (moved or 0)
+            node.incl_flops = (node.incl_flops or 0) + s.flops
+            node.incl_bytes = (node.incl_bytes or 0) + (s.bytes or 0)
             node = node.parent
-    return own, {k: tuple(v) for k, v in inclusive.items()}
 
 
 def _time(ns: float) -> str:

@@ -1,11 +1,14 @@
 """Run a Timer's snippet under torch.profiler, with the Timer's own loop as the schedule."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import math
 import json
+import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -99,6 +102,35 @@ class ProfileResult:
                 f"{self.number} runs>\n{self.coverage()}\n{self.overhead_summary()}")
 
 
+BACKEND_LINE_PREFIXES = ("USDT:",)
+
+
+@contextlib.contextmanager
+def backend_lines_held_back():
+    """The profiler backend (kineto) writes its own start/stop lines straight to fd 2. Hold
+    fd 2 in a file while profiling, then pass on every other line, real warnings included."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:      # no fd 2 (e.g. a detached process): nothing to clutter
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            lines = held.read().decode(errors="replace").splitlines(keepends=True)
+            kept = "".join(line for line in lines if not line.startswith(BACKEND_LINE_PREFIXES))
+            if kept:
+                sys.stderr.write(kept)
+                sys.stderr.flush()
+
+
 def _stmt_only_loop(timer):
     """The Timer's loop without its setup: setup runs once here, outside the profiler, so the
     profile holds only the measured statement."""
@@ -144,7 +176,7 @@ def profile_timer(timer, *, wait: int = 1, warmup: int = 1, active: int = 3, rep
     name = region_name(timer)
     total_steps = repeat * (wait + warmup + active)
     step_times: list[tuple[int, float]] = []
-    with torch_threads(timer.task_spec.num_threads):
+    with torch_threads(timer.task_spec.num_threads), backend_lines_held_back():
         with profile(activities=activities,
                      schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=repeat),
                      record_shapes=record_shapes, profile_memory=profile_memory,
