@@ -1,4 +1,12 @@
+"""The pytest plugin driven through real pytest sessions (pytester, in subprocesses)."""
+import json
+import shutil
+
+import pytest
+
 import benchkit
+
+NO_CACHE = ("-p", "no:cacheprovider")
 
 
 def test_fixture_measures_and_saves(pytester):
@@ -10,11 +18,12 @@ def test_fixture_measures_and_saves(pytester):
         def test_plain():
             assert True
     """)
-    out = pytester.runpytest_subprocess("--benchkit-save", "speed.json", "-p", "no:cacheprovider")
+    out = pytester.runpytest_subprocess("--benchkit-save", "speed.json", *NO_CACHE)
     out.assert_outcomes(passed=2)
     out.stdout.fnmatch_lines(["*benchkit*", "*Times are in*"])
     results = benchkit.load(pytester.path / "speed.json")
     assert [m.stmt for m in results.measurements] == ["sum(range(100))"]
+    assert results.measurements[0].metadata["benchmark"] == "test_speed.py::test_sum"
 
 
 def test_plugin_stays_silent_and_imports_nothing_when_unused(pytester):
@@ -24,6 +33,196 @@ def test_plugin_stays_silent_and_imports_nothing_when_unused(pytester):
             assert "benchkit.timing.timer" not in sys.modules
             assert "numpy" not in sys.modules
     """)
-    out = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    out = pytester.runpytest_subprocess(*NO_CACHE)
     out.assert_outcomes(passed=1)
     assert "benchkit" not in out.stdout.str().lower().replace("plugins: benchkit", "")
+
+
+# A pytest-benchmark test file; only the fixture's name differs (FIXTURE is replaced).
+PORTED = """
+import os
+import pytest
+
+WORK = int(os.environ.get("WORK", "200"))
+
+
+def work(n):
+    return sum(i * i for i in range(n))
+
+
+def test_call_with_args(FIXTURE):
+    assert FIXTURE(work, WORK) == sum(i * i for i in range(WORK))
+
+
+def test_keyword_args_and_extra_info(FIXTURE):
+    FIXTURE.extra_info["n"] = WORK
+    assert FIXTURE(work, n=WORK) > 0
+
+
+def test_pedantic_with_setup(FIXTURE):
+    def setup():
+        return (WORK,), {}
+    result = FIXTURE.pedantic(work, setup=setup, rounds=5, warmup_rounds=1, iterations=1)
+    assert result == sum(i * i for i in range(WORK))
+
+
+def test_decorator(FIXTURE):
+    @FIXTURE
+    def result():
+        return work(10)
+    assert result == 285
+
+
+@pytest.mark.parametrize("n", [10, 20])
+def test_parametrized(FIXTURE, n):
+    assert FIXTURE(work, n) == sum(i * i for i in range(n))
+"""
+
+
+def test_a_pytest_benchmark_file_runs_with_the_fixture_renamed(pytester):
+    pytest.importorskip("pytest_benchmark")
+    pytester.makepyfile(test_ported=PORTED.replace("FIXTURE", "benchkit"))
+    out = pytester.runpytest_subprocess("--benchkit-save", "ported.json",
+                                        "--benchkit-min-run-time", "0.05", *NO_CACHE)
+    out.assert_outcomes(passed=6)
+    names = [m.metadata["benchmark"] for m in
+             benchkit.load(pytester.path / "ported.json").measurements]
+    assert names == ["test_ported.py::test_call_with_args",
+                     "test_ported.py::test_keyword_args_and_extra_info",
+                     "test_ported.py::test_pedantic_with_setup",
+                     "test_ported.py::test_decorator",
+                     "test_ported.py::test_parametrized[10]",
+                     "test_ported.py::test_parametrized[20]"]
+    results = benchkit.load(pytester.path / "ported.json")
+    assert results.measurements[1].metadata["extra_info"] == {"n": 200}
+    pedantic = results.measurements[2]
+    assert pedantic.number_per_run == 1 and len(pedantic.raw_times) == 5
+    # The same file, unchanged, under pytest-benchmark: the porting path is only the rename.
+    pytester.makepyfile(test_ported=PORTED.replace("FIXTURE", "benchmark"))
+    theirs = pytester.runpytest_subprocess("--benchmark-min-time",
+                                           "0.001", "--benchmark-max-time", "0.05", *NO_CACHE)
+    theirs.assert_outcomes(passed=6)
+
+
+GATED = """
+import os
+import pytest
+
+WORK = int(os.environ.get("WORK", "300"))
+
+
+def work(n):
+    return sum(i * i for i in range(n))
+
+
+@pytest.mark.benchkit(fail_on="slower>10%")
+def test_gated(benchkit):
+    benchkit(work, WORK)
+
+
+def test_ungated(benchkit):
+    benchkit(work, 300)
+"""
+
+
+def test_baselines_and_gates_fail_the_session(pytester, monkeypatch):
+    pytester.makepyfile(test_gated=GATED)
+    first = pytester.runpytest_subprocess("--benchkit-autosave", *NO_CACHE)
+    first.assert_outcomes(passed=2)
+    saved = list((pytester.path / ".benchkit").glob("*.json"))
+    assert len(saved) == 1
+    monkeypatch.setenv("WORK", "3000")          # 10x the work in test_gated only
+    second = pytester.runpytest_subprocess("--benchkit-compare", *NO_CACHE)
+    assert second.ret == 1
+    second.stdout.fnmatch_lines(["*compared with*", "*FAILED test_gated.py::test_gated: "
+                                 "slower>10%*"])
+    assert "FAILED test_gated.py::test_ungated" not in second.stdout.str()
+
+
+def test_identical_code_passes_its_gate(pytester):
+    pytester.makepyfile(test_gated=GATED)
+    pytester.runpytest_subprocess("--benchkit-save", "base.json", *NO_CACHE)
+    again = pytester.runpytest_subprocess("--benchkit-compare", "base.json",
+                                          "--benchkit-fail-on", "slower>10%", *NO_CACHE)
+    again.assert_outcomes(passed=2)
+    assert again.ret == 0
+    again.stdout.fnmatch_lines(["*2 benchmarks compared:*"])
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_instruction_counts_per_test_and_a_deterministic_gate(pytester, monkeypatch):
+    # No markers: the command line's gate applies to every benchmark.
+    pytester.makepyfile(test_counts=GATED.replace('@pytest.mark.benchkit(fail_on="slower>10%")\n',
+                                                  ""))
+    first = pytester.runpytest_subprocess("--benchkit-callgrind", "--benchkit-save",
+                                          "base.json", *NO_CACHE)
+    first.assert_outcomes(passed=2)
+    base = benchkit.load(pytester.path / "base.json")
+    assert [s.metadata["benchmark"] for s in base.callgrind] == [
+        "test_counts.py::test_gated", "test_counts.py::test_ungated"]
+    assert base.callgrind[0].per_run() > 1000
+    monkeypatch.setenv("WORK", "303")          # 1 % more work: counts see it
+    second = pytester.runpytest_subprocess("--benchkit-callgrind", "--benchkit-compare",
+                                           "base.json", "--benchkit-fail-on",
+                                           "instructions>0.5%", *NO_CACHE)
+    assert second.ret == 1
+    text = second.stdout.str()
+    assert "FAILED test_counts.py::test_gated: instructions>0.5%" in text
+    assert "FAILED test_counts.py::test_ungated" not in text
+
+
+def test_skip_and_disable(pytester):
+    pytester.makepyfile(test_flags="""
+        import os
+        CALLS = []
+
+        def work():
+            CALLS.append(1)
+            return 7
+
+        def test_bench(benchkit):
+            assert benchkit(work) == 7
+            if os.environ.get("EXPECT_ONE"):
+                assert len(CALLS) == 1
+
+        def test_plain():
+            assert True
+    """)
+    skipped = pytester.runpytest_subprocess("--benchkit-skip", *NO_CACHE)
+    skipped.assert_outcomes(passed=1, skipped=1)
+    disabled = pytester.runpytest_subprocess("--benchkit-disable", *NO_CACHE,
+                                             "--benchkit-save", "d.json")
+    disabled.assert_outcomes(passed=2)
+    assert not (pytester.path / "d.json").exists()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--benchkit-fail-on", "bogus"], "gate 'bogus' is not of the form"),
+    (["--benchkit-save", "a_file/r.json"], "is not a directory"),
+    (["--benchkit-compare", "missing.json"], "no such results file"),
+    (["--benchkit-min-run-time", "nan"], "must be a finite number > 0"),
+])
+def test_bad_options_are_usage_errors(pytester, args, words):
+    (pytester.path / "a_file").write_text("x")
+    pytester.makepyfile(test_x="def test_x(benchkit):\n    benchkit(len, [])\n")
+    out = pytester.runpytest_subprocess(*args, *NO_CACHE)
+    assert out.ret == pytest.ExitCode.USAGE_ERROR
+    assert words in out.stderr.str()
+
+
+def test_the_fixture_measures_one_thing_per_test(pytester):
+    pytester.makepyfile(test_twice="""
+        def test_twice(benchkit):
+            benchkit(len, [])
+            benchkit(len, [])
+    """)
+    out = pytester.runpytest_subprocess(*NO_CACHE)
+    out.assert_outcomes(failed=1)
+    out.stdout.fnmatch_lines(["*measures one thing per test*"])
+
+
+def test_results_file_is_the_open_format(pytester):
+    pytester.makepyfile(test_speed="def test_s(benchkit):\n    benchkit(sum, [1, 2])\n")
+    pytester.runpytest_subprocess("--benchkit-save", "r.json", *NO_CACHE)
+    doc = json.loads((pytester.path / "r.json").read_text())
+    assert doc["format"] == "benchkit-results" and doc["measurements"][0]["processes"]
