@@ -223,9 +223,15 @@ def compare_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None
 
 def _machine_warnings(base: Results, new: Results) -> list[str]:
     b, n = _single_env(base.environment), _single_env(new.environment)
+    out = []
     if b.get("hostname") and n.get("hostname") and b["hostname"] != n["hostname"]:
-        return [f"measured on different machines: {b['hostname']} vs {n['hostname']}"]
-    return []
+        out.append(f"measured on different machines: {b['hostname']} vs {n['hostname']}")
+    hosts = [sorted({(s.metadata or {}).get("host") for s in r.callgrind} - {None})
+             for r in (base, new)]
+    if hosts[0] and hosts[1] and hosts[0] != hosts[1]:
+        out.append(f"instruction counts from different machines: {', '.join(hosts[0])} vs "
+                   f"{', '.join(hosts[1])}")
+    return out
 
 
 def _single_env(env: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,9 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     headers = ["benchmark", "base", "new", "ratio", "99% CI", "p",
                "rounds" if comp.design == "rounds" else "processes", "verdict", "detectable",
                "instructions/run", "gate"]
-    body, notes = [], []
+    body, notes, widened = [], [], []
+    # The band asked for; a row judged against a wider one says why below the table.
+    base_noise = min((r.wall.noise for r in comp.rows if r.wall), default=0.0)
     for r in comp.rows:
         w = r.wall
         gate = "FAIL: " + "; ".join(r.failures) if r.failures else (
@@ -37,6 +39,8 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
             ci = f"[{w.ci_low:.3f}, {w.ci_high:.3f}]"
         if w and w.verdict == "inconclusive":
             notes.append(f"  {r.name}: inconclusive: {w.reason}")
+        elif w and w.noise > base_noise + 1e-12:
+            widened.append(f"  {r.name}: {w.verdict} against a +-{w.noise:.0%} band: {w.reason}")
         body.append([
             r.name + threads,
             format_time(w.base_median) if w else "-",
@@ -57,10 +61,13 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     out.append(f"geometric mean of time ratios (new/base): {comp.geomean_ratio:.3f}")
     if comp.geomean_instructions is not None:
         out.append(f"geometric mean of instruction ratios: {comp.geomean_instructions:.4f}")
-    noise = next((r.wall.noise for r in comp.rows if r.wall), None)
-    band = f" the +-{noise:.0%} noise band" if noise is not None else " the noise band"
+    has_wall = any(r.wall for r in comp.rows)
+    band = f" the +-{base_noise:.0%} noise band" if has_wall else " the noise band"
     out.append(f"test: {comp.test}; a change is claimed only when the 99% CI lies outside"
                f"{band}; 'detectable' is the smallest slowdown this data could have claimed")
+    if widened:
+        out.append("judged against a wider band:")
+        out.extend(widened)
     if notes:
         out.append("why inconclusive:")
         out.extend(notes)

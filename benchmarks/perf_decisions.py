@@ -9,7 +9,9 @@ A/A compares identical code; A/B gives NEW 10 % (and 5 %) more work per run. Wri
 false-claim rates, detection rates, wrong-direction claims and wall time per benchmark to
 results/perf_decisions.json.
 
-    .venv/bin/python benchmarks/perf_decisions.py [--quick]     (about an hour; --quick ~15 min)
+    .venv/bin/python benchmarks/perf_decisions.py [--quick] [--conditions quiet,neighbour]
+    (about an hour; --quick ~15 min). Conditions not run keep their figures from an earlier
+    results file, which records the commit each condition was measured at.
 """
 from __future__ import annotations
 
@@ -168,13 +170,16 @@ def pyperf(tmp: Path, runs_a: int, runs_b: int) -> dict:
     return result
 
 
-def main(quick: bool) -> None:
+def main(quick: bool, conditions: list[str]) -> None:
     plan = {"runs_a": 4 if quick else 5, "runs_b": 1 if quick else 2,
             "ab_aa": 2 if quick else 7, "ab_b": 1 if quick else 2,
             "pyperf_a": 0 if quick else 4, "pyperf_b": 0 if quick else 1}
-    figures = {"environment": fingerprint.collect(str(ROOT)), "plan": plan, "conditions": {}}
+    environment = fingerprint.collect(str(ROOT))
+    figures = {"environment": environment, "plan": plan, "conditions": {}}
+    if OUT.exists():
+        figures["conditions"] = json.loads(OUT.read_text()).get("conditions", {})
     with tempfile.TemporaryDirectory() as tmp:
-        for condition in ("quiet", "neighbour"):
+        for condition in conditions:
             out: dict = {}
             with neighbour(condition == "neighbour"):
                 print(f"[{condition}] benchkit run + compare ...", flush=True)
@@ -184,8 +189,14 @@ def main(quick: bool) -> None:
                 out["benchkit ab"] = ab(Path(tmp), plan["ab_aa"], plan["ab_b"])
                 if plan["pyperf_a"] and pyperf_available():
                     print(f"[{condition}] pyperf ...", flush=True)
-                    out["pyperf timeit + compare_to"] = pyperf(Path(tmp), plan["pyperf_a"],
-                                                               plan["pyperf_b"])
+                    try:
+                        out["pyperf timeit + compare_to"] = pyperf(Path(tmp), plan["pyperf_a"],
+                                                                   plan["pyperf_b"])
+                    except subprocess.CalledProcessError as exc:
+                        out["pyperf timeit + compare_to"] = {
+                            "error": f"pyperf exited {exc.returncode}: {exc.stderr!r:.500}"}
+            out["measured_at"] = {"commit": environment.get("git", {}).get("commit"),
+                                  "timestamp": environment.get("timestamp"), "plan": plan}
             figures["conditions"][condition] = out
             print(json.dumps(out, indent=1), flush=True)
     atomic_write_bytes(OUT, (json.dumps(figures, indent=1) + "\n").encode())
@@ -195,4 +206,10 @@ def main(quick: bool) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    main(parser.parse_args().quick)
+    parser.add_argument("--conditions", default="quiet,neighbour",
+                        help="comma-separated subset of quiet,neighbour")
+    args = parser.parse_args()
+    chosen = [c for c in args.conditions.split(",") if c]
+    if not chosen or set(chosen) - {"quiet", "neighbour"}:
+        parser.error(f"--conditions {args.conditions!r}: use quiet, neighbour or both")
+    main(args.quick, chosen)

@@ -64,6 +64,19 @@ def test_blocks_of_one_busy_run_do_not_fake_a_slowdown():
     assert d.verdict == "inconclusive" and "slow (busy) during most of NEW" in d.reason
 
 
+def test_a_change_far_beyond_the_busy_machine_is_still_claimed():
+    """Too few processes at full speed for a fine decision, but 4x is more than a machine
+    1.7x slower explains: claimed, against a band widened by the probes' worst slowdown."""
+    quiet, busy = Machine(1, slow_fraction=0.0), Machine(2, slow_fraction=1.0)
+    d = decide.compare_runs(quiet.run(10e-6), busy.run(40e-6), resamples=300)
+    assert d.verdict == "slower" and "machine was busy" in d.reason
+    assert d.noise > 0.9                            # the band covers x1.7 slowdown, and more
+    d = decide.compare_runs(busy.run(40e-6), quiet.run(10e-6), resamples=300)
+    assert d.verdict == "faster"
+    d = decide.compare_runs(quiet.run(10e-6), busy.run(12.5e-6), resamples=300)
+    assert d.verdict == "inconclusive"       # x1.25 * x1.7 is within what the machine explains
+
+
 def test_one_process_per_side_is_inconclusive_and_says_what_would_settle_it():
     one = Measurement(1, [1e-6] * 20, TaskSpec("x", "pass"))
     d = decide.compare_runs(one, one)
