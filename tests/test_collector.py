@@ -36,6 +36,15 @@ def test_counts_do_not_depend_on_batch_order_or_jobs():
     assert len(set(_counts(batch))) == len(SNIPPETS)
 
 
+def test_random_inputs_drawn_in_setup_are_the_same_in_every_collection():
+    # Data-dependent branches: unseeded, every collection would draw other data.
+    timer = Timer("sum(1 for v in data if v > 0.5)",
+                  "import random\ndata = [random.random() for _ in range(300)]")
+    first, second = (timer.collect_callgrind(number=5) for _ in range(2))
+    assert first.counts() == second.counts()
+    assert "random_seeds" in first.metadata["controls"]
+
+
 def test_a_torch_snippet_counts_the_same_alone_and_beside_others():
     mul = Timer("x * y", "x = torch.ones(128); y = torch.ones(128)")
     alone = mul.collect_callgrind(number=50).counts()

@@ -116,6 +116,7 @@ class Collector:
         shutil.copyfile(SERVER, self.workdir / SERVER.name)
         self._servers: dict[tuple, Server] = {}
         self._count = 0
+        self._prewarmed: set[tuple] = set()
         self._lock = threading.Lock()
 
     def _server(self, modules: tuple[str, ...], layout: int) -> Server:
@@ -140,8 +141,15 @@ class Collector:
             files = _job.write_task_job(self.workdir, tag, task)
             groups.setdefault(_module_group(task, files), []).append(i)
         for modules, members in groups.items():
-            _job.prewarm(self.workdir, self._server_setup(modules),
-                         [tags[i] for i in members], tasks)
+            # A warm collector prewarms what it has not prewarmed yet: the same setup in
+            # the same module group imports nothing new (the statement is not part of the
+            # key, so an edited snippet re-collects in about a second).
+            keys = {i: _prewarm_key(modules, tasks[i]) for i in members}
+            fresh = [i for i in members if keys[i] not in self._prewarmed]
+            if fresh:
+                _job.prewarm(self.workdir, self._server_setup(modules),
+                             [tags[i] for i in fresh], [tasks[i] for i in fresh])
+                self._prewarmed.update(keys[i] for i in fresh)
         results: list[list[dict | None]] = [[None] * layouts for _ in tasks]
         plan = [(modules, k, members) for modules, members in groups.items()
                 for k in range(layouts)]
@@ -213,6 +221,14 @@ class Collector:
             server.close()
         self._servers.clear()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _prewarm_key(modules: tuple[str, ...], task: CallgrindTask) -> tuple:
+    def name(code) -> str:
+        return code if isinstance(code, str) else (
+            f"{getattr(code, '__module__', '')}.{getattr(code, '__qualname__', repr(code))}")
+    return (modules, name(task.setup), task.task_spec.global_setup,
+            tuple(sorted((k, type(v).__module__) for k, v in task.globals.items())))
 
 
 class Session:

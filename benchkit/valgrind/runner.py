@@ -153,6 +153,7 @@ def _controls(cache_sim: bool) -> dict:
             "caller_sys_path": "only entries the child needs and lacks",
             "fixed_paths": _job.FIXED_PATHS, "bytecode_prewarmed": _job.PREWARM,
             "own_thread_and_malloc_arena": _job.OWN_THREAD,
+            "random_seeds": "random, numpy.random and torch seeded with 0 before each snippet",
             "forked_from": "a collector that imported only the snippet's modules",
             "instr_atstart": False, "collection": "toggled around the measured loop only",
             "cache_sim": cache_sim}
