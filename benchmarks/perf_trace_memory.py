@@ -98,8 +98,10 @@ def peak_kb(args: list[str], pythonpath: str | None = None) -> tuple[int, str]:
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
+    # Run outside the repository: `python -c` puts the working directory first on sys.path,
+    # which would shadow the other checkout with this one.
     done = subprocess.run([sys.executable, "-c", MEASURE, *args], capture_output=True,
-                          text=True, env=env)
+                          text=True, env=env, cwd=tempfile.gettempdir())
     line = [x for x in done.stdout.splitlines() if x.startswith("PEAK_KB")]
     if not line:
         raise RuntimeError(done.stderr[-2000:])
