@@ -67,7 +67,8 @@ def main(torch_subset: int) -> None:
     singles, wall = timed(lambda: [t.collect_callgrind().counts() for t in timers[:3]])
     runs["single collections (first 3)"] = {"seconds": wall, "counts": singles}
     reference = runs["-j 1"]["counts"]
-    figures["runs"] = {k: {"seconds": v["seconds"]} for k, v in runs.items()}
+    figures["runs"] = {k: {"seconds": v["seconds"], "counts": v["counts"]}
+                       for k, v in runs.items()}
     figures["counts_identical"] = all(v["counts"] == reference[:len(v["counts"])]
                                       for v in runs.values())
     figures["ratio_j2_to_j1"] = runs["-j 2"]["seconds"] / runs["-j 1"]["seconds"]

@@ -26,6 +26,7 @@ from benchkit.valgrind import helper, job as _job, parser
 from benchkit.valgrind.job import CallgrindTask, child_environment, make_workdir
 
 SERVER = Path(__file__).with_name("server.py")
+RECORD = 128   # bytes per request record: server.RECORD
 _active_session: contextvars.ContextVar["Session | None"] = contextvars.ContextVar(
     "benchkit_callgrind_session", default=None)
 
@@ -56,8 +57,17 @@ class Server:
     def run(self, jobs: Sequence[str], parallel: int, timeout: float | None,
             on_done: Callable[[dict], None]) -> None:
         """Run the jobs (job file names), `parallel` at a time; on_done(reply) per job."""
+        jobs = list(jobs)
+        if not jobs:
+            return
+        records = b"".join(
+            f"run {parallel:02d} {int(k == len(jobs) - 1)} {job}".encode().ljust(RECORD)
+            for k, job in enumerate(jobs))
+        # Written from a thread: a big batch must not block us while the server waits for
+        # us to read its replies.
+        writer = threading.Thread(target=self._write, args=(records,), daemon=True)
         try:
-            self.channel.send({"cmd": "run", "jobs": list(jobs), "parallel": parallel})
+            writer.start()
             while True:
                 reply = self.channel.receive(timeout, what="answer")
                 if reply.get("finished"):
@@ -70,10 +80,17 @@ class Server:
                                      "lower `number` or raise `timeout`.") from None
             raise CallgrindError(f"the callgrind collector failed: {error}") from None
 
+    def _write(self, data: bytes) -> None:
+        try:
+            self.process.stdin.write(data)
+            self.process.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass   # the server died: the reply side reports it
+
     def close(self) -> None:
         if self.process.poll() is None:
             try:
-                self.channel.send({"cmd": "quit"})
+                self._write(b"quit".ljust(RECORD))
                 self.process.stdin.close()
                 self.process.wait(timeout=30)
             except (OSError, subprocess.TimeoutExpired):

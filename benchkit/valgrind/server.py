@@ -3,11 +3,11 @@
     python server.py SETUP.json                 serve: prepare once, then fork a child per job
     python server.py SETUP.json --prewarm JOB   natively, up to the measured loops (see below)
 
-Serving: one JSON request per line on stdin, replies on the protocol fd.
-  {"cmd": "run", "jobs": ["job-00003.json", ...], "parallel": n}
+Serving: fixed-size request records on stdin, JSON reply lines on the protocol fd.
+  `run PARALLEL LAST JOBFILE` per job of a batch (LAST is 1 on the batch's last record)
       -> one {"job": ..., "pid": p, "status": s} line as each job's child finishes (at most
-         n children at once), then {"finished": true}
-  {"cmd": "quit"}
+         PARALLEL children at once), then {"finished": true}
+  `quit`
 The server imports what the snippets need (torch, the modules the globals come from) once,
 with instrumentation off; every job then runs in a fork of that same state, so a snippet's
 counts do not depend on which other jobs ran before it, on how many run at once, or on
@@ -28,9 +28,9 @@ if __name__ == "__main__":
     sys.path.pop(0)  # this file's directory must not shadow anything
 
 import ctypes  # noqa: E402
-import itertools  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import random  # noqa: E402  (imported before any fork: seeding then allocates nothing)
 import threading  # noqa: E402
 import traceback  # noqa: E402
 
@@ -139,7 +139,6 @@ def run_job(job, setup, lib, prewarm=False):
 def _seed_generators():
     """Random inputs drawn in setup (torch.randn, np.random.rand, random.random) are the
     same in every collection, so data-dependent paths count the same."""
-    import random
     random.seed(0)
     numpy = sys.modules.get("numpy")
     if numpy is not None:
@@ -189,25 +188,61 @@ def _child(setup, lib, job_path):
     os._exit(code)  # no interpreter teardown under valgrind: it costs seconds
 
 
-def _run(setup, lib, jobs, parallel, reply):
-    """Fork a child per job, at most `parallel` at a time; report each as it finishes."""
+RECORD = 128   # bytes per request record (see serve)
+
+
+def _read_record():
+    """The next request record from stdin, or None at its end."""
+    data = os.read(0, RECORD)
+    while data and len(data) < RECORD:
+        more = os.read(0, RECORD - len(data))
+        if not more:
+            return None
+        data += more
+    return data or None
+
+
+def _reap(running, reply):
+    pid, status = os.wait()
+    if pid in running:
+        reply({"job": running.pop(pid).decode(), "pid": pid,
+               "status": os.waitstatus_to_exitcode(status)})
+
+
+def _run(setup, lib, record, reply):
+    """Fork a child per job record of one batch, at most `parallel` at a time; report each
+    as it finishes. The next record is read only when a child may start, so what the server
+    holds at each fork does not depend on how many jobs the batch has."""
     running = {}
-    queue = list(jobs)
-    while queue or running:
-        while queue and len(running) < parallel:
-            job = queue.pop(0)
-            pid = os.fork()
-            if pid == 0:
-                _child(setup, lib, job)
-            running[pid] = job
-        pid, status = os.wait()
-        if pid in running:
-            reply({"job": running.pop(pid), "pid": pid,
-                   "status": os.waitstatus_to_exitcode(status)})
+    while record is not None:
+        _, parallel, last, job = record.split()
+        pid = os.fork()
+        if pid == 0:
+            _child(setup, lib, job.decode())
+        running[pid] = job
+        if last == b"1":
+            break
+        while len(running) >= int(parallel):
+            _reap(running, reply)
+        record = _read_record()
+    while running:
+        _reap(running, reply)
+    reply({"finished": True})
+
+
+def _settle(reply):
+    """Exercise, once, what serving a job allocates for good (first-use caches), so the first
+    fork of a fresh server starts from the same heap as any later one."""
+    _, parallel, last, job = b"run 01 1 job-000000.json".ljust(RECORD).split()
+    int(parallel), job.decode(), os.waitstatus_to_exitcode(0)
+    reply({"job": "job-000000.json", "pid": 123456, "status": 0})
     reply({"finished": True})
 
 
 def serve(setup):
+    """Requests are fixed-size records on stdin (`run PARALLEL LAST JOBFILE` or `quit`,
+    space-padded to RECORD bytes), so reading one allocates the same whatever came before;
+    replies are JSON lines on the protocol fd."""
     lib = _library(setup)
     for module in setup.get("modules", []):
         try:
@@ -220,14 +255,14 @@ def serve(setup):
     def reply(obj):
         protocol.write(json.dumps(obj) + "\n")
         protocol.flush()
-    # One dummy request first, so every real fork starts from the same settled heap.
-    for line in itertools.chain(['{"cmd": "run", "jobs": [], "parallel": 1}\n'], sys.stdin):
-        request = json.loads(line)
-        if request["cmd"] == "quit":
+
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        _settle(lambda obj: sink.write(json.dumps(obj) + "\n"))
+    while True:
+        record = _read_record()
+        if record is None or record.startswith(b"quit"):
             break
-        if request["cmd"] == "run":
-            _run(setup, lib, request["jobs"], request["parallel"],
-                 reply if request["jobs"] else (lambda obj: None))
+        _run(setup, lib, record, reply)
 
 
 def main(argv):
