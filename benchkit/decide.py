@@ -115,7 +115,6 @@ def compare_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
 # ----------------------------------------------------------------------------- separate runs
 
 PROBE_TOLERANCE = 0.15    # a chunk counts as "machine at full speed" within 15 % of the fastest
-REFERENCE_PERCENTILE = 5  # "the fastest": this percentile of all probes of both runs
 # One process a side says nothing of process-to-process variance (up to ~15 % here between
 # processes with different hash seeds and layouts): only changes beyond this are judged.
 SINGLE_PROCESS_BAND = 0.30
@@ -149,9 +148,7 @@ def _probe_reference(base, new) -> float | None:
     probes = [x for m in (base, new) for p in (m.processes or []) for x in p.probes]
     has_all = all(m.processes is not None and all(p.probes for p in m.processes)
                   for m in (base, new))
-    # A low percentile, not the minimum: one lucky probe must not make every other moment
-    # look "slow" (seen here: a machine mostly at x1.2 with rare x1.0 probes).
-    return float(np.percentile(probes, REFERENCE_PERCENTILE)) if probes and has_all else None
+    return min(probes) if probes and has_all else None
 
 
 def _bootstrap_log_medians(units: list[np.ndarray], resamples: int,

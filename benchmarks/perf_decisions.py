@@ -170,7 +170,7 @@ def pyperf(tmp: Path, runs_a: int, runs_b: int) -> dict:
     return result
 
 
-def main(quick: bool, conditions: list[str]) -> None:
+def main(quick: bool, conditions: list[str], no_pyperf: bool = False) -> None:
     plan = {"runs_a": 4 if quick else 5, "runs_b": 1 if quick else 2,
             "ab_aa": 2 if quick else 7, "ab_b": 1 if quick else 2,
             "pyperf_a": 0 if quick else 4, "pyperf_b": 0 if quick else 1}
@@ -187,7 +187,7 @@ def main(quick: bool, conditions: list[str]) -> None:
                                                                 plan["runs_b"])
                 print(f"[{condition}] benchkit ab ...", flush=True)
                 out["benchkit ab"] = ab(Path(tmp), plan["ab_aa"], plan["ab_b"])
-                if plan["pyperf_a"] and pyperf_available():
+                if plan["pyperf_a"] and not no_pyperf and pyperf_available():
                     print(f"[{condition}] pyperf ...", flush=True)
                     try:
                         out["pyperf timeit + compare_to"] = pyperf(Path(tmp), plan["pyperf_a"],
@@ -206,10 +206,12 @@ def main(quick: bool, conditions: list[str]) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-pyperf", action="store_true",
+                        help="skip pyperf (its figures do not depend on benchkit's code)")
     parser.add_argument("--conditions", default="quiet,neighbour",
                         help="comma-separated subset of quiet,neighbour")
     args = parser.parse_args()
     chosen = [c for c in args.conditions.split(",") if c]
     if not chosen or set(chosen) - {"quiet", "neighbour"}:
         parser.error(f"--conditions {args.conditions!r}: use quiet, neighbour or both")
-    main(args.quick, chosen)
+    main(args.quick, chosen, args.no_pyperf)
