@@ -23,6 +23,9 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/perf_timer.py
 	$(PY) benchmarks/perf_callgrind.py
 	$(PY) benchmarks/perf_layouts.py
+	$(PY) benchmarks/perf_collector.py
+	$(PY) benchmarks/perf_cpp.py
+	$(PY) benchmarks/perf_trace_memory.py
 	$(PY) benchmarks/perf_decisions.py
 
 clean:

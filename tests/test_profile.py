@@ -63,14 +63,15 @@ def test_profile_uses_the_timer_loop_as_schedule(traces):
 def test_profile_tables_sorting_grouping_and_stacks(traces):
     result = traces["result"]
     table = result.table(sort_by="self", row_limit=5)
-    assert "Self CPU" in table and "profiler overhead:" in table
-    assert f"this table covers {2 * result.number} runs (2 active steps of" in table
+    assert "Self CPU" in table and "profiler overhead:" in table, table
+    assert f"this table covers {2 * result.number} runs (2 active steps of" in table, table
     by_calls = result.table(sort_by="calls", row_limit=3)
-    assert "# of Calls" in by_calls
-    shapes = result.table(group_by="input_shapes", row_limit=50)
-    assert "[[128, 500], [10, 500], [10]]" in shapes
-    stacks = result.table(group_by="stack", row_limit=5)
-    assert "forward" in stacks and "Source Location" in stacks   # stacks are not empty
+    assert "# of Calls" in by_calls, by_calls
+    shapes = result.table(group_by="input_shapes", row_limit=1000)
+    assert "[[128, 500], [10, 500], [10]]" in shapes, shapes
+    # Rows sort by self time, which varies: look at every row, not the top few.
+    stacks = result.table(group_by="stack", row_limit=1000)
+    assert "forward" in stacks and "Source Location" in stacks, stacks   # stacks not empty
     assert "flops" in result.table(sort_by="flops", row_limit=3).lower()
     with pytest.raises(BenchkitError, match="not a column"):
         result.table(sort_by="no_such_column")
