@@ -70,7 +70,11 @@ def aslr_prefix() -> list[str]:
 
 
 class ChannelError(RuntimeError):
-    """The other end died or did not answer in time (the message says which)."""
+    """The other end died, or did not answer in time (`timed_out`)."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class JsonLines:
@@ -91,13 +95,14 @@ class JsonLines:
             raise ChannelError(f"{self.label} exited (status {self.process.returncode}). "
                                f"Last lines of its stderr:\n{self._stderr_tail()}") from None
 
-    def receive(self, timeout: float | None, what: str = "an answer") -> Any:
+    def receive(self, timeout: float | None, what: str = "answer") -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
         out = self.process.stdout
         while b"\n" not in self._buffer:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
-                raise ChannelError(f"{self.label}: no {what} within {timeout:g} s")
+                raise ChannelError(f"{self.label}: no {what} within {timeout:g} s",
+                                   timed_out=True)
             ready, _, _ = select.select([out], [], [], left)
             if not ready:
                 continue
@@ -105,7 +110,7 @@ class JsonLines:
             if not chunk:
                 self.process.wait()
                 raise ChannelError(f"{self.label} exited (status {self.process.returncode}) "
-                                   f"before {what}. Last lines of its stderr:\n"
+                                   f"before its {what}. Last lines of its stderr:\n"
                                    f"{self._stderr_tail()}")
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")

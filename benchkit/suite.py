@@ -156,21 +156,19 @@ def keyword_filter(expression: str | None) -> Callable[[str], bool]:
         position += 1
         return tokens[position - 1]
 
-    def either():
-        left = both()
-        while peek() == "or":
+    def chain(word, operand, combine):
+        """operand (word operand)*, folded left with combine."""
+        left = operand()
+        while peek() == word:
             take()
-            right = both()
-            left = (lambda a, b: lambda n: a(n) or b(n))(left, right)
+            left = (lambda a, b: lambda n: combine(a(n), b(n)))(left, operand())
         return left
 
+    def either():
+        return chain("or", both, lambda a, b: a or b)
+
     def both():
-        left = factor()
-        while peek() == "and":
-            take()
-            right = factor()
-            left = (lambda a, b: lambda n: a(n) and b(n))(left, right)
-        return left
+        return chain("and", factor, lambda a, b: a and b)
 
     def factor():
         token = peek()

@@ -1,19 +1,17 @@
 """Parent side of the wall-time worker processes (an edge: spawns and talks to them)."""
 from __future__ import annotations
 
-import json
 import os
-import select
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import benchkit
 from benchkit.errors import BenchkitError, SuiteError
-from benchkit.subprocesses import aslr_prefix, die_with_parent, kill_group
+from benchkit.subprocesses import (ChannelError, JsonLines, aslr_prefix, die_with_parent,
+                                   kill_group, last_lines)
 
 WORKER = Path(__file__).with_name("worker.py")
 PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
@@ -69,7 +67,7 @@ class WorkerProcess:
             self._cleanup()
             raise WorkerError(f"{label}: cannot start {python!r}: {error.strerror}; pass an "
                               "existing Python interpreter") from None
-        self._buffer = b""
+        self._channel = JsonLines(self._process, label, self.stderr_tail)
 
     @property
     def pid(self) -> int:
@@ -77,42 +75,20 @@ class WorkerProcess:
 
     def stderr_tail(self, lines: int = 25) -> str:
         try:
-            text = self._stderr_path.read_text(encoding="utf-8", errors="replace")
+            return last_lines(self._stderr_path.read_text(encoding="utf-8", errors="replace"),
+                              lines)
         except OSError:
             return ""
-        return "\n".join(text.strip().splitlines()[-lines:])
-
-    def _read_line(self, timeout: float) -> bytes:
-        deadline = time.monotonic() + timeout
-        out = self._process.stdout
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise WorkerError(f"{self.label}: no answer within {timeout:.0f} s; a snippet "
-                                  "may hang (raise the timeout or fix the snippet)")
-            ready, _, _ = select.select([out], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(out.fileno(), 1 << 20)
-            if not chunk:
-                self._process.wait()
-                raise WorkerError(f"{self.label} exited (status {self._process.returncode}) "
-                                  f"before answering. Last lines of its stderr:\n"
-                                  f"{self.stderr_tail()}")
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line
 
     def request(self, cmd: str, *, timeout: float, **args: Any) -> dict[str, Any]:
         """Send one request and wait for its reply; a failed reply raises."""
         try:
-            self._process.stdin.write((json.dumps({"cmd": cmd, **args}) + "\n").encode())
-            self._process.stdin.flush()
-        except BrokenPipeError:
-            self._process.wait()
-            raise WorkerError(f"{self.label} exited (status {self._process.returncode}). "
-                              f"Last lines of its stderr:\n{self.stderr_tail()}") from None
-        reply = json.loads(self._read_line(timeout))
+            self._channel.send({"cmd": cmd, **args})
+            reply = self._channel.receive(timeout)
+        except ChannelError as error:
+            hint = ("; a snippet may hang (raise the timeout or fix the snippet)"
+                    if error.timed_out else "")
+            raise WorkerError(f"{error}{hint}") from None
         if not reply.pop("ok"):
             message = f"{self.label}: {reply['error']}"
             if reply["kind"] == "suite":

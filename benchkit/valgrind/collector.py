@@ -75,7 +75,7 @@ class Server:
                 on_done(reply)
         except ChannelError as error:
             kill_group(self.process)
-            if "no answer within" in str(error):
+            if error.timed_out:
                 raise CallgrindError(f"valgrind did not finish within timeout={timeout} s; "
                                      "lower `number` or raise `timeout`.") from None
             raise CallgrindError(f"the callgrind collector failed: {error}") from None
