@@ -65,6 +65,7 @@ def finish(config, state: dict) -> bool:
     """Count, save, compare; True when a gate failed."""
     import benchkit
     from benchkit import ab
+    from benchkit.gates import parse_gate
     from benchkit.results.fingerprint import collect
     from benchkit.results.schema import Results
     from benchkit.results.store import save_with_fallback
@@ -97,15 +98,10 @@ def finish(config, state: dict) -> bool:
     except BenchkitError as error:
         state["problems"].append(str(error))
         return True
-    gates = [_gate(g) for g in opt("--benchkit-fail-on")]
+    gates = [parse_gate(g) for g in opt("--benchkit-fail-on")]
     state["baseline"] = str(baseline)
     state["comparison"] = ab.compare(base, results, gates)
     return bool(state["comparison"].regressions)
-
-
-def _gate(text: str):
-    from benchkit.gates import parse_gate
-    return parse_gate(text)
 
 
 def summary_lines(state: dict) -> list[str]:
