@@ -183,3 +183,15 @@ def test_global_from_a_module_only_the_caller_can_import(monkeypatch, tmp_path):
     import caller_only_mod
     stats = Timer("box.v + 1", globals={"box": caller_only_mod.Box(3)}).collect_callgrind(number=5)
     assert stats.per_run() > 0
+
+
+def test_a_checkout_on_the_path_holding_the_venv_adds_no_import_path(monkeypatch, tmp_path):
+    # `python -m pytest` in a checkout puts the checkout first, and a .venv inside it holds
+    # torch: torch still comes from the default site-packages, so nothing is added.
+    import torch
+    from benchkit.valgrind.job import extra_sys_path
+    site = Path(torch.__file__).resolve().parents[1]
+    monkeypatch.syspath_prepend(str(site.parents[2]))
+    (tmp_path / "caller_only_mod2.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert extra_sys_path(tmp_path, {"torch", "caller_only_mod2"}) == [str(tmp_path)]

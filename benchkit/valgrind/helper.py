@@ -13,7 +13,8 @@ from pathlib import Path
 from benchkit.errors import ValgrindNotFoundError
 from benchkit.subprocesses import aslr_prefix  # noqa: F401  (used as helper.aslr_prefix)
 
-CLIENT_SOURCE = Path(__file__).with_name("client.c")
+# Client requests, and the collector server's fork loop: one library, loaded with ctypes.
+SOURCES = [Path(__file__).with_name("client.c"), Path(__file__).with_name("fork_loop.c")]
 INSTALL_HINT = ("Install valgrind and its headers (Debian/Ubuntu: `apt-get install valgrind`; "
                 "Fedora: `dnf install valgrind valgrind-devel`; conda: "
                 "`conda install -c conda-forge valgrind`).")
@@ -57,7 +58,7 @@ def required_header_dirs() -> list[str]:
 
 
 def build_client_library() -> Path:
-    """Compile client.c into a shared library once per (source, headers, platform); cached."""
+    """Compile SOURCES into a shared library once per (sources, headers, platform); cached."""
     includes = required_header_dirs()
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
@@ -65,15 +66,15 @@ def build_client_library() -> Path:
             "collect_callgrind compiles a tiny helper with a C compiler, and none was found "
             "(no `cc` or `gcc` on PATH, CC unset). Install gcc (`apt-get install gcc`).")
     header = Path(includes[0]) / "valgrind" / "callgrind.h"
-    digest = hashlib.sha256(CLIENT_SOURCE.read_bytes() + header.read_bytes() +
+    digest = hashlib.sha256(b"".join(s.read_bytes() for s in SOURCES) + header.read_bytes() +
                             sysconfig.get_platform().encode()).hexdigest()[:16]
     target = cache_dir() / f"libbenchkit_callgrind-{digest}.so"
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    cmd = [compiler, "-O2", "-shared", "-fPIC", f"-I{includes[0]}", str(CLIENT_SOURCE), "-o",
-           str(tmp)]
+    cmd = [compiler, "-O2", "-shared", "-fPIC", f"-I{includes[0]}", *map(str, SOURCES),
+           "-o", str(tmp)]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if result.returncode != 0:
         tmp.unlink(missing_ok=True)

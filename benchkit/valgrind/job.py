@@ -105,12 +105,15 @@ def extra_sys_path(workdir: Path, needed: set[str] | None = None) -> list[str]:
         if origin is None:
             continue
         origin = os.path.realpath(origin)
-        for entry in sys.path:
-            if entry and os.path.isdir(entry) and origin.startswith(
-                    os.path.realpath(entry) + os.sep):
-                if entry not in defaults and entry not in extra:
-                    extra.append(entry)
-                break
+        # The innermost entry holding the module is the one it comes from: a checkout on
+        # sys.path (`python -m pytest` adds the working directory) also holds a .venv inside
+        # it, whose site-packages is a default entry.
+        holders = [entry for entry in set(sys.path) | defaults if entry and os.path.isdir(entry)
+                   and origin.startswith(os.path.realpath(entry) + os.sep)]
+        if holders:
+            entry = max(holders, key=lambda e: len(os.path.realpath(e)))
+            if entry not in defaults and entry not in extra:
+                extra.append(entry)
     return extra
 
 

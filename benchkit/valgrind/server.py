@@ -3,17 +3,14 @@
     python server.py SETUP.json                 serve: prepare once, then fork a child per job
     python server.py SETUP.json --prewarm JOB   natively, up to the measured loops (see below)
 
-Serving: fixed-size request records on stdin, JSON reply lines on the protocol fd.
-  `run PARALLEL LAST JOBFILE` per job of a batch (LAST is 1 on the batch's last record)
-      -> one {"job": ..., "pid": p, "status": s} line as each job's child finishes (at most
-         PARALLEL children at once), then {"finished": true}
-  `quit`
-The server imports what the snippets need (torch, the modules the globals come from) once,
-with instrumentation off; every job then runs in a fork of that same state, so a snippet's
-counts do not depend on which other jobs ran before it, on how many run at once, or on
-whether the server is fresh. Collection is toggled by the loop's own clock calls, so exactly
-the `number` iterations are counted; the warm-up runs the very same code object. Callgrind
-writes each child's dumps to files named by the child's pid.
+Serving: fixed-size request records on stdin, JSON reply lines on the protocol fd (the
+protocol is in fork_loop.c, which serves it). The server imports what the snippets need
+(torch, the modules the globals come from) once, with instrumentation off, then enters the C
+fork loop for good: every job runs in a fork taken inside that one call, from the very same
+memory, so a snippet's counts do not depend on which other jobs ran before it, on how many
+run at once, or on whether the server is fresh. Collection is toggled by the loop's own
+clock calls, so exactly the `number` iterations are counted; the warm-up runs the very same
+code object. Callgrind writes each child's dumps to files named by the child's pid.
 
 `--prewarm` runs a job natively up to the measured loops (imports, snippets compiled, setup
 run once), so bytecode caches are written before any counted run: a first collection after a
@@ -157,19 +154,12 @@ def _library(setup):
     lib = ctypes.CDLL(setup["library"])
     lib.bk_toggle_collect.restype = ctypes.c_double
     lib.bk_dump_stats_at.argtypes = [ctypes.c_char_p]
+    lib.bk_fork_loop.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
     return lib
-
-
-def _die_with_parent():
-    try:  # PR_SET_PDEATHSIG: SIGKILL when the server dies (Linux)
-        ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _child(setup, lib, job_path):
     """In a forked child: run the job, report a failure in error-<tag>.json, exit."""
-    _die_with_parent()
     job = _load(job_path)
     code = 0
     try:
@@ -188,81 +178,30 @@ def _child(setup, lib, job_path):
     os._exit(code)  # no interpreter teardown under valgrind: it costs seconds
 
 
-RECORD = 128   # bytes per request record (see serve)
-
-
-def _read_record():
-    """The next request record from stdin, or None at its end."""
-    data = os.read(0, RECORD)
-    while data and len(data) < RECORD:
-        more = os.read(0, RECORD - len(data))
-        if not more:
-            return None
-        data += more
-    return data or None
-
-
-def _reap(running, reply):
-    pid, status = os.wait()
-    if pid in running:
-        reply({"job": running.pop(pid).decode(), "pid": pid,
-               "status": os.waitstatus_to_exitcode(status)})
-
-
-def _run(setup, lib, record, reply):
-    """Fork a child per job record of one batch, at most `parallel` at a time; report each
-    as it finishes. The next record is read only when a child may start, so what the server
-    holds at each fork does not depend on how many jobs the batch has."""
-    running = {}
-    while record is not None:
-        _, parallel, last, job = record.split()
-        pid = os.fork()
-        if pid == 0:
-            _child(setup, lib, job.decode())
-        running[pid] = job
-        if last == b"1":
-            break
-        while len(running) >= int(parallel):
-            _reap(running, reply)
-        record = _read_record()
-    while running:
-        _reap(running, reply)
-    reply({"finished": True})
-
-
-def _settle(reply):
-    """Exercise, once, what serving a job allocates for good (first-use caches), so the first
-    fork of a fresh server starts from the same heap as any later one."""
-    _, parallel, last, job = b"run 01 1 job-000000.json".ljust(RECORD).split()
-    int(parallel), job.decode(), os.waitstatus_to_exitcode(0)
-    reply({"job": "job-000000.json", "pid": 123456, "status": 0})
-    reply({"finished": True})
+RECORD = 128   # bytes per request record: BK_RECORD in fork_loop.c
 
 
 def serve(setup):
-    """Requests are fixed-size records on stdin (`run PARALLEL LAST JOBFILE` or `quit`,
-    space-padded to RECORD bytes), so reading one allocates the same whatever came before;
-    replies are JSON lines on the protocol fd."""
+    """Import what the snippets need, then hand over to the C fork loop (fork_loop.c) for
+    good: requests on stdin, replies on the protocol fd. Only forked children come back."""
     lib = _library(setup)
     for module in setup.get("modules", []):
         try:
             __import__(module)
         except Exception:  # the job reports it, with its own traceback
             pass
-    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    protocol = os.dup(1)
     os.dup2(2, 1)
-
-    def reply(obj):
-        protocol.write(json.dumps(obj) + "\n")
-        protocol.flush()
-
-    with open(os.devnull, "w", encoding="utf-8") as sink:
-        _settle(lambda obj: sink.write(json.dumps(obj) + "\n"))
-    while True:
-        record = _read_record()
-        if record is None or record.startswith(b"quit"):
-            break
-        _run(setup, lib, record, reply)
+    job = ctypes.create_string_buffer(RECORD)
+    # os.fork() would run this after the fork; the loop forks in C, so the child calls it.
+    after_fork_in_child = ctypes.pythonapi.PyOS_AfterFork_Child
+    after_fork_in_child.restype = None
+    served = lib.bk_fork_loop(0, protocol, job, RECORD)
+    if served == 1:
+        after_fork_in_child()
+        _child(setup, lib, job.value.decode())
+    if served < 0:
+        print("benchkit collector: malformed request record", file=sys.stderr)
 
 
 def main(argv):
