@@ -179,6 +179,21 @@ def _child(setup, lib, job_path):
 
 
 RECORD = 128   # bytes per request record: BK_RECORD in fork_loop.c
+CHILD_MODULES = ("benchkit.errors", "benchkit.transfer", "benchkit.timing.snippet",
+                 "benchkit.timing.threads")   # what run_job imports
+
+
+def _rehearse():
+    """Run once here, on this thread, the Python code every child runs before its measured
+    loop (read a job, parse, compile, loop), so the children inherit valgrind's translations
+    of it instead of each making them again. No threads: a thread's malloc arena would be
+    handed on to a child's measuring thread, which must get a fresh one."""
+    from benchkit.timing.snippet import CompiledLoop, check_syntax, referenced_names
+    from benchkit.transfer import read_task
+    stmt, setup, values = read_task(json.loads(
+        '{"globals": {}, "stmt": "x = [i for i in range(3)]", "setup": "pass"}'))
+    referenced_names(check_syntax("stmt", stmt))
+    CompiledLoop(stmt, setup, lambda: 0.0, values).time_block(20)
 
 
 def serve(setup):
@@ -190,6 +205,14 @@ def serve(setup):
             __import__(module)
         except Exception:  # the job reports it, with its own traceback
             pass
+    for module in CHILD_MODULES:   # once here, not in every child
+        __import__(module)
+    # Switching instrumentation on (or off) makes valgrind discard every translation it holds:
+    # after the imports that is hundreds of thousands for torch, about 0.5 s to discard.
+    # Done once here, a child's own switch at its measured loop finds little to discard.
+    lib.bk_start_instrumentation()
+    lib.bk_stop_instrumentation()
+    _rehearse()
     protocol = os.dup(1)
     os.dup2(2, 1)
     job = ctypes.create_string_buffer(RECORD)
