@@ -66,6 +66,14 @@ def test_a_torch_snippet_counts_the_same_alone_and_at_any_position(mul_alone, jo
     assert batch[1].metadata["controls"]["forked_from"]
 
 
+def test_a_child_killed_by_a_signal_is_reported():
+    # The C fork loop reaps the child and reports how it ended: as os.waitstatus_to_exitcode.
+    with pytest.raises(benchkit.BenchkitError, match="killed by signal 9"):
+        benchkit.collect_callgrind_many(
+            [Timer("pass"), Timer("os.kill(os.getpid(), 9)", "import os")], number=1, jobs=1)
+    assert Timer("pass").collect_callgrind(number=1).counts() > 0
+
+
 def test_warm_session_reuses_its_collector_and_counts_the_same():
     from benchkit.valgrind.collector import active_collector
     timer = Timer("sum(range(200))")
