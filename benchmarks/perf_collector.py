@@ -1,16 +1,18 @@
 """Instruction counts at scale, side by side in one run: 20 torch snippets with -j 1, -j 2 and
 through a 2-worker dask LocalCluster, against torch.utils.benchmark collecting them one by one
 (measured on a subset and extrapolated: ~50 s per collection here); and the second collection
-of the seed `x * y` in a warm session vs a cold collection vs torch's. Writes
+of the seed `x * y` in a warm session vs a cold collection vs torch's; and -j 1 vs -j 2 on
+100 snippets (the 20 at five tensor sizes), where start-up weighs less. Writes
 results/perf_collector.json.
 
-    .venv/bin/python benchmarks/perf_collector.py [--torch-subset 2]     (about 10 minutes)
+    .venv/bin/python benchmarks/perf_collector.py [--torch-subset 2]     (about 8 minutes)
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -72,6 +74,21 @@ def main(torch_subset: int) -> None:
     figures["counts_identical"] = all(v["counts"] == reference[:len(v["counts"])]
                                       for v in runs.values())
     figures["ratio_j2_to_j1"] = runs["-j 2"]["seconds"] / runs["-j 1"]["seconds"]
+
+    # Where -j pays off: the serial start-up (valgrind importing torch) is paid once, so the
+    # ratio falls as the batch grows. The 20 snippets at five tensor sizes.
+    def sized(setup: str, k: int) -> str:
+        return re.sub(r"\b(128|64|32|16|8|4)\b", lambda m: str(int(m.group()) * k), setup)
+    wide = [benchkit.Timer(s, sized(u, k)) for k in range(1, 6) for s, u in SNIPPETS]
+    figures["scaling_100_snippets"] = {}
+    for jobs in (1, 2):
+        stats, wall = timed(lambda: benchkit.collect_callgrind_many(wide, jobs=jobs))
+        figures["scaling_100_snippets"][f"-j {jobs}"] = {
+            "seconds": wall, "counts": [s.counts() for s in stats]}
+        print(f"100 snippets -j {jobs}: {wall:.1f} s", flush=True)
+    scaling = figures["scaling_100_snippets"]
+    scaling["ratio_j2_to_j1"] = scaling["-j 2"]["seconds"] / scaling["-j 1"]["seconds"]
+    scaling["counts_identical"] = scaling["-j 1"]["counts"] == scaling["-j 2"]["counts"]
 
     from torch.utils.benchmark import Timer as TorchTimer
     per, wall = timed(lambda: [TorchTimer(s, u).collect_callgrind(number=100)

@@ -111,6 +111,7 @@ def run_job(job, setup, lib, prewarm=False):
                 _fail("snippet", str(error).splitlines()[0], task=task["id"],
                       snippet=error.snippet,
                       traceback="".join(traceback.format_exception(error.error)))
+            _seed_generators()   # numpy.random and what it imports load lazily, on first use
             continue
         if setup["own_thread"]:
             # A fresh thread gets a fresh glibc malloc arena (mmap'd, 64 MiB aligned), so the
@@ -210,6 +211,7 @@ def serve(setup):
     # Switching instrumentation on (or off) makes valgrind discard every translation it holds:
     # after the imports that is hundreds of thousands for torch, about 0.5 s to discard.
     # Done once here, a child's own switch at its measured loop finds little to discard.
+    _seed_generators()   # its lazy imports (numpy.random), once here and not in every child
     lib.bk_start_instrumentation()
     lib.bk_stop_instrumentation()
     _rehearse()
