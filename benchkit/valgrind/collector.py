@@ -14,7 +14,6 @@ import contextvars
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -40,7 +39,7 @@ class Server:
         self._stderr_path = workdir / f"server-{label}.stderr"
         self._stderr = open(self._stderr_path, "wb")
         command = valgrind_command(valgrind, "callgrind.%p.out", cache_sim) + [
-            sys.executable, str(workdir / SERVER.name), setup_name]
+            _job.interpreter(workdir), str(workdir / SERVER.name), setup_name]
         env = child_environment(layout)
         env["BENCHKIT_LAYOUT"] = str(layout)
         self.process = subprocess.Popen(

@@ -117,6 +117,28 @@ def extra_sys_path(workdir: Path, needed: set[str] | None = None) -> list[str]:
     return extra
 
 
+def interpreter(workdir: Path) -> str:
+    """The interpreter the collector runs. For a virtualenv: a mirror of it at a fixed-length
+    path in the working directory (its pyvenv.cfg, links to its bin/python and lib), so the
+    strings Python builds from its own location (sys.executable, sys.prefix, the
+    site-packages entries) have the same length wherever the virtualenv lives."""
+    config = Path(sys.prefix) / "pyvenv.cfg"
+    if not FIXED_PATHS or sys.prefix == sys.base_prefix or not config.is_file():
+        return sys.executable
+    mirror = workdir / "venv"
+    if not mirror.exists():
+        (mirror / "bin").mkdir(parents=True)
+        lines = config.read_text(encoding="utf-8").splitlines(keepends=True)
+        (mirror / "pyvenv.cfg").write_text(   # without `command`, which names the venv's path
+            "".join(line for line in lines if not line.startswith("command")), encoding="utf-8")
+        for name in {"lib", sys.platlibdir}:
+            if (Path(sys.prefix) / name).is_dir():
+                (mirror / name).symlink_to(Path(sys.prefix) / name, target_is_directory=True)
+        # to the binary itself: the length of a chain of links would show through again
+        (mirror / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+    return str(mirror / "bin" / "python")
+
+
 def child_environment(layout: int = 0) -> dict[str, str]:
     """A small fixed environment: same counts whatever the caller's shell holds."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LC_ALL": "C", "LANG": "C",
@@ -187,7 +209,7 @@ def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
                 "extra_sys_path": sorted({p for j in jobs for p in j["extra_sys_path"]})}
     name = f"job-prewarm-{tags[0]}.json"
     (workdir / name).write_text(json.dumps(combined), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(workdir / "server.py"), setup_name,
+    done = subprocess.run([interpreter(workdir), str(workdir / "server.py"), setup_name,
                            "--prewarm", name], cwd=workdir, env=child_environment(),
                           capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
