@@ -37,16 +37,12 @@ CONFIGS = {
 CHILD = """
 import json, sys
 import benchkit
-from benchkit.valgrind import collector, job, runner
+from benchkit.valgrind import job
 config, stmt, setup, layouts, pycache = json.loads(sys.argv[1])
 for name, value in config.items():
     setattr(job, name, value)
 plain = job.child_environment
-def with_empty_pycache(layout=0):
-    return {**plain(layout), "PYTHONPYCACHEPREFIX": pycache}
-# every module that starts a child holds its own reference (server, prewarm, C++ runner)
-job.child_environment = collector.child_environment = with_empty_pycache
-runner.child_environment = with_empty_pycache
+job.child_environment = lambda layout=0: {**plain(layout), "PYTHONPYCACHEPREFIX": pycache}
 s = benchkit.Timer(stmt, setup).collect_callgrind(number=100, layouts=layouts)
 print(json.dumps(s.metadata.get("layouts", {}).get("per_run") or [s.per_run()]))
 """

@@ -211,7 +211,6 @@ def test_cli_jobs_and_an_unreachable_scheduler(tmp_path):
 
 
 TOUR_CG = """
-import sys
 from benchkit import Timer
 timer = Timer("x * y", '''
         x = torch.ones((128,))

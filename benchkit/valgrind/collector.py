@@ -22,7 +22,7 @@ from benchkit.errors import CallgrindError
 from benchkit.subprocesses import ChannelError, JsonLines, die_with_parent, kill_group, last_lines
 from benchkit.valgrind.command import child_failure, valgrind_command
 from benchkit.valgrind import helper, job as _job, parser
-from benchkit.valgrind.job import CallgrindTask, child_environment, make_workdir
+from benchkit.valgrind.job import CallgrindTask, make_workdir
 
 SERVER = Path(__file__).with_name("server.py")
 RECORD = 128   # bytes per request record: server.RECORD
@@ -40,7 +40,7 @@ class Server:
         self._stderr = open(self._stderr_path, "wb")
         command = valgrind_command(valgrind, "callgrind.%p.out", cache_sim) + [
             _job.interpreter(workdir), str(workdir / SERVER.name), setup_name]
-        env = child_environment(layout)
+        env = _job.child_environment(layout)
         env["BENCHKIT_LAYOUT"] = str(layout)
         self.process = subprocess.Popen(
             command, cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -93,6 +93,8 @@ def extra_sys_path(workdir: Path, needed: set[str] | None = None) -> list[str]:
     globals refer to) and that its default sys.path lacks; usually none."""
     needed = transfer.needed_modules(workdir) if needed is None else needed
     defaults = set(_default_sys_path(sys.executable))
+    entries = [(entry, os.path.realpath(entry)) for entry in set(sys.path) | defaults
+               if entry and os.path.isdir(entry)]
     extra: list[str] = []
     for name in sorted(needed):
         module = sys.modules.get(name)
@@ -108,10 +110,10 @@ def extra_sys_path(workdir: Path, needed: set[str] | None = None) -> list[str]:
         # The innermost entry holding the module is the one it comes from: a checkout on
         # sys.path (`python -m pytest` adds the working directory) also holds a .venv inside
         # it, whose site-packages is a default entry.
-        holders = [entry for entry in set(sys.path) | defaults if entry and os.path.isdir(entry)
-                   and origin.startswith(os.path.realpath(entry) + os.sep)]
+        holders = [(len(real), entry) for entry, real in entries
+                   if origin.startswith(real + os.sep)]
         if holders:
-            entry = max(holders, key=lambda e: len(os.path.realpath(e)))
+            entry = max(holders)[1]
             if entry not in defaults and entry not in extra:
                 extra.append(entry)
     return extra

@@ -20,7 +20,7 @@ from benchkit.valgrind.callgrind_stats import CallgrindStats
 from benchkit.valgrind.counts import FunctionCounts
 from benchkit.valgrind import job as _job
 from benchkit.valgrind.job import (HEAP_STEP, MALLOC_TUNABLES, STACK_STEP, CallgrindTask,
-                                   child_environment, make_workdir)
+                                   make_workdir)
 
 # Fixed cache geometry, so cache-simulation results do not depend on the host CPU.
 _live: set[subprocess.Popen] = set()
@@ -79,7 +79,7 @@ def _collect_layout(valgrind: str, program: list[str], workdir: Path, layout: in
     """One valgrind run of a compiled C++ snippet `program` (which ends with the layout's
     number) under memory layout `layout`: its profiles by name."""
     cmd = valgrind_command(valgrind, f"callgrind.L{layout}.out", cache_sim) + program
-    result = _run_child(cmd, workdir, child_environment(layout), timeout)
+    result = _run_child(cmd, workdir, _job.child_environment(layout), timeout)
     if result.returncode != 0:
         return_code = result.returncode
         how = (f"was killed by signal {-return_code}" if return_code < 0

@@ -208,10 +208,10 @@ def serve(setup):
             pass
     for module in CHILD_MODULES:   # once here, not in every child
         __import__(module)
+    _seed_generators()   # its lazy imports (numpy.random), once here and not in every child
     # Switching instrumentation on (or off) makes valgrind discard every translation it holds:
     # after the imports that is hundreds of thousands for torch, about 0.5 s to discard.
     # Done once here, a child's own switch at its measured loop finds little to discard.
-    _seed_generators()   # its lazy imports (numpy.random), once here and not in every child
     lib.bk_start_instrumentation()
     lib.bk_stop_instrumentation()
     _rehearse()
