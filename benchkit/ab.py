@@ -182,7 +182,7 @@ def compare(base: Results, new: Results, gates: Sequence[Gate] = (),
                  gates, lambda a, b: decide.compare_runs(a, b, alpha=alpha, noise=noise))
     warnings = fingerprint.differences(_single_env(base.environment),
                                        _single_env(new.environment))
-    warnings += _machine_warnings(base, new)
+    warnings += _machine_warnings(base, new) + _collector_warnings(base, new)
     return _summary(rows, [n for n in base_names if n not in new_names],
                     [n for n in new_names if n not in base_names], warnings, "runs")
 
@@ -216,6 +216,7 @@ def compare_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None
     rows = _rows(names, base_m, new_m, base_c, new_c, gates, judge)
     warnings = fingerprint.differences(base.environment, new.environment,
                                        fields=fingerprint.MACHINE_FIELDS)
+    warnings += _collector_warnings(base, new)
     only_base = results.ab.get("only_base", [])
     only_new = results.ab.get("only_new", [])
     return _summary(rows, only_base, only_new, warnings, "rounds")
@@ -231,6 +232,32 @@ def _machine_warnings(base: Results, new: Results) -> list[str]:
     if hosts[0] and hosts[1] and hosts[0] != hosts[1]:
         out.append(f"instruction counts from different machines: {', '.join(hosts[0])} vs "
                    f"{', '.join(hosts[1])}")
+    return out
+
+
+def _revisions(results: Results) -> set[str | None]:
+    return {((s.metadata or {}).get("controls") or {}).get("collector_revision")
+            for s in results.callgrind}
+
+
+def _collector_warnings(base: Results, new: Results) -> list[str]:
+    """Counts move by a fraction of a percent between collector revisions with no change
+    to the code measured: say so when the two sides (or one side's parts) differ."""
+    revisions = {"BASE": _revisions(base), "NEW": _revisions(new)}
+    if not revisions["BASE"] or not revisions["NEW"]:
+        return []
+    out = []
+    for side, revs in revisions.items():
+        if len(revs) > 1:
+            out.append(f"{side}'s instruction counts come from {len(revs)} collector revisions "
+                       f"({', '.join(sorted(r or 'unrecorded' for r in revs))})")
+    both = revisions["BASE"] | revisions["NEW"]
+    if not out and len(both) > 1:
+        b, n = (next(iter(revisions[side])) or "unrecorded" for side in ("BASE", "NEW"))
+        out.append(f"instruction counts from different collector revisions: {b} vs {n}")
+    if out:
+        out.append("counts can move by a fraction of a percent between collector revisions; "
+                   "collect both sides with the same benchkit to judge small changes")
     return out
 
 

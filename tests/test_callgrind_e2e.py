@@ -13,7 +13,7 @@ import pytest
 import benchkit
 from benchkit import Timer
 from benchkit.errors import CallgrindError, GlobalNotTransferableError, ValgrindNotFoundError
-from benchkit.valgrind import parser
+from benchkit.valgrind import job, parser
 from conftest import requires_valgrind
 
 pytestmark = requires_valgrind
@@ -30,6 +30,7 @@ def test_pure_python_snippet_counts_baseline_and_metadata():
     assert stats.stats(inclusive=True)[0].count >= stats.stats()[0].count
     controls = stats.metadata["controls"]
     assert controls["PYTHONHASHSEED"] == "0" and controls["instr_atstart"] is False
+    assert controls["collector_revision"] == job.collector_revision()
     assert "valgrind-3" in stats.metadata["valgrind"]
     text = repr(stats)
     assert "sum\n" in text and "Instructions:" in text and "100 runs per measurement, 1 thread" in text

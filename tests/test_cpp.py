@@ -10,6 +10,7 @@ import benchkit
 from benchkit import Language, Timer
 from benchkit.cpp import source, toolchain
 from benchkit.errors import SnippetError
+from benchkit.valgrind import job
 from conftest import requires_valgrind
 
 pytest.importorskip("torch")
@@ -93,6 +94,8 @@ def test_cpp_instruction_counts_need_no_interpreter_and_repeat_exactly():
     b = timer.collect_callgrind(number=100)
     assert a.counts() == b.counts() and a.per_run() > 1000
     assert a.metadata["controls"]["language"] == "cpp"
+    assert a.metadata["controls"]["collector_revision"] == job.collector_revision(
+        job.CPP_COLLECTOR_SOURCES) != job.collector_revision()
     assert a.baseline_exclusive_stats.sum() < 1000
     assert not any("python" in fn.lower() and "libpython" in fn for _, fn in a.stmt_exclusive_stats)
     assert elapsed < 600

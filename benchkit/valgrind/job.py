@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import importlib.util
 import json
 import os
@@ -39,6 +40,16 @@ MALLOC_TUNABLES = ("glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=
 # before the snippet's objects.
 STACK_STEP = 4096 + 48
 HEAP_STEP = 4099
+# The benchkit files that shape a counted process, relative to the package: a change to any
+# of them can move counts a little with no change to the code measured. Python snippets run
+# in the collector server and its forks; C++ snippets in a program built from benchkit.cpp.
+PYTHON_COLLECTOR_SOURCES = (
+    "__init__.py", "errors.py", "transfer.py", "timing/__init__.py", "timing/snippet.py",
+    "timing/threads.py", "valgrind/server.py", "valgrind/fork_loop.c", "valgrind/client.c",
+    "valgrind/job.py", "valgrind/command.py", "valgrind/helper.py", "valgrind/collector.py")
+CPP_COLLECTOR_SOURCES = (
+    "cpp/__init__.py", "cpp/loop.py", "cpp/source.py", "cpp/toolchain.py", "valgrind/job.py",
+    "valgrind/command.py", "valgrind/helper.py")
 # Seams for benchmarks/perf_layouts.py, which measures what each step removes.
 FIXED_PATHS = True
 PREWARM = True
@@ -54,6 +65,16 @@ class CallgrindTask:
     number: int
     repeats: int = 1
     collect_baseline: bool = True
+
+
+@functools.lru_cache(maxsize=None)
+def collector_revision(sources: tuple[str, ...] = PYTHON_COLLECTOR_SOURCES) -> str:
+    """A short digest of the files that shape a counted process: results files record it, and
+    `compare` warns when two sides' counts come from different revisions."""
+    digest = hashlib.sha256()
+    for relative in sources:
+        digest.update(relative.encode() + b"\0" + (PACKAGE_DIR / relative).read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
 
 
 def sweep_stale_dirs() -> None:

@@ -156,7 +156,7 @@ def _controls(cache_sim: bool) -> dict:
             "random_seeds": "random, numpy.random and torch seeded with 0 before each snippet",
             "forked_from": "a collector that imported only the snippet's modules",
             "instr_atstart": False, "collection": "toggled around the measured loop only",
-            "cache_sim": cache_sim}
+            "cache_sim": cache_sim, "collector_revision": _job.collector_revision()}
 
 
 def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
@@ -203,7 +203,8 @@ def collect_cpp(task: CallgrindTask, executable: Path, *, cache_sim: bool = Fals
         controls = {"aslr_disabled": bool(helper.aslr_prefix()), "environment": "normalized",
                     "GLIBC_TUNABLES": MALLOC_TUNABLES, "instr_atstart": False,
                     "collection": "toggled around the measured loop only",
-                    "cache_sim": cache_sim, "language": "cpp"}
+                    "cache_sim": cache_sim, "language": "cpp",
+                    "collector_revision": _job.collector_revision(_job.CPP_COLLECTOR_SOURCES)}
         return _assemble([task], [by_layout], controls, valgrind, retain_out_file)[0]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

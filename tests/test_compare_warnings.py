@@ -1,0 +1,88 @@
+"""Warnings of `compare` on instruction counts: which machine and which collector made them."""
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+from benchkit import ab
+from benchkit.results.schema import Results
+from benchkit.task import TaskSpec
+from benchkit.valgrind import job, server
+from benchkit.valgrind.callgrind_stats import CallgrindStats
+from benchkit.valgrind.counts import FunctionCount, FunctionCounts
+
+
+def stats(name: str, count: int, revision: str | None, host: str | None = None):
+    metadata = {"controls": {} if revision is None else {"collector_revision": revision}}
+    if host:
+        metadata["host"] = host
+    counts = FunctionCounts((FunctionCount(count, "f"),), False)
+    return CallgrindStats(TaskSpec(name, ""), 100, False, FunctionCounts((), True),
+                          FunctionCounts((), False), dataclasses.replace(counts, inclusive=True),
+                          counts, metadata=metadata)
+
+
+def warnings(base, new):
+    return list(ab.compare(Results(callgrind=base), Results(callgrind=new)).environment_warnings)
+
+
+def test_same_collector_revision_gives_no_warning():
+    assert warnings([stats("a", 100, "r1"), stats("b", 5, "r1")],
+                    [stats("a", 101, "r1"), stats("b", 5, "r1")]) == []
+
+
+def test_different_collector_revisions_are_named():
+    got = warnings([stats("a", 100, "r1")], [stats("a", 100, "r2")])
+    assert got == ["instruction counts from different collector revisions: r1 vs r2",
+                   "counts can move by a fraction of a percent between collector revisions; "
+                   "collect both sides with the same benchkit to judge small changes"]
+
+
+def test_a_file_from_before_revisions_were_recorded_counts_as_different():
+    got = warnings([stats("a", 100, None)], [stats("a", 100, "r2")])
+    assert got[0] == "instruction counts from different collector revisions: unrecorded vs r2"
+
+
+def test_one_side_merged_from_two_revisions():
+    got = warnings([stats("a", 100, "r1")], [stats("a", 100, "r1"), stats("b", 5, "r2")])
+    assert got[0] == "NEW's instruction counts come from 2 collector revisions (r1, r2)"
+    assert len(got) == 2
+
+
+def test_instruction_counts_from_different_machines():
+    got = warnings([stats("a", 100, "r1", host="m1")], [stats("a", 100, "r1", host="m2")])
+    assert got == ["instruction counts from different machines: m1 vs m2"]
+
+
+def test_wall_time_only_results_get_no_collector_warning():
+    assert ab._collector_warnings(Results(), Results(callgrind=[stats("a", 1, "r1")])) == []
+
+
+def test_collector_revision_follows_the_files_that_shape_the_counted_process(tmp_path,
+                                                                             monkeypatch):
+    for relative in job.PYTHON_COLLECTOR_SOURCES:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_bytes((job.PACKAGE_DIR / relative).read_bytes())
+    real = job.collector_revision()
+    monkeypatch.setattr(job, "PACKAGE_DIR", tmp_path)
+    job.collector_revision.cache_clear()
+    try:
+        copy = job.collector_revision()
+        (tmp_path / "valgrind" / "fork_loop.c").write_bytes(b"/* changed */")
+        job.collector_revision.cache_clear()
+        changed = job.collector_revision()
+    finally:
+        job.collector_revision.cache_clear()
+    assert copy == real != changed
+    assert len(copy) == 12
+
+
+def test_python_collector_sources_list_every_benchkit_module_the_server_loads():
+    # every benchkit file the server imports must be in the revision's digest
+    code = ("import sys; [__import__(m) for m in sys.argv[1:]];"
+            "print('\\n'.join(m.__file__ for n, m in sys.modules.items()"
+            " if n.split('.')[0] == 'benchkit'))")
+    out = subprocess.run([sys.executable, "-c", code, *server.CHILD_MODULES],
+                         capture_output=True, text=True, check=True).stdout.split()
+    loaded = {str(Path(f).resolve().relative_to(job.PACKAGE_DIR)) for f in out}
+    assert loaded <= set(job.PYTHON_COLLECTOR_SOURCES)
