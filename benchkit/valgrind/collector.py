@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import contextvars
+import ctypes
 import os
 import shutil
 import subprocess
@@ -25,7 +26,6 @@ from benchkit.valgrind import helper, job as _job, parser
 from benchkit.valgrind.job import CallgrindTask, make_workdir
 
 SERVER = Path(__file__).with_name("server.py")
-RECORD = 128   # bytes per request record: server.RECORD
 _active_session: contextvars.ContextVar["Session | None"] = contextvars.ContextVar(
     "benchkit_callgrind_session", default=None)
 
@@ -34,8 +34,8 @@ class Server:
     """One forking collector under valgrind, for one module group and memory layout."""
 
     def __init__(self, valgrind: str, workdir: Path, setup_name: str, layout: int,
-                 cache_sim: bool, label: str):
-        self.label, self.workdir = label, workdir
+                 cache_sim: bool, label: str, record: int):
+        self.label, self.workdir, self.record = label, workdir, record
         self._stderr_path = workdir / f"server-{label}.stderr"
         self._stderr = open(self._stderr_path, "wb")
         command = valgrind_command(valgrind, "callgrind.%p.out", cache_sim) + [
@@ -60,8 +60,11 @@ class Server:
         if not jobs:
             return
         records = b"".join(
-            f"run {parallel:02d} {int(k == len(jobs) - 1)} {job}".encode().ljust(RECORD)
+            f"run {parallel:02d} {int(k == len(jobs) - 1)} {job}".encode().ljust(self.record)
             for k, job in enumerate(jobs))
+        if len(records) != len(jobs) * self.record:
+            raise CallgrindError(f"a job file name is too long for a {self.record}-byte "
+                                 "request record (benchkit names them; please report this)")
         # Written from a thread: a big batch must not block us while the server waits for
         # us to read its replies.
         writer = threading.Thread(target=self._write, args=(records,), daemon=True)
@@ -89,7 +92,7 @@ class Server:
     def close(self) -> None:
         if self.process.poll() is None:
             try:
-                self._write(b"quit".ljust(RECORD))
+                self._write(b"quit".ljust(self.record))
                 self.process.stdin.close()
                 self.process.wait(timeout=30)
             except (OSError, subprocess.TimeoutExpired):
@@ -127,6 +130,8 @@ class Collector:
     def __init__(self, cache_sim: bool = False):
         self.valgrind = helper.find_valgrind()
         self.library = helper.build_client_library()
+        # the request record size the server's fork loop reads (defined there, in C)
+        self.record = ctypes.CDLL(str(self.library)).bk_record_size()
         self.cache_sim = cache_sim
         self.workdir = make_workdir()
         shutil.copyfile(SERVER, self.workdir / SERVER.name)
@@ -141,7 +146,8 @@ class Collector:
             if key not in self._servers:
                 self._servers[key] = Server(self.valgrind, self.workdir,
                                             self._server_setup(modules), layout,
-                                            self.cache_sim, f"server-{len(self._servers):03d}")
+                                            self.cache_sim, f"server-{len(self._servers):03d}",
+                                            self.record)
             return self._servers[key]
 
     def collect(self, tasks: Sequence[CallgrindTask], *, layouts: int = 1, jobs: int = 1,

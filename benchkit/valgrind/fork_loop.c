@@ -23,6 +23,9 @@
 #define BK_RECORD 128
 #define BK_MAX_RUNNING 256
 
+/* The one definition of the record size: the server and the collector ask for it. */
+int bk_record_size(void) { return BK_RECORD; }
+
 static pid_t running_pid[BK_MAX_RUNNING];
 static char running_job[BK_MAX_RUNNING][BK_RECORD];
 static int n_running;

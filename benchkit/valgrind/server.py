@@ -179,7 +179,6 @@ def _child(setup, lib, job_path):
     os._exit(code)  # no interpreter teardown under valgrind: it costs seconds
 
 
-RECORD = 128   # bytes per request record: BK_RECORD in fork_loop.c
 CHILD_MODULES = ("benchkit.errors", "benchkit.transfer", "benchkit.timing.snippet",
                  "benchkit.timing.threads")   # what run_job imports
 
@@ -217,11 +216,12 @@ def serve(setup):
     _rehearse()
     protocol = os.dup(1)
     os.dup2(2, 1)
-    job = ctypes.create_string_buffer(RECORD)
+    record = lib.bk_record_size()
+    job = ctypes.create_string_buffer(record)
     # os.fork() would run this after the fork; the loop forks in C, so the child calls it.
     after_fork_in_child = ctypes.pythonapi.PyOS_AfterFork_Child
     after_fork_in_child.restype = None
-    served = lib.bk_fork_loop(0, protocol, job, RECORD)
+    served = lib.bk_fork_loop(0, protocol, job, record)
     if served == 1:
         after_fork_in_child()
         _child(setup, lib, job.value.decode())
