@@ -87,7 +87,7 @@ def main() -> None:
                 "torch_utils_benchmark_s": theirs, "ratio": ours / theirs,
                 "benchkit_instructions": stats.counts(denoise=False),
                 "torch_instructions": theirs_stats.counts(denoise=False)}
-            print(f"collect_callgrind: benchkit {ours:.1f} s (compiles the callgrind build), "
+            print(f"collect_callgrind: benchkit {ours:.1f} s (the timed build, cached), "
                   f"again {ours_again:.1f} s; torch {theirs:.1f} s", flush=True)
     finally:
         shutil.rmtree(caches, ignore_errors=True)

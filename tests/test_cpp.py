@@ -1,5 +1,6 @@
 """C++ snippets end to end: the real compiler, the installed torch, real valgrind."""
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -8,7 +9,7 @@ import pytest
 
 import benchkit
 from benchkit import Language, Timer
-from benchkit.cpp import source, toolchain
+from benchkit.cpp import callgrind_program, source, toolchain
 from benchkit.errors import SnippetError
 from benchkit.valgrind import job
 from conftest import requires_valgrind
@@ -65,7 +66,7 @@ def test_cpp_takes_no_globals_and_python_takes_no_global_setup():
 
 
 def test_diagnostics_map_to_snippet_lines():
-    src = source.timing_source("a;\nb;", "int a = 1;", "#include <vector>")
+    src = source.snippet_source("a;\nb;", "int a = 1;", "#include <vector>")
     lines = src.text.splitlines()
     stmt_line = next(i for i, line in enumerate(lines, 1) if line.strip() == "b;")
     text = (f"snippet.cpp:{stmt_line}:7: error: 'b' was not declared\n"
@@ -97,5 +98,45 @@ def test_cpp_instruction_counts_need_no_interpreter_and_repeat_exactly():
     assert a.metadata["controls"]["collector_revision"] == job.collector_revision(
         job.CPP_COLLECTOR_SOURCES) != job.collector_revision()
     assert a.baseline_exclusive_stats.sum() < 1000
+    # the snippet's own lines, under a name that is the same in every compile
+    assert any(fn.startswith("/benchkit-snippet/snippet.cpp:bk_callgrind_main")
+               for _, fn in a.stmt_exclusive_stats)
     assert not any("python" in fn.lower() and "libpython" in fn for _, fn in a.stmt_exclusive_stats)
     assert elapsed < 600
+
+
+@requires_valgrind
+def test_counting_a_timed_snippet_compiles_nothing_more():
+    timer = Timer("x + y;", SETUP, language="cpp")
+    timer.timeit(10)
+    library = timer._loop.path
+    built = library.stat().st_mtime_ns
+    driver, counted = callgrind_program(timer._task_spec)
+    assert counted == library and library.stat().st_mtime_ns == built
+    assert os.access(driver, os.X_OK)
+
+
+def test_driver_names_a_library_built_without_callgrind_support():
+    driver = toolchain.driver()
+    out = subprocess.run([str(driver), "libm.so.6", "1", "1", "0", "1", "0"],
+                         capture_output=True, text=True)
+    assert out.returncode == 4 and "built without valgrind's callgrind.h" in out.stderr
+    out = subprocess.run([str(driver), "/nonexistent.so", "1", "1", "0", "1", "0"],
+                         capture_output=True, text=True)
+    assert out.returncode == 3 and "/nonexistent.so" in out.stderr
+
+
+@requires_valgrind
+def test_cpp_counts_do_not_depend_on_where_the_cache_lives(tmp_path, monkeypatch):
+    timer = Timer("x * y;", SETUP, language="cpp")
+    built = callgrind_program(timer._task_spec)
+    counts = []
+    for name in ("c", "a-much-longer-cache-directory-for-benchkit-artifacts"):
+        cpp_cache = tmp_path / name / "benchkit" / "cpp"
+        cpp_cache.mkdir(parents=True)
+        for artifact in built:   # the same artifacts: nothing to compile
+            shutil.copy2(artifact, cpp_cache / artifact.name)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / name))
+        assert callgrind_program(timer._task_spec)[1].parent == cpp_cache
+        counts.append(timer.collect_callgrind(number=100).counts())
+    assert counts[0] == counts[1]

@@ -20,7 +20,7 @@ class CppLoop:
 
     def __init__(self, stmt: str, setup: str, global_setup: str):
         import torch  # noqa: F401  (libtorch initialised once, shared with the library)
-        path = toolchain.build(source.timing_source(stmt, setup, global_setup), "timing")
+        path = toolchain.build(source.snippet_source(stmt, setup, global_setup))
         self._lib = ctypes.CDLL(str(path))
         self._lib.bk_time_block.restype = ctypes.c_double
         self._lib.bk_time_block.argtypes = [ctypes.c_int64]

@@ -1,9 +1,10 @@
-"""C++ sources generated for a C++ Timer, and compiler messages mapped back to the snippets.
+"""C++ source generated for a C++ Timer, and compiler messages mapped back to the snippets.
 
-Pure: strings in, strings out. Two programs per snippet: a shared library whose
+Pure: strings in, strings out. One shared library per snippet, for both jobs:
 `bk_time_block(number)` runs setup, one untimed warm-up run, then `number` timed runs of stmt
-and returns seconds (as torch's C++ timeit template does), and an executable that runs the
-same loop under valgrind with collection on only around it.
+and returns seconds (as torch's C++ timeit template does); `bk_callgrind_main(...)` runs the
+same loop under valgrind, with collection on only around it, called by a small driver
+program (driver.c) that loads the library. One compile serves timing and counting.
 """
 from __future__ import annotations
 
@@ -12,12 +13,17 @@ import re
 
 PCH_HEADER = "#include <torch/torch.h>\n"
 
-_TIMING = """\
+_SNIPPET = """\
 #include <chrono>
 #include <cstdint>
-#include <cstring>
+#include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define BK_HAVE_CALLGRIND 1
+#endif
 #include <torch/torch.h>
 // benchkit: global_setup
 {global_setup}
@@ -47,32 +53,19 @@ extern "C" double bk_time_block(std::int64_t bk_number) {{
   }}
   return -1.0;
 }}
-"""
 
-_CALLGRIND = """\
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#include <valgrind/callgrind.h>
-#include <torch/torch.h>
-// benchkit: global_setup
-{global_setup}
-
+#ifdef BK_HAVE_CALLGRIND
 static void bk_dump(const char* kind, int repeat) {{
   char name[64];
   std::snprintf(name, sizeof name, "benchkit:0:%s:%d", kind, repeat);
   CALLGRIND_DUMP_STATS_AT(name);
 }}
 
-int main(int argc, char** argv) {{
-  if (argc != 6) return 2;
-  const std::int64_t bk_number = std::atoll(argv[1]);
-  const int bk_repeats = std::atoi(argv[2]);
-  const bool bk_baseline = std::atoi(argv[3]) != 0;
-  torch::set_num_threads(std::atoi(argv[4]));
+extern "C" int bk_callgrind_main(std::int64_t bk_number, int bk_repeats, int bk_baseline,
+                                 int bk_threads, int bk_layout) {{
+  torch::set_num_threads(bk_threads);
   // Layout k > 0: k deliberate heap offsets before the snippet allocates anything.
-  std::vector<char> bk_padding(static_cast<std::size_t>(std::atoi(argv[5])) * 4099);
+  std::vector<char> bk_padding(static_cast<std::size_t>(bk_layout) * 4099);
   // benchkit: setup
 {setup}
   for (std::int64_t bk_i = 0; bk_i < 2 * bk_number; ++bk_i) {{  // warm-up
@@ -99,6 +92,7 @@ int main(int argc, char** argv) {{
   CALLGRIND_STOP_INSTRUMENTATION;
   return 0;
 }}
+#endif
 """
 
 
@@ -137,12 +131,9 @@ def _render(template: str, stmt: str, setup: str, global_setup: str) -> Source:
     return Source(text, tuple(spans))
 
 
-def timing_source(stmt: str, setup: str, global_setup: str) -> Source:
-    return _render(_TIMING, stmt, setup, global_setup)
-
-
-def callgrind_source(stmt: str, setup: str, global_setup: str) -> Source:
-    return _render(_CALLGRIND, stmt, setup, global_setup)
+def snippet_source(stmt: str, setup: str, global_setup: str) -> Source:
+    """The snippet's library: bk_time_block for wall time, bk_callgrind_main for counts."""
+    return _render(_SNIPPET, stmt, setup, global_setup)
 
 
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"

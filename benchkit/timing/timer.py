@@ -224,7 +224,7 @@ class Timer:
                        retain_out_file=retain_out_file, layouts=_layouts(layouts))
         if self._language is Language.CPP:
             from benchkit.cpp import callgrind_program
-            stats = collect_cpp(task, callgrind_program(self._task_spec), **options)
+            stats = collect_cpp(task, *callgrind_program(self._task_spec), **options)
         else:
             (stats,) = collect([task], **options)
         return stats if repeats is not None else stats[0]

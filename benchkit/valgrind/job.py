@@ -48,7 +48,7 @@ PYTHON_COLLECTOR_SOURCES = (
     "timing/threads.py", "valgrind/server.py", "valgrind/fork_loop.c", "valgrind/client.c",
     "valgrind/job.py", "valgrind/command.py", "valgrind/helper.py", "valgrind/collector.py")
 CPP_COLLECTOR_SOURCES = (
-    "cpp/__init__.py", "cpp/loop.py", "cpp/source.py", "cpp/toolchain.py", "valgrind/job.py",
+    "cpp/__init__.py", "cpp/driver.c", "cpp/source.py", "cpp/toolchain.py", "valgrind/job.py",
     "valgrind/command.py", "valgrind/helper.py")
 # Seams for benchmarks/perf_layouts.py, which measures what each step removes.
 FIXED_PATHS = True

@@ -186,19 +186,26 @@ def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
             collector.close()
 
 
-def collect_cpp(task: CallgrindTask, executable: Path, *, cache_sim: bool = False,
+def collect_cpp(task: CallgrindTask, driver: Path, library: Path, *, cache_sim: bool = False,
                 timeout: float | None = None, retain_out_file: bool = False,
                 layouts: int = 1) -> tuple[CallgrindStats, ...]:
-    """Run a compiled C++ snippet program (benchkit.cpp) under valgrind: no interpreter,
-    instrumentation on only around the measured loop. One CallgrindStats per repeat."""
+    """Run a compiled C++ snippet (benchkit.cpp's driver loading the snippet's library) under
+    valgrind: no interpreter, instrumentation on only around the measured loop. One
+    CallgrindStats per repeat."""
     valgrind = helper.find_valgrind()
     workdir = make_workdir()
     try:
-        def program(k: int) -> list[str]:
-            return [str(executable), str(task.number), str(task.repeats),
+        # Both through links at fixed-length paths: the library's path is copied onto the
+        # heap when it is loaded, so its length (the cache's, HOME's) would move the counts.
+        program = [workdir / "driver", workdir / "snippet.so"]
+        for link, target in zip(program, (driver, library)):
+            link.symlink_to(target)
+
+        def command(k: int) -> list[str]:
+            return [*map(str, program), str(task.number), str(task.repeats),
                     str(int(task.collect_baseline)), str(task.task_spec.num_threads), str(k)]
         by_layout = _each_layout(
-            lambda k: _collect_layout(valgrind, program(k), workdir, k, cache_sim, timeout,
+            lambda k: _collect_layout(valgrind, command(k), workdir, k, cache_sim, timeout,
                                       [task]), layouts)
         controls = {"aslr_disabled": bool(helper.aslr_prefix()), "environment": "normalized",
                     "GLIBC_TUNABLES": MALLOC_TUNABLES, "instr_atstart": False,
