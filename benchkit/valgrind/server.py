@@ -180,7 +180,7 @@ def _child(setup, lib, job_path):
 
 
 CHILD_MODULES = ("benchkit.errors", "benchkit.transfer", "benchkit.timing.snippet",
-                 "benchkit.timing.threads")   # what run_job imports
+                 "benchkit.timing.threads")   # what run_job imports (a test checks)
 
 
 def _rehearse():

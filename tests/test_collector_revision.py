@@ -1,5 +1,8 @@
-"""Warnings of `compare` on instruction counts: which machine and which collector made them."""
+"""The collector's revision (which files it covers) and `compare`'s warnings on instruction
+counts: which machine and which collector revision made them."""
+import ast
 import dataclasses
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +89,10 @@ def test_python_collector_sources_list_every_benchkit_module_the_server_loads():
                          capture_output=True, text=True, check=True).stdout.split()
     loaded = {str(Path(f).resolve().relative_to(job.PACKAGE_DIR)) for f in out}
     assert loaded <= set(job.PYTHON_COLLECTOR_SOURCES)
+
+
+def test_server_child_modules_are_what_run_job_imports():
+    # the server imports CHILD_MODULES once before forking so that no child has to
+    tree = ast.parse(inspect.getsource(server.run_job))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported == set(server.CHILD_MODULES)
