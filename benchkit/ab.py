@@ -255,10 +255,9 @@ def _collector_warnings(base: Results, new: Results) -> list[str]:
     if not out and len(both) > 1:
         b, n = (next(iter(revisions[side])) or "unrecorded" for side in ("BASE", "NEW"))
         out.append(f"instruction counts from different collector revisions: {b} vs {n}")
-    if out:
-        out.append("counts can move by a fraction of a percent between collector revisions; "
-                   "collect both sides with the same benchkit to judge small changes")
-    return out
+    advice = (" (counts can move by a fraction of a percent between revisions; collect "
+              "both sides with the same benchkit to judge small changes)")
+    return [line + advice for line in out]
 
 
 def _single_env(env: dict[str, Any]) -> dict[str, Any]:

@@ -36,20 +36,21 @@ def test_same_collector_revision_gives_no_warning():
 
 def test_different_collector_revisions_are_named():
     got = warnings([stats("a", 100, "r1")], [stats("a", 100, "r2")])
-    assert got == ["instruction counts from different collector revisions: r1 vs r2",
-                   "counts can move by a fraction of a percent between collector revisions; "
-                   "collect both sides with the same benchkit to judge small changes"]
+    assert got == ["instruction counts from different collector revisions: r1 vs r2 (counts "
+                   "can move by a fraction of a percent between revisions; collect both sides "
+                   "with the same benchkit to judge small changes)"]
 
 
 def test_a_file_from_before_revisions_were_recorded_counts_as_different():
     got = warnings([stats("a", 100, None)], [stats("a", 100, "r2")])
-    assert got[0] == "instruction counts from different collector revisions: unrecorded vs r2"
+    assert got[0].startswith(
+        "instruction counts from different collector revisions: unrecorded vs r2 (")
 
 
 def test_one_side_merged_from_two_revisions():
     got = warnings([stats("a", 100, "r1")], [stats("a", 100, "r1"), stats("b", 5, "r2")])
-    assert got[0] == "NEW's instruction counts come from 2 collector revisions (r1, r2)"
-    assert len(got) == 2
+    assert got[0].startswith("NEW's instruction counts come from 2 collector revisions (r1, r2) (")
+    assert len(got) == 1
 
 
 def test_instruction_counts_from_different_machines():
