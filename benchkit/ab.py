@@ -235,29 +235,40 @@ def _machine_warnings(base: Results, new: Results) -> list[str]:
     return out
 
 
-def _revisions(results: Results) -> set[str | None]:
-    return {((s.metadata or {}).get("controls") or {}).get("collector_revision")
-            for s in results.callgrind}
+# Controls recorded with instruction counts that can move them with no change to the code
+# measured: (what differs, advice).
+COUNT_CONTROLS = {
+    "collector_revision": (
+        "collector revisions", "counts can move by a fraction of a percent between revisions; "
+        "collect both sides with the same benchkit to judge small changes"),
+    "site_packages": (
+        "sets of installed packages", "counts can move by about 0.2 % with the packages "
+        "installed; collect with --layouts so that only changes outside the band are claimed"),
+}
+
+
+def _control_values(results: Results, key: str) -> set[str | None]:
+    return {((s.metadata or {}).get("controls") or {}).get(key) for s in results.callgrind}
 
 
 def _collector_warnings(base: Results, new: Results) -> list[str]:
-    """Counts move by a fraction of a percent between collector revisions with no change
-    to the code measured: say so when the two sides (or one side's parts) differ."""
-    revisions = {"BASE": _revisions(base), "NEW": _revisions(new)}
-    if not revisions["BASE"] or not revisions["NEW"]:
-        return []
+    """Say so when the two sides' counts (or one side's parts) come from different collector
+    revisions or environments with different packages installed."""
     out = []
-    for side, revs in revisions.items():
-        if len(revs) > 1:
-            out.append(f"{side}'s instruction counts come from {len(revs)} collector revisions "
-                       f"({', '.join(sorted(r or 'unrecorded' for r in revs))})")
-    both = revisions["BASE"] | revisions["NEW"]
-    if not out and len(both) > 1:
-        b, n = (next(iter(revisions[side])) or "unrecorded" for side in ("BASE", "NEW"))
-        out.append(f"instruction counts from different collector revisions: {b} vs {n}")
-    advice = (" (counts can move by a fraction of a percent between revisions; collect "
-              "both sides with the same benchkit to judge small changes)")
-    return [line + advice for line in out]
+    for key, (what, advice) in COUNT_CONTROLS.items():
+        values = {"BASE": _control_values(base, key), "NEW": _control_values(new, key)}
+        if key == "site_packages":   # not recorded before this control existed: no claim
+            values = {side: v - {None} for side, v in values.items()}
+        if not values["BASE"] or not values["NEW"]:
+            continue
+        lines = [f"{side}'s instruction counts come from {len(v)} {what} "
+                 f"({', '.join(sorted(x or 'unrecorded' for x in v))})"
+                 for side, v in values.items() if len(v) > 1]
+        if not lines and values["BASE"] != values["NEW"]:
+            b, n = (next(iter(values[side])) or "unrecorded" for side in ("BASE", "NEW"))
+            lines.append(f"instruction counts from different {what}: {b} vs {n}")
+        out += [f"{line} ({advice})" for line in lines]
+    return out
 
 
 def _single_env(env: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import time
 from pathlib import Path
@@ -218,6 +219,10 @@ timer = Timer("x * y", '''
     ''')
 print(timer.collect_callgrind(number=100).counts())
 """
+CHECKOUT_CHECK = """
+import benchkit
+print(benchkit.__file__)
+"""
 
 
 @pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs a virtualenv to mirror")
@@ -237,3 +242,43 @@ def test_counts_do_not_depend_on_where_the_virtualenv_lives(tmp_path):
     counts = [subprocess.run([python, "-c", TOUR_CG], capture_output=True, text=True, env=env,
                              check=True, cwd=tmp_path).stdout.split()[-1] for python in pythons]
     assert len(set(counts)) == 1, counts
+
+
+def _editable_finder() -> Path | None:
+    site = Path(sysconfig.get_paths()["purelib"])
+    return next(site.glob("__editable___benchkit_*_finder.py"), None)
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix or _editable_finder() is None,
+                    reason="needs benchkit installed editable in a virtualenv")
+def test_counts_do_not_depend_on_where_an_editable_checkout_lives(tmp_path):
+    # An editable install's finder holds the checkout's path. With it in the collector, a
+    # finder pointing 4 characters further counted the tour's x * y 976,594 instead of 978,094.
+    site = Path(sysconfig.get_paths()["purelib"])
+    finder = _editable_finder()
+    package = Path(benchkit.__file__).resolve().parent
+    counts = []
+    for n, checkout in enumerate(("c", "a-checkout-at-a-much-longer-path-than-the-other")):
+        (tmp_path / checkout).mkdir()
+        (tmp_path / checkout / "benchkit").symlink_to(package)
+        venv = tmp_path / f"venv{n}"   # venvs at paths of the same length
+        (venv / "bin").mkdir(parents=True)
+        (venv / "pyvenv.cfg").write_text((Path(sys.prefix) / "pyvenv.cfg").read_text())
+        (venv / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+        own_site = venv / site.relative_to(sys.prefix)
+        own_site.mkdir(parents=True)
+        for entry in site.iterdir():
+            if entry != finder and entry.name != "__pycache__":
+                (own_site / entry.name).symlink_to(entry)
+        (own_site / finder.name).write_text(
+            finder.read_text().replace(repr(str(package)), repr(str(tmp_path / checkout /
+                                                                      "benchkit"))))
+        env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+        done = subprocess.run([str(venv / "bin" / "python"), "-c", TOUR_CG + CHECKOUT_CHECK],
+                              capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-2000:]
+        count, where = done.stdout.split()[-2:]
+        assert where == str(tmp_path / checkout / "benchkit" / "__init__.py")
+        counts.append(count)
+    assert counts[0] == counts[1]
+

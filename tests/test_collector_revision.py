@@ -15,8 +15,11 @@ from benchkit.valgrind.callgrind_stats import CallgrindStats
 from benchkit.valgrind.counts import FunctionCount, FunctionCounts
 
 
-def stats(name: str, count: int, revision: str | None, host: str | None = None):
+def stats(name: str, count: int, revision: str | None, host: str | None = None,
+          site_packages: str | None = None):
     metadata = {"controls": {} if revision is None else {"collector_revision": revision}}
+    if site_packages:
+        metadata["controls"]["site_packages"] = site_packages
     if host:
         metadata["host"] = host
     counts = FunctionCounts((FunctionCount(count, "f"),), False)
@@ -97,3 +100,25 @@ def test_server_child_modules_are_what_run_job_imports():
     tree = ast.parse(inspect.getsource(server.run_job))
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert imported == set(server.CHILD_MODULES)
+
+
+def test_different_sets_of_installed_packages_are_named():
+    got = warnings([stats("a", 100, "r1", site_packages="s1")],
+                   [stats("a", 100, "r1", site_packages="s2")])
+    assert got == ["instruction counts from different sets of installed packages: s1 vs s2 "
+                   "(counts can move by about 0.2 % with the packages installed; collect with "
+                   "--layouts so that only changes outside the band are claimed)"]
+    # a file from before the packages were recorded makes no claim about them
+    assert warnings([stats("a", 100, "r1")], [stats("a", 100, "r1", site_packages="s2")]) == []
+
+
+def test_site_packages_digest_follows_the_listing_but_not_benchkits_install_hooks(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(job.site, "getsitepackages", lambda: [str(tmp_path)])
+    (tmp_path / "torch").mkdir()
+    before = job.site_packages_digest()
+    (tmp_path / "__editable__.benchkit-0.1.0.pth").write_text("")
+    (tmp_path / "__editable___benchkit_0_1_0_finder.py").write_text("")
+    assert job.site_packages_digest() == before
+    (tmp_path / "ruff").mkdir()
+    assert job.site_packages_digest() != before

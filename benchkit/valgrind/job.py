@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -140,11 +141,51 @@ def extra_sys_path(workdir: Path, needed: set[str] | None = None) -> list[str]:
     return extra
 
 
+# benchkit's own install hooks in site-packages: an editable install's finder holds the
+# checkout's path (whose length moved the tour's x * y from 976,594 to 978,094), and the
+# collector imports benchkit through its link in the working directory anyway.
+OWN_INSTALL_HOOKS = re.compile(r"__editable__\.benchkit-.*\.pth|__editable___benchkit_.*\.py"
+                               r"|benchkit\.egg-link|benchkit\.pth")
+
+
+def site_packages_digest() -> str:
+    """A short digest of the names in this interpreter's site-packages (less benchkit's own
+    install hooks): Python's import system holds that listing on the heap the snippets run
+    on, so environments with other packages installed can count a little differently."""
+    names: list[str] = []
+    for directory in site.getsitepackages():
+        try:
+            names += sorted(name for name in os.listdir(directory)
+                            if not OWN_INSTALL_HOOKS.fullmatch(name))
+        except OSError:
+            continue
+    return hashlib.sha256("\0".join(names).encode()).hexdigest()[:12]
+
+
+def _mirror_lib(real: Path, mirror: Path) -> None:
+    """`mirror` as links to `real`'s entries, except that each site-packages is a directory
+    of links without benchkit's own install hooks."""
+    mirror.mkdir()
+    for entry in sorted(real.iterdir()):
+        site = entry / "site-packages"
+        if not site.is_dir():
+            (mirror / entry.name).symlink_to(entry)
+            continue
+        (mirror / entry.name / "site-packages").mkdir(parents=True)
+        for inner in sorted(entry.iterdir()):
+            if inner.name != "site-packages":
+                (mirror / entry.name / inner.name).symlink_to(inner)
+        for package in sorted(site.iterdir()):
+            if not OWN_INSTALL_HOOKS.fullmatch(package.name):
+                (mirror / entry.name / "site-packages" / package.name).symlink_to(package)
+
+
 def interpreter(workdir: Path) -> str:
     """The interpreter the collector runs. For a virtualenv: a mirror of it at a fixed-length
-    path in the working directory (its pyvenv.cfg, links to its bin/python and lib), so the
-    strings Python builds from its own location (sys.executable, sys.prefix, the
-    site-packages entries) have the same length wherever the virtualenv lives."""
+    path in the working directory (its pyvenv.cfg, a link to its bin/python, its lib as
+    links without benchkit's own install hooks), so the strings Python builds from its own
+    location (sys.executable, sys.prefix, the site-packages entries) have the same length
+    wherever the virtualenv lives, and nothing in it depends on where benchkit lives."""
     config = Path(sys.prefix) / "pyvenv.cfg"
     if not FIXED_PATHS or sys.prefix == sys.base_prefix or not config.is_file():
         return sys.executable
@@ -154,9 +195,14 @@ def interpreter(workdir: Path) -> str:
         lines = config.read_text(encoding="utf-8").splitlines(keepends=True)
         (mirror / "pyvenv.cfg").write_text(   # without `command`, which names the venv's path
             "".join(line for line in lines if not line.startswith("command")), encoding="utf-8")
-        for name in {"lib", sys.platlibdir}:
-            if (Path(sys.prefix) / name).is_dir():
-                (mirror / name).symlink_to(Path(sys.prefix) / name, target_is_directory=True)
+        for name in dict.fromkeys(["lib", sys.platlibdir]):
+            real = Path(sys.prefix) / name
+            if (mirror / name).exists() or not real.is_dir():
+                continue
+            if name != "lib" and real.resolve() == (Path(sys.prefix) / "lib").resolve():
+                (mirror / name).symlink_to("lib")   # lib64 -> lib
+            else:
+                _mirror_lib(real, mirror / name)
         # to the binary itself: the length of a chain of links would show through again
         (mirror / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
     return str(mirror / "bin" / "python")

@@ -156,7 +156,8 @@ def _controls(cache_sim: bool) -> dict:
             "random_seeds": "random, numpy.random and torch seeded with 0 before each snippet",
             "forked_from": "a collector that imported only the snippet's modules",
             "instr_atstart": False, "collection": "toggled around the measured loop only",
-            "cache_sim": cache_sim, "collector_revision": _job.collector_revision()}
+            "cache_sim": cache_sim, "collector_revision": _job.collector_revision(),
+            "site_packages": _job.site_packages_digest()}
 
 
 def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
