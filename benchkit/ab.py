@@ -266,9 +266,17 @@ def _collector_warnings(base: Results, new: Results) -> list[str]:
                  for side, v in values.items() if len(v) > 1]
         if not lines and values["BASE"] != values["NEW"]:
             b, n = (next(iter(values[side])) or "unrecorded" for side in ("BASE", "NEW"))
-            lines.append(f"instruction counts from different {what}: {b} vs {n}")
+            lines.append(f"instruction counts from different {what}: {b} vs {n}"
+                         + (_listing_change(base, new) if key == "site_packages" else ""))
         out += [f"{line} ({advice})" for line in lines]
     return out
+
+
+def _listing_change(base: Results, new: Results) -> str:
+    listings = [_single_env(r.environment).get("site_packages") for r in (base, new)]
+    if not all(isinstance(listing, list) for listing in listings):
+        return ""
+    return f" [{fingerprint.listing_difference(*listings)}]"
 
 
 def _single_env(env: dict[str, Any]) -> dict[str, Any]:

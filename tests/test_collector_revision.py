@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from benchkit import ab
+from benchkit.results import fingerprint
 from benchkit.results.schema import Results
 from benchkit.task import TaskSpec
 from benchkit.valgrind import job, server
@@ -114,7 +115,7 @@ def test_different_sets_of_installed_packages_are_named():
 
 def test_site_packages_digest_follows_the_listing_but_not_benchkits_install_hooks(
         tmp_path, monkeypatch):
-    monkeypatch.setattr(job.site, "getsitepackages", lambda: [str(tmp_path)])
+    monkeypatch.setattr(fingerprint.site, "getsitepackages", lambda: [str(tmp_path)])
     (tmp_path / "torch").mkdir()
     before = job.site_packages_digest()
     (tmp_path / "__editable__.benchkit-0.1.0.pth").write_text("")
@@ -122,3 +123,19 @@ def test_site_packages_digest_follows_the_listing_but_not_benchkits_install_hook
     assert job.site_packages_digest() == before
     (tmp_path / "ruff").mkdir()
     assert job.site_packages_digest() != before
+
+
+def test_the_warning_names_the_packages_that_differ_when_the_environments_list_them():
+    base = Results(callgrind=[stats("a", 100, "r1", site_packages="s1")],
+                   environment={"site_packages": ["numpy", "pyperf", "ruff", "torch"]})
+    new = Results(callgrind=[stats("a", 100, "r1", site_packages="s2")],
+                  environment={"site_packages": ["numpy", "pytest", "torch"]})
+    (got,) = ab.compare(base, new).environment_warnings
+    assert got.startswith("instruction counts from different sets of installed packages: "
+                          "s1 vs s2 [+pytest, -pyperf, -ruff] (")
+
+
+def test_listing_difference_is_limited():
+    assert fingerprint.listing_difference(["a"], ["a", "b"]) == "+b"
+    assert fingerprint.listing_difference([], list("abcdefgh"), limit=3) == (
+        "+a, +b, +c, ... (5 more)")

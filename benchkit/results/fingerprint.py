@@ -9,6 +9,8 @@ import datetime
 import importlib.metadata
 import os
 import platform
+import re
+import site
 import socket
 import subprocess
 import sys
@@ -60,6 +62,26 @@ def git_state(cwd: str | None = None) -> dict[str, Any] | None:
     return {"commit": commit, "dirty": bool(status)}
 
 
+# benchkit's own install hooks in site-packages (an editable install's finder and .pth):
+# the collector leaves them out of its interpreter's view, so they are not part of it.
+OWN_INSTALL_HOOKS = re.compile(r"__editable__\.benchkit-.*\.pth|__editable___benchkit_.*\.py"
+                               r"|benchkit\.egg-link|benchkit\.pth")
+
+
+def site_packages() -> list[str]:
+    """The names in this interpreter's site-packages, less benchkit's own install hooks: the
+    listing Python's import system keeps on the heap, which moves instruction counts a
+    little (README: Counts wherever benchkit is installed)."""
+    names: list[str] = []
+    for directory in site.getsitepackages():
+        try:
+            names += sorted(name for name in os.listdir(directory)
+                            if not OWN_INSTALL_HOOKS.fullmatch(name))
+        except OSError:
+            continue
+    return names
+
+
 def thread_settings() -> dict[str, Any]:
     settings: dict[str, Any] = {
         name: os.environ[name] for name in
@@ -88,6 +110,7 @@ def collect(cwd: str | None = None) -> dict[str, Any]:
         "git": git_state(cwd),
         "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "threads": thread_settings(),
+        "site_packages": site_packages(),
     }
 
 
@@ -95,6 +118,15 @@ def collect(cwd: str | None = None) -> dict[str, Any]:
 COMPARABLE_FIELDS = ("cpu_model", "cpu_count", "machine", "python", "torch", "numpy")
 # The machine alone (an A/B compares two software environments on purpose).
 MACHINE_FIELDS = ("cpu_model", "cpu_count", "machine", "hostname")
+
+
+def listing_difference(base: list[str], new: list[str], limit: int = 6) -> str:
+    """'+only_in_new, -only_in_base' for two site-packages listings (the first `limit`)."""
+    added = [f"+{n}" for n in sorted(set(new) - set(base))]
+    removed = [f"-{n}" for n in sorted(set(base) - set(new))]
+    changes = added + removed
+    more = f", ... ({len(changes) - limit} more)" if len(changes) > limit else ""
+    return ", ".join(changes[:limit]) + more
 
 
 def differences(base: dict[str, Any], new: dict[str, Any],

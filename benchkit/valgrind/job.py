@@ -16,7 +16,6 @@ import os
 import re
 import secrets
 import shutil
-import site
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from typing import Any, Callable, Sequence
 
 import benchkit
 from benchkit import transfer
+from benchkit.results import fingerprint
 from benchkit.subprocesses import last_lines
 from benchkit.task import TaskSpec
 from benchkit.valgrind.command import child_failure
@@ -141,25 +141,16 @@ def extra_sys_path(workdir: Path, needed: set[str] | None = None) -> list[str]:
     return extra
 
 
-# benchkit's own install hooks in site-packages: an editable install's finder holds the
-# checkout's path (whose length moved the tour's x * y from 976,594 to 978,094), and the
-# collector imports benchkit through its link in the working directory anyway.
-OWN_INSTALL_HOOKS = re.compile(r"__editable__\.benchkit-.*\.pth|__editable___benchkit_.*\.py"
-                               r"|benchkit\.egg-link|benchkit\.pth")
+# benchkit's own install hooks (fingerprint.OWN_INSTALL_HOOKS): an editable install's finder
+# holds the checkout's path (whose length moved the tour's x * y from 976,594 to 978,094), and
+# the collector imports benchkit through its link in the working directory anyway.
+OWN_INSTALL_HOOKS = fingerprint.OWN_INSTALL_HOOKS
 
 
 def site_packages_digest() -> str:
-    """A short digest of the names in this interpreter's site-packages (less benchkit's own
-    install hooks): Python's import system holds that listing on the heap the snippets run
-    on, so environments with other packages installed can count a little differently."""
-    names: list[str] = []
-    for directory in site.getsitepackages():
-        try:
-            names += sorted(name for name in os.listdir(directory)
-                            if not OWN_INSTALL_HOOKS.fullmatch(name))
-        except OSError:
-            continue
-    return hashlib.sha256("\0".join(names).encode()).hexdigest()[:12]
+    """A short digest of fingerprint.site_packages(): the listing of the packages installed
+    here moves counts a little, so results record which one they were collected with."""
+    return hashlib.sha256("\0".join(fingerprint.site_packages()).encode()).hexdigest()[:12]
 
 
 def _mirror_lib(real: Path, mirror: Path) -> None:
