@@ -158,15 +158,15 @@ def _mirror_lib(real: Path, mirror: Path) -> None:
     of links without benchkit's own install hooks."""
     mirror.mkdir()
     for entry in sorted(real.iterdir()):
-        site = entry / "site-packages"
-        if not site.is_dir():
+        site_dir = entry / "site-packages"
+        if not site_dir.is_dir():
             (mirror / entry.name).symlink_to(entry)
             continue
         (mirror / entry.name / "site-packages").mkdir(parents=True)
         for inner in sorted(entry.iterdir()):
             if inner.name != "site-packages":
                 (mirror / entry.name / inner.name).symlink_to(inner)
-        for package in sorted(site.iterdir()):
+        for package in sorted(site_dir.iterdir()):
             if not OWN_INSTALL_HOOKS.fullmatch(package.name):
                 (mirror / entry.name / "site-packages" / package.name).symlink_to(package)
 
