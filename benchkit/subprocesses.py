@@ -6,11 +6,14 @@ import ctypes.util
 import functools
 import json
 import os
+import re
 import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 _PR_SET_PDEATHSIG = 1
@@ -115,3 +118,21 @@ class JsonLines:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return json.loads(line)
+
+
+def owned_prefix(kind: str) -> str:
+    """The temp-dir name prefix `benchkit-<kind>-<pid>-` of this process's temp dirs, after
+    removing those whose process is gone: a process killed outright (SIGKILL, OOM, its
+    parent's death) cannot clean up after itself, so the next benchkit process does."""
+    base = f"benchkit-{kind}-"
+    for path in Path(tempfile.gettempdir()).glob(base + "*"):
+        match = re.match(re.escape(base) + r"(\d+)-", path.name)
+        if not match:
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (PermissionError, OverflowError):
+            pass
+    return f"{base}{os.getpid():010d}-"

@@ -4,9 +4,11 @@ import gzip
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -17,6 +19,7 @@ import benchkit
 from benchkit import Timer
 from benchkit.errors import (BenchkitError, ResultsFileError,
                              TraceError)
+from benchkit.sampling.pool import WorkerProcess
 from conftest import make_measurement, requires_valgrind
 from test_cli import cli
 
@@ -301,3 +304,22 @@ def test_gzip_traces_stream_and_a_truncated_one_is_named(tmp_path):
     with pytest.raises(TraceError, match="no events"):
         from benchkit.profile.traceio import read_slices
         read_slices(_trace(tmp_path, [], "empty.json"))
+
+
+def test_temp_dirs_of_killed_processes_are_removed_by_the_next_worker(tmp_path):
+    # A process killed outright leaves its temp dirs; the next one that makes its own
+    # removes those whose process is gone, and keeps live ones.
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    base = Path(tempfile.gettempdir())
+    stale = base / f"benchkit-worker-{int(dead):010d}-leftover"
+    live = base / f"benchkit-worker-{os.getppid():010d}-in-use"
+    for path in (stale, live):
+        (path / "path").mkdir(parents=True, exist_ok=True)
+    try:
+        worker = WorkerProcess()
+        worker.close()
+        assert not stale.exists() and live.exists()
+    finally:
+        shutil.rmtree(live, ignore_errors=True)
+        shutil.rmtree(stale, ignore_errors=True)

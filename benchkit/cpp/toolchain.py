@@ -20,7 +20,7 @@ from pathlib import Path
 
 from benchkit.cpp.source import PCH_HEADER, Source, map_diagnostics
 from benchkit.errors import BenchkitError
-from benchkit.subprocesses import last_lines
+from benchkit.subprocesses import last_lines, owned_prefix
 from benchkit.valgrind.helper import cache_dir, header_dirs
 
 PCH_NAME = "benchkit_torch.h"
@@ -149,7 +149,7 @@ def build(source: Source) -> Path:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     pch = _precompiled_header(cxx, install, flags)
-    with tempfile.TemporaryDirectory(prefix="benchkit-cpp-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=owned_prefix("cpp")) as tmp:
         src = Path(tmp) / "snippet.cpp"
         src.write_text(source.text, encoding="utf-8")
         out = Path(tmp) / "snippet.so"
@@ -175,7 +175,7 @@ def driver() -> Path:
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="benchkit-cpp-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=owned_prefix("cpp")) as tmp:
         out = Path(tmp) / "driver"
         done = _run([cxx, "-x", "c", "-O2", str(DRIVER), "-o", str(out), "-ldl"], Path(tmp))
         if done.returncode != 0:

@@ -11,7 +11,7 @@ from typing import Any
 import benchkit
 from benchkit.errors import BenchkitError, SuiteError
 from benchkit.subprocesses import (ChannelError, JsonLines, aslr_prefix, die_with_parent,
-                                   kill_group, last_lines)
+                                   kill_group, last_lines, owned_prefix)
 
 WORKER = Path(__file__).with_name("worker.py")
 PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
@@ -40,7 +40,7 @@ class WorkerProcess:
                  cwd: str | os.PathLike | None = None, label: str = "worker",
                  cpu: int | None = None, layout: int | None = None):
         self.label = label
-        self._tmp = tempfile.TemporaryDirectory(prefix="benchkit-worker-")
+        self._tmp = tempfile.TemporaryDirectory(prefix=owned_prefix("worker"))
         shim = Path(self._tmp.name) / "path"
         shim.mkdir()
         (shim / "benchkit").symlink_to(PACKAGE_DIR, target_is_directory=True)

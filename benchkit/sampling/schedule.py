@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 from benchkit.errors import BenchkitError, SuiteError
 from benchkit.measurement import Measurement, ProcessSample
 from benchkit.sampling.pool import WorkerProcess
+from benchkit.subprocesses import owned_prefix
 
 
 
@@ -189,7 +190,7 @@ def _shipped(timers: Sequence[Any]) -> Iterator[str]:
     """A job file describing `timers` for worker processes (globals pickled)."""
     from benchkit import transfer
     from benchkit.valgrind.job import extra_sys_path
-    workdir = Path(tempfile.mkdtemp(prefix="benchkit-timers-"))
+    workdir = Path(tempfile.mkdtemp(prefix=owned_prefix("timers")))
     try:
         tasks = []
         for i, t in enumerate(timers):

@@ -19,7 +19,7 @@ from typing import Iterator
 
 from benchkit.errors import BenchkitError
 from benchkit.sampling.schedule import Side
-from benchkit.subprocesses import last_lines
+from benchkit.subprocesses import last_lines, owned_prefix
 
 DEFAULT_INSTALL = ("{python} -m venv {env} && {python} -c \"import sys; open(sys.argv[1], 'w')"
                    ".write(sys.argv[2])\" {env_pth} {caller_site} && "
@@ -141,7 +141,8 @@ def sides(*, base_python: str | None = None, new_python: str | None = None,
             raise SideError(f"--repo {root}: not inside a git repository")
         root = Path(top.stdout.strip())
     with contextlib.ExitStack() as stack:
-        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="benchkit-ab-")))
+        workdir = Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix=owned_prefix("ab"))))
         made = {}
         for name in ("base", "new"):
             if revs[name]:

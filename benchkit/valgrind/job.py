@@ -13,9 +13,7 @@ import hashlib
 import importlib.util
 import json
 import os
-import re
 import secrets
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,12 +23,11 @@ from typing import Any, Callable, Sequence
 import benchkit
 from benchkit import transfer
 from benchkit.results import fingerprint
-from benchkit.subprocesses import last_lines
+from benchkit.subprocesses import last_lines, owned_prefix
 from benchkit.task import TaskSpec
 from benchkit.valgrind.command import child_failure
 
 PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
-TEMP_PREFIX = "benchkit-cg-"
 # glibc malloc without trimming, with a fixed mmap threshold and a large top pad: the measured
 # loop's allocator paths then do not depend on the heap history before it. Enough arenas that
 # every task's measuring thread gets a fresh one of its own.
@@ -78,25 +75,9 @@ def collector_revision(sources: tuple[str, ...] = PYTHON_COLLECTOR_SOURCES) -> s
     return digest.hexdigest()[:12]
 
 
-def sweep_stale_dirs() -> None:
-    """Remove temp dirs left by benchkit processes that were killed (SIGKILL, OOM)."""
-    base = Path(tempfile.gettempdir())
-    for path in base.glob(TEMP_PREFIX + "*"):
-        match = re.match(re.escape(TEMP_PREFIX) + r"(\d+)-", path.name)
-        if not match:
-            continue
-        try:
-            os.kill(int(match.group(1)), 0)
-        except ProcessLookupError:
-            shutil.rmtree(path, ignore_errors=True)
-        except PermissionError:
-            pass
-
-
 def make_workdir() -> Path:
     """A fresh working directory whose path has the same length in every call."""
-    sweep_stale_dirs()
-    name = f"{TEMP_PREFIX}{os.getpid():010d}-{secrets.token_hex(4)}"
+    name = f"{owned_prefix('cg')}{secrets.token_hex(4)}"
     path = Path(tempfile.gettempdir()) / name
     path.mkdir(mode=0o700)
     return path
