@@ -13,6 +13,7 @@ import pytest
 import benchkit
 from benchkit import Timer
 from benchkit.errors import CallgrindError, GlobalNotTransferableError, ValgrindNotFoundError
+from benchkit.results import fingerprint
 from benchkit.valgrind import job, parser
 from conftest import requires_valgrind
 
@@ -31,7 +32,7 @@ def test_pure_python_snippet_counts_baseline_and_metadata():
     controls = stats.metadata["controls"]
     assert controls["PYTHONHASHSEED"] == "0" and controls["instr_atstart"] is False
     assert controls["collector_revision"] == job.collector_revision()
-    assert controls["site_packages"] == job.site_packages_digest()
+    assert controls["site_packages"] == fingerprint.site_packages_digest()
     assert "valgrind-3" in stats.metadata["valgrind"]
     text = repr(stats)
     assert "sum\n" in text and "Instructions:" in text and "100 runs per measurement, 1 thread" in text

@@ -225,18 +225,22 @@ print(benchkit.__file__)
 """
 
 
+def _bare_venv(venv: Path) -> str:
+    """A virtualenv of this one's interpreter at `venv`, with no lib yet: its python."""
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text((Path(sys.prefix) / "pyvenv.cfg").read_text())
+    (venv / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+    return str(venv / "bin" / "python")
+
+
 @pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs a virtualenv to mirror")
 def test_counts_do_not_depend_on_where_the_virtualenv_lives(tmp_path):
     # The same packages through virtualenvs at paths of other lengths. Before the collector
     # ran a mirror of the venv, this checkout's venv counted 978,094 and others 976,594.
     pythons = [sys.executable]
     for name in ("v", "a-virtualenv-at-a-much-longer-path"):
-        venv = tmp_path / name
-        (venv / "bin").mkdir(parents=True)
-        (venv / "pyvenv.cfg").write_text((Path(sys.prefix) / "pyvenv.cfg").read_text())
-        (venv / "lib").symlink_to(Path(sys.prefix) / "lib")
-        (venv / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
-        pythons.append(str(venv / "bin" / "python"))
+        pythons.append(_bare_venv(tmp_path / name))
+        (tmp_path / name / "lib").symlink_to(Path(sys.prefix) / "lib")
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"),
            "PYTHONPATH": str(Path(benchkit.__file__).resolve().parent.parent)}
     counts = [subprocess.run([python, "-c", TOUR_CG], capture_output=True, text=True, env=env,
@@ -262,9 +266,7 @@ def test_counts_do_not_depend_on_where_an_editable_checkout_lives(tmp_path):
         (tmp_path / checkout).mkdir()
         (tmp_path / checkout / "benchkit").symlink_to(package)
         venv = tmp_path / f"venv{n}"   # venvs at paths of the same length
-        (venv / "bin").mkdir(parents=True)
-        (venv / "pyvenv.cfg").write_text((Path(sys.prefix) / "pyvenv.cfg").read_text())
-        (venv / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+        python = _bare_venv(venv)
         own_site = venv / site.relative_to(sys.prefix)
         own_site.mkdir(parents=True)
         for entry in site.iterdir():
@@ -274,7 +276,7 @@ def test_counts_do_not_depend_on_where_an_editable_checkout_lives(tmp_path):
             finder.read_text().replace(repr(str(package)), repr(str(tmp_path / checkout /
                                                                       "benchkit"))))
         env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
-        done = subprocess.run([str(venv / "bin" / "python"), "-c", TOUR_CG + CHECKOUT_CHECK],
+        done = subprocess.run([python, "-c", TOUR_CG + CHECKOUT_CHECK],
                               capture_output=True, text=True, env=env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr[-2000:]
         count, where = done.stdout.split()[-2:]

@@ -117,12 +117,12 @@ def test_site_packages_digest_follows_the_listing_but_not_benchkits_install_hook
         tmp_path, monkeypatch):
     monkeypatch.setattr(fingerprint.site, "getsitepackages", lambda: [str(tmp_path)])
     (tmp_path / "torch").mkdir()
-    before = job.site_packages_digest()
+    before = fingerprint.site_packages_digest()
     (tmp_path / "__editable__.benchkit-0.1.0.pth").write_text("")
     (tmp_path / "__editable___benchkit_0_1_0_finder.py").write_text("")
-    assert job.site_packages_digest() == before
+    assert fingerprint.site_packages_digest() == before
     (tmp_path / "ruff").mkdir()
-    assert job.site_packages_digest() != before
+    assert fingerprint.site_packages_digest() != before
 
 
 def test_the_warning_names_the_packages_that_differ_when_the_environments_list_them():

@@ -6,6 +6,7 @@ reads the machine.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -80,6 +81,11 @@ def site_packages() -> list[str]:
         except OSError:
             continue
     return names
+
+
+def site_packages_digest() -> str:
+    """A short digest of site_packages(), recorded with instruction counts."""
+    return hashlib.sha256("\0".join(site_packages()).encode()).hexdigest()[:12]
 
 
 def thread_settings() -> dict[str, Any]:

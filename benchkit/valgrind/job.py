@@ -122,21 +122,11 @@ def extra_sys_path(workdir: Path, needed: set[str] | None = None) -> list[str]:
     return extra
 
 
-# benchkit's own install hooks (fingerprint.OWN_INSTALL_HOOKS): an editable install's finder
-# holds the checkout's path (whose length moved the tour's x * y from 976,594 to 978,094), and
-# the collector imports benchkit through its link in the working directory anyway.
-OWN_INSTALL_HOOKS = fingerprint.OWN_INSTALL_HOOKS
-
-
-def site_packages_digest() -> str:
-    """A short digest of fingerprint.site_packages(): the listing of the packages installed
-    here moves counts a little, so results record which one they were collected with."""
-    return hashlib.sha256("\0".join(fingerprint.site_packages()).encode()).hexdigest()[:12]
-
-
 def _mirror_lib(real: Path, mirror: Path) -> None:
     """`mirror` as links to `real`'s entries, except that each site-packages is a directory
-    of links without benchkit's own install hooks."""
+    of links without benchkit's own install hooks: an editable install's finder holds the
+    checkout's path (whose length moved the tour's x * y from 976,594 to 978,094), and the
+    collector imports benchkit through its link in the working directory anyway."""
     mirror.mkdir()
     for entry in sorted(real.iterdir()):
         site_dir = entry / "site-packages"
@@ -148,7 +138,7 @@ def _mirror_lib(real: Path, mirror: Path) -> None:
             if inner.name != "site-packages":
                 (mirror / entry.name / inner.name).symlink_to(inner)
         for package in sorted(site_dir.iterdir()):
-            if not OWN_INSTALL_HOOKS.fullmatch(package.name):
+            if not fingerprint.OWN_INSTALL_HOOKS.fullmatch(package.name):
                 (mirror / entry.name / "site-packages" / package.name).symlink_to(package)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from benchkit.errors import CallgrindError
+from benchkit.results import fingerprint
 from benchkit.subprocesses import die_with_parent, kill_group, last_lines
 from benchkit.valgrind.collector import Collector, active_collector
 from benchkit.valgrind.command import valgrind_command
@@ -157,7 +158,7 @@ def _controls(cache_sim: bool) -> dict:
             "forked_from": "a collector that imported only the snippet's modules",
             "instr_atstart": False, "collection": "toggled around the measured loop only",
             "cache_sim": cache_sim, "collector_revision": _job.collector_revision(),
-            "site_packages": _job.site_packages_digest()}
+            "site_packages": fingerprint.site_packages_digest()}
 
 
 def collect(tasks: Sequence[CallgrindTask], *, cache_sim: bool = False,
