@@ -192,3 +192,18 @@ def test_version_2_files_are_migrated(tmp_path):
     loaded = benchkit.load(path)
     assert loaded.measurements == [M1] and loaded.ab is None
     assert loaded.measurements[0].processes is None
+
+
+def test_recorded_packages_and_collector_revision_are_checked_on_load(tmp_path):
+    from test_collector_revision import stats
+    path = benchkit.save(tmp_path / "r.json", [stats("a", 100, "r1", site_packages="s1")])
+    good = json.loads(path.read_text())
+    assert isinstance(good["environment"]["site_packages"], list)
+    doc = json.loads(path.read_text())
+    doc["environment"]["site_packages"] = "ruff"
+    path.write_text(json.dumps(doc))
+    _expect_error(path, "environment.site_packages")
+    doc = json.loads(json.dumps(good))
+    doc["callgrind"][0]["metadata"]["controls"]["collector_revision"] = 5
+    path.write_text(json.dumps(doc))
+    _expect_error(path, "callgrind[0].metadata.controls.collector_revision")
