@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 import benchkit
-from benchkit.results import fingerprint
-from benchkit.results.store import atomic_write_bytes
-from benchkit.valgrind import parser
-
+from benchkit.system import machine as fingerprint
+from benchkit.system.results_files import atomic_write_bytes
+from benchkit.core.callgrind import parser
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "perf_callgrind.json"
 # torch.utils.benchmark runs `python` from PATH for its child: make that this interpreter.

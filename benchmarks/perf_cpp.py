@@ -54,8 +54,8 @@ def main() -> None:
     os.environ["TORCH_EXTENSIONS_DIR"] = str(caches / "torch")
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
     import benchkit
-    from benchkit.results import fingerprint
-    from benchkit.results.store import atomic_write_bytes
+    from benchkit.system import machine as fingerprint
+    from benchkit.system.results_files import atomic_write_bytes
     from torch.utils.benchmark import Timer as TorchTimer
 
     figures: dict = {"environment": fingerprint.collect(str(ROOT)),

@@ -27,8 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchkit.results import fingerprint
-from benchkit.results.store import atomic_write_bytes
+from benchkit.system import machine as fingerprint
+from benchkit.system.results_files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "benchmarks" / "decisions_suite.py"

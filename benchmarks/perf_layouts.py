@@ -15,8 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchkit.results import fingerprint
-from benchkit.results.store import atomic_write_bytes
+from benchkit.system import machine as fingerprint
+from benchkit.system.results_files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "perf_layouts.json"
@@ -37,7 +37,7 @@ CONFIGS = {
 CHILD = """
 import json, sys
 import benchkit
-from benchkit.valgrind import job
+from benchkit.engines.callgrind import workdir as job
 config, stmt, setup, layouts, pycache = json.loads(sys.argv[1])
 for name, value in config.items():
     setattr(job, name, value)

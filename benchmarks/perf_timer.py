@@ -14,8 +14,8 @@ import torch
 import torch.utils.benchmark as tub
 
 import benchkit
-from benchkit.results import fingerprint
-from benchkit.results.store import atomic_write_bytes
+from benchkit.system import machine as fingerprint
+from benchkit.system.results_files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "perf_timer.json"

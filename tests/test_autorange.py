@@ -1,7 +1,5 @@
 """Block-size and measurement-loop logic on a fake clock."""
-from benchkit.timing import autorange
-
-
+from benchkit.engines.wall import autorange
 class FakeBlocks:
     """time_block(number) = overhead + number * per_run (seconds), recording each call."""
 

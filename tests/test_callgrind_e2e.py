@@ -13,8 +13,9 @@ import pytest
 import benchkit
 from benchkit import Timer
 from benchkit.errors import CallgrindError, GlobalNotTransferableError, ValgrindNotFoundError
-from benchkit.results import fingerprint
-from benchkit.valgrind import job, parser
+from benchkit.system import machine as fingerprint
+from benchkit.engines.callgrind import workdir as job
+from benchkit.core.callgrind import parser
 from conftest import requires_valgrind
 
 pytestmark = requires_valgrind
@@ -192,7 +193,7 @@ def test_a_checkout_on_the_path_holding_the_venv_adds_no_import_path(monkeypatch
     # `python -m pytest` in a checkout puts the checkout first, and a .venv inside it holds
     # torch: torch still comes from the default site-packages, so nothing is added.
     import torch
-    from benchkit.valgrind.job import extra_sys_path
+    from benchkit.engines.callgrind.workdir import extra_sys_path
     site = Path(torch.__file__).resolve().parents[1]
     monkeypatch.syspath_prepend(str(site.parents[2]))
     (tmp_path / "caller_only_mod2.py").write_text("X = 1\n")

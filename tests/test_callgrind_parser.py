@@ -7,8 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from benchkit.errors import CallgrindParseError
-from benchkit.valgrind import parser
-
+from benchkit.core.callgrind import parser
 FIXTURES = Path(__file__).parent / "fixtures" / "callgrind"
 SINGLE_PART = ["plain", "cache_sim", "uncompressed"]
 

@@ -139,7 +139,7 @@ def test_broken_suite_is_reported(tmp_path):
 
 def test_shipped_suites_are_discoverable():
     from pathlib import Path
-    from benchkit.suite import discover
+    from benchkit.orchestration.suite import discover
     names = [b.name for b in discover([Path(__file__).parent.parent / "benchmarks"])]
     assert "bench_seed::mul" in names and "bench_seed::mask_indices[3]" in names
     assert any(n.startswith("bench_torch_ops::matmul_threads") for n in names)

@@ -76,7 +76,7 @@ def test_a_child_killed_by_a_signal_is_reported():
 
 
 def test_warm_session_reuses_its_collector_and_counts_the_same():
-    from benchkit.valgrind.collector import active_collector
+    from benchkit.engines.callgrind.collector import active_collector
     timer = Timer("sum(range(200))")
     fresh = timer.collect_callgrind(number=20).counts()
     with benchkit.callgrind_session() as session:
@@ -92,7 +92,7 @@ def test_warm_session_reuses_its_collector_and_counts_the_same():
 
 
 def test_session_shuts_down_on_an_error_in_the_block():
-    from benchkit.valgrind.collector import active_collector
+    from benchkit.engines.callgrind.collector import active_collector
     with pytest.raises(ZeroDivisionError):
         with benchkit.callgrind_session():
             Timer("pass").collect_callgrind(number=1)

@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchkit import ab
-from benchkit.results import fingerprint
-from benchkit.results.schema import Results
-from benchkit.task import TaskSpec
-from benchkit.valgrind import job, server
-from benchkit.valgrind.callgrind_stats import CallgrindStats
-from benchkit.valgrind.counts import FunctionCount, FunctionCounts
+from benchkit.core import comparison as ab
+from benchkit.system import machine as fingerprint
+from benchkit.core.schema import Results
+from benchkit.core.task import TaskSpec
+from benchkit.engines.callgrind import workdir as job
+from benchkit.engines.callgrind import server
+from benchkit.core.callgrind.callgrind_stats import CallgrindStats
+from benchkit.core.callgrind.counts import FunctionCount, FunctionCounts
 
 
 def stats(name: str, count: int, revision: str | None, host: str | None = None,
@@ -76,7 +77,7 @@ def test_collector_revision_follows_the_files_that_shape_the_counted_process(tmp
     job.collector_revision.cache_clear()
     try:
         copy = job.collector_revision()
-        (tmp_path / "valgrind" / "fork_loop.c").write_bytes(b"/* changed */")
+        (tmp_path / "engines" / "callgrind" / "fork_loop.c").write_bytes(b"/* changed */")
         job.collector_revision.cache_clear()
         changed = job.collector_revision()
     finally:

@@ -9,9 +9,11 @@ import pytest
 
 import benchkit
 from benchkit import Language, Timer
-from benchkit.cpp import callgrind_program, source, toolchain
+from benchkit.engines.cpp import callgrind_program
+from benchkit.engines.cpp import source
+from benchkit.engines.cpp import toolchain
 from benchkit.errors import SnippetError
-from benchkit.valgrind import job
+from benchkit.engines.callgrind import workdir as job
 from conftest import requires_valgrind
 
 pytest.importorskip("torch")

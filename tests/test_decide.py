@@ -4,9 +4,9 @@ import math
 import numpy as np
 import pytest
 
-from benchkit import decide
-from benchkit.measurement import Measurement, ProcessSample
-from benchkit.task import TaskSpec
+from benchkit.core import verdicts as decide
+from benchkit.core.measurement import Measurement, ProcessSample
+from benchkit.core.task import TaskSpec
 from noise_model import Machine
 
 

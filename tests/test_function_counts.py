@@ -12,8 +12,8 @@ import pytest
 import benchkit
 from benchkit import CallgrindStats, FunctionCount, FunctionCounts, TaskSpec
 from benchkit.errors import CountsMismatchError
-from benchkit.valgrind.callgrind_stats import estimated_cycles
-from benchkit.valgrind.counts import diff_counts
+from benchkit.core.callgrind.callgrind_stats import estimated_cycles
+from benchkit.core.callgrind.counts import diff_counts
 
 ARTIFACTS = json.loads((Path(__file__).parent / "fixtures" / "torch_callgrind_artifacts.json")
                        .read_text())
@@ -161,7 +161,7 @@ def _with_layouts(per_run):
 
 
 def test_instruction_band_and_changes_outside_both_bands():
-    from benchkit.ab import Band, instruction_change
+    from benchkit.core.comparison import Band, instruction_change
     base = Band.of(_with_layouts([100.0, 104.0, 98.0]))
     assert (base.low, base.median, base.high, base.layouts) == (98.0, 100.0, 104.0, 3)
     assert str(base) == "100 [98..104]"
@@ -176,9 +176,9 @@ def test_instruction_band_and_changes_outside_both_bands():
 
 
 def test_instructions_gate_fires_only_beyond_the_bands():
-    from benchkit.ab import Row, _check
-    from benchkit.gates import parse_gate
-    from benchkit.ab import Band
+    from benchkit.core.comparison import Row, _check
+    from benchkit.core.gates import parse_gate
+    from benchkit.core.comparison import Band
     gate = parse_gate("instructions>1%")
     base = Band(98.0, 100.0, 104.0, 3)
     inside = Row("x", None, base, Band(103.0, 106.0, 105.0, 3))

@@ -19,7 +19,7 @@ import benchkit
 from benchkit import Timer
 from benchkit.errors import (BenchkitError, ResultsFileError,
                              TraceError)
-from benchkit.sampling.pool import WorkerProcess
+from benchkit.orchestration.sampling.workers import WorkerProcess
 from conftest import make_measurement, requires_valgrind
 from test_cli import cli
 
@@ -87,7 +87,7 @@ def test_run_checks_the_output_path_before_measuring(tmp_path):
 
 
 def test_a_failed_write_saves_to_a_fallback_and_says_where(tmp_path):
-    from benchkit.results.store import save_with_fallback
+    from benchkit.system.results_files import save_with_fallback
     (tmp_path / "a_file").write_text("x")
     written, problem = save_with_fallback(tmp_path / "a_file" / "r.json",
                                           [make_measurement([1.0, 2.0])])
@@ -302,7 +302,7 @@ def test_gzip_traces_stream_and_a_truncated_one_is_named(tmp_path):
     out = cli("analyze", cut, cwd=tmp_path, check_code=2)
     assert "cut.json.gz" in out.stderr and "truncated or corrupt" in out.stderr
     with pytest.raises(TraceError, match="no events"):
-        from benchkit.profile.traceio import read_slices
+        from benchkit.system.trace_files import read_slices
         read_slices(_trace(tmp_path, [], "empty.json"))
 
 

@@ -10,8 +10,13 @@ import pytest
 import benchkit
 from benchkit import Timer
 from benchkit.errors import BenchkitError, TraceError
-from benchkit.profile import analysis, events, flops, merge, tracediff, validate
-from benchkit.profile.traceio import load_trace, save_trace
+from benchkit.core.trace import analysis
+from benchkit.core.trace import events
+from benchkit.core.trace import flops
+from benchkit.core.trace import merge
+from benchkit.core.trace import diff as tracediff
+from benchkit.core.trace import validate
+from benchkit.system.trace_files import load_trace, save_trace
 
 SEED_000 = """
 import numpy as np
@@ -290,7 +295,7 @@ def test_cli_profile_keeps_the_terminal_clean(tmp_path):
 
 def test_backend_lines_are_held_back_and_other_output_passes(capfd):
     import os
-    from benchkit.profile.runner import backend_lines_held_back
+    from benchkit.engines.profiler.runner import backend_lines_held_back
     with backend_lines_held_back():
         os.write(2, b"USDT:2026-11-22 03:24:20 1:1 SyncActivityProfilerHandler.cpp:52] x\n")
         os.write(2, b"UserWarning: a real warning\n")

@@ -30,7 +30,7 @@ def test_plugin_stays_silent_and_imports_nothing_when_unused(pytester):
     pytester.makepyfile(test_plain="""
         import sys
         def test_nothing_loaded():
-            assert "benchkit.timing.timer" not in sys.modules
+            assert "benchkit.api.timer" not in sys.modules
             assert "numpy" not in sys.modules
     """)
     out = pytester.runpytest_subprocess(*NO_CACHE)

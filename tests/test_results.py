@@ -7,7 +7,8 @@ import pytest
 
 import benchkit
 from benchkit.errors import ResultsFileError
-from benchkit.results import fingerprint, schema
+from benchkit.system import machine as fingerprint
+from benchkit.core import schema
 from conftest import make_measurement
 
 M1 = make_measurement([1.0, 1.1, 1.2, 1.3], label="mul", sub_label="a", description="d",
@@ -148,14 +149,14 @@ def test_merge_results_from_two_machines(tmp_path):
 
 
 def _sampled():
-    from benchkit.measurement import ProcessSample
+    from benchkit.core.measurement import ProcessSample
     m = make_measurement([1.0, 1.1, 1.2, 1.3, 1.4], label="mul")
     m.processes = [ProcessSample((2, 1), (3.4e-4, 3.5e-4)), ProcessSample((2,), (5.8e-4,))]
     return m
 
 
 def test_process_structure_and_ab_section_round_trip(tmp_path):
-    from benchkit.results.schema import Results
+    from benchkit.core.schema import Results
     m = _sampled()
     ab = {"design": "interleaved", "rounds": 2, "sides": {"base": {"env": {}}, "new": {}}}
     path = benchkit.save(tmp_path / "r.json", Results([m], [], {"python": "x"}, {}, ab))

@@ -10,9 +10,9 @@ import pytest
 
 import benchkit
 from benchkit.errors import BenchkitError, SuiteError
-from benchkit.measurement import Measurement
-from benchkit.sampling import schedule
-from benchkit.sampling.pool import WorkerError, WorkerProcess
+from benchkit.core.measurement import Measurement
+from benchkit.orchestration.sampling import runs as schedule
+from benchkit.orchestration.sampling.workers import WorkerError, WorkerProcess
 
 QUICK = schedule.Settings(processes=3, min_run_time=0.03, chunk_time=0.01,
                           block_min_run_time=0.02, timeout=120)
@@ -128,7 +128,7 @@ def _ppid(pid):
 def test_workers_die_with_their_parent(tmp_path):
     script = textwrap.dedent('''
         import sys, time
-        from benchkit.sampling.pool import WorkerProcess
+        from benchkit.orchestration.sampling.workers import WorkerProcess
         w = WorkerProcess()
         print(w.pid, flush=True)
         time.sleep(60)
@@ -154,8 +154,8 @@ def test_worker_requires_an_interpreter():
 
 
 def test_merge_keeps_the_process_structure():
-    from benchkit.measurement import ProcessSample
-    from benchkit.task import TaskSpec
+    from benchkit.core.measurement import ProcessSample
+    from benchkit.core.task import TaskSpec
     spec = TaskSpec("x", "pass")
     a = Measurement(2, [2.0, 4.0, 6.0], spec, processes=[ProcessSample((1,), (0.1,)),
                                                         ProcessSample((2,), (0.1,))])

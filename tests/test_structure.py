@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "benchkit"
-PURE_CORE = ["benchkit.stats", "benchkit.decide", "benchkit.valgrind.parser",
-             "benchkit.valgrind.counts", "benchkit.results.schema", "benchkit.compare.table",
-             "benchkit.profile.events", "benchkit.profile.analysis", "benchkit.gates"]
+PURE_CORE = ["benchkit.core.stats", "benchkit.core.verdicts", "benchkit.core.callgrind.parser",
+             "benchkit.core.callgrind.counts", "benchkit.core.schema", "benchkit.core.table",
+             "benchkit.core.trace.events", "benchkit.core.trace.analysis", "benchkit.core.gates"]
 EDGE_ONLY = {"subprocess", "multiprocessing", "tqdm"}
 
 
@@ -60,7 +60,7 @@ def test_the_module_graph_has_no_cycles():
         order = list(graphlib.TopologicalSorter(_graph()).static_order())
     except graphlib.CycleError as exc:
         pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
-    assert "benchkit.stats" in order
+    assert "benchkit.core.stats" in order
 
 
 def test_a_cycle_is_detected():

@@ -10,7 +10,7 @@ import torch
 import benchkit
 from benchkit import Timer
 from benchkit.errors import BenchkitError, SnippetError, SnippetSyntaxError
-from benchkit.timing.clock import accelerator_synchronizer, make_default_timer
+from benchkit.engines.wall.clock import accelerator_synchronizer, make_default_timer
 
 
 def test_seed_snippet_gives_a_measurement():

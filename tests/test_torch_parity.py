@@ -14,9 +14,9 @@ from torch.utils.benchmark.utils import common as torch_common  # noqa: E402
 from torch.utils.benchmark.utils.valgrind_wrapper import timer_interface as torch_cg  # noqa: E402
 
 import benchkit  # noqa: E402
-from benchkit.measurement import Measurement  # noqa: E402
-from benchkit.task import TaskSpec  # noqa: E402
-from benchkit.valgrind.counts import FunctionCounts  # noqa: E402
+from benchkit.core.measurement import Measurement  # noqa: E402
+from benchkit.core.task import TaskSpec  # noqa: E402
+from benchkit.core.callgrind.counts import FunctionCounts  # noqa: E402
 
 
 def _pair(times_us, number=100, **spec):
@@ -188,7 +188,7 @@ OP_FUZZERS = ["BinaryOpFuzzer", "UnaryOpFuzzer", "SpectralOpFuzzer", "BinaryOpSp
 def test_op_fuzzers_draw_torchs_cases(torch_fuzzers_with_the_check_fixed, name, seed):
     import importlib
 
-    from benchkit import op_fuzzers
+    from benchkit.api import op_fuzzers
     module = {"BinaryOpFuzzer": "binary", "UnaryOpFuzzer": "unary",
               "SpectralOpFuzzer": "spectral", "BinaryOpSparseFuzzer": "sparse_binary",
               "UnaryOpSparseFuzzer": "sparse_unary"}[name]
@@ -297,7 +297,7 @@ def test_old_torch_pickles_convert_and_sit_next_to_benchkits(tmp_path):
     fci = torch_cg.FunctionCounts._from_dict({"a.c:f": 150, "b.c:g": 50}, True)
     t_cg = torch_cg.CallgrindStats(t_m.task_spec, 100, True, fci, fc, fci, fc, None)
     (tmp_path / "old.pkl").write_bytes(pickle.dumps([t_m, t_cg]))
-    from benchkit.torch_compat import load_torch_pickle
+    from benchkit.api.torch_compat import load_torch_pickle
     m, cg = load_torch_pickle(tmp_path / "old.pkl")
     assert m.raw_times == t_m.raw_times and m.task_spec == TaskSpec(**vars(t_m.task_spec))
     assert cg.counts() == 150 and cg.stmt_exclusive_stats.as_dict() == {"a.c:f": 100,

@@ -60,7 +60,7 @@ def probability(text: str) -> float:
 
 def gate(text: str):
     from benchkit.errors import BenchkitError
-    from benchkit.gates import parse_gate
+    from benchkit.core.gates import parse_gate
     try:
         return parse_gate(text)
     except BenchkitError as error:
@@ -70,7 +70,7 @@ def gate(text: str):
 def keyword_expression(text: str) -> str:
     """-k EXPR, parsed here so a bad expression stops the command before any work."""
     from benchkit.errors import BenchkitError
-    from benchkit.suite import keyword_filter
+    from benchkit.orchestration.suite import keyword_filter
     try:
         keyword_filter(text)
     except BenchkitError as error:

@@ -78,14 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_show(args) -> int:
     import benchkit
-    from benchkit.compare import Compare
-    from benchkit.report import format_callgrind, format_environment
+    from benchkit.api.compare import Compare
+    from benchkit.core.report import format_callgrind, format_environment
     results = benchkit.load(args.file)
     print(format_environment(results.environment))
     print()
     if results.ab:
-        from benchkit import ab
-        from benchkit.report import format_comparison
+        from benchkit.core import comparison as ab
+        from benchkit.core.report import format_comparison
         sides = results.ab["sides"]
         for side in ("base", "new"):
             info = sides[side]
@@ -103,8 +103,8 @@ def cmd_show(args) -> int:
 
 def cmd_compare(args) -> int:
     import benchkit
-    from benchkit import ab
-    from benchkit.report import comparison_to_json, format_comparison
+    from benchkit.core import comparison as ab
+    from benchkit.core.report import comparison_to_json, format_comparison
     base = benchkit.load(args.base)
     if args.new is None:
         if not base.ab:
@@ -129,8 +129,8 @@ def cmd_compare(args) -> int:
 
 def cmd_diff(args) -> int:
     import benchkit
-    from benchkit.ab import Band, benchmark_name, instruction_change
-    from benchkit.valgrind.counts import diff_counts
+    from benchkit.core.comparison import Band, benchmark_name, instruction_change
+    from benchkit.core.callgrind.counts import diff_counts
     base, new = benchkit.load(args.base), benchkit.load(args.new)
     for label, r in ((args.base, base), (args.new, new)):
         if not r.callgrind:
@@ -163,9 +163,9 @@ def cmd_diff(args) -> int:
 
 def cmd_plot(args) -> int:
     import benchkit
-    from benchkit import ab
-    from benchkit.plot import render_png
-    from benchkit.results.store import atomic_write_bytes
+    from benchkit.core import comparison as ab
+    from benchkit.api.plot import render_png
+    from benchkit.system.results_files import atomic_write_bytes
     loaded = [(Path(f).name, benchkit.load(f)) for f in args.files]
     comparison = ab.compare(loaded[0][1], loaded[1][1]) if len(loaded) == 2 else None
     atomic_write_bytes(args.output, render_png(loaded, comparison))
@@ -175,7 +175,7 @@ def cmd_plot(args) -> int:
 
 def cmd_merge(args) -> int:
     import benchkit
-    from benchkit.results.store import check_writable, save_with_fallback
+    from benchkit.system.results_files import check_writable, save_with_fallback
     output = check_writable(args.output)
     merged = benchkit.merge([benchkit.load(f) for f in args.files])
     written, problem = save_with_fallback(output, merged)
@@ -189,8 +189,8 @@ def cmd_merge(args) -> int:
 
 def cmd_import_torch(args) -> int:
     import benchkit
-    from benchkit.results.store import check_writable
-    from benchkit.torch_compat import load_torch_pickle
+    from benchkit.system.results_files import check_writable
+    from benchkit.api.torch_compat import load_torch_pickle
     output = check_writable(args.output)
     items = [item for path in args.files for item in load_torch_pickle(path)]
     benchkit.save(output, items)

@@ -91,7 +91,7 @@ def _now() -> str:
 
 
 def _save(path: Path, results, what: str) -> None:
-    from benchkit.results.store import save_with_fallback
+    from benchkit.system.results_files import save_with_fallback
     written, problem = save_with_fallback(path, results)
     if problem:
         print(f"could not write {problem}; saved {what} to {written} instead", file=sys.stderr)
@@ -119,7 +119,7 @@ def _callgrind(selected, args):
     executor = None
     where = ""
     if args.scheduler:
-        from benchkit.distributed import client
+        from benchkit.orchestration.distributed import client
         executor = client(args.scheduler)
         where = f" on the workers of {args.scheduler}"
     progress = _progress("instruction counts" + where)
@@ -135,11 +135,10 @@ def _callgrind(selected, args):
 
 
 def cmd_run(args) -> int:
-    from benchkit.compare import Compare
-    from benchkit.report import format_callgrind
-    from benchkit.results.store import check_writable
-    from benchkit.sampling import schedule
-
+    from benchkit.api.compare import Compare
+    from benchkit.core.report import format_callgrind
+    from benchkit.system.results_files import check_writable
+    from benchkit.orchestration.sampling import runs as schedule
     if args.no_wall_time and not args.callgrind:
         raise BenchkitError("--no-wall-time without --callgrind measures nothing; drop it or "
                             "add --callgrind")
@@ -151,7 +150,7 @@ def cmd_run(args) -> int:
         min_run_time=FAST["min_run_time"] if args.fast else args.min_run_time, seed=args.seed)
     selected = []
     if args.callgrind or args.in_process:
-        from benchkit.suite import discover, keyword_filter
+        from benchkit.orchestration.suite import discover, keyword_filter
         selected = [b for b in discover(args.paths) if keyword_filter(args.keyword)(b.name)]
         if not selected:
             raise BenchkitError(f"no benchmarks in {' '.join(args.paths)}"
@@ -195,8 +194,8 @@ def cmd_run(args) -> int:
 
 
 def _ab_results(measured, base, new, args):
-    from benchkit.results import fingerprint
-    from benchkit.results.schema import Results
+    from benchkit.system import machine as fingerprint
+    from benchkit.core.schema import Results
 
     def side_info(side, rev):
         return {"python": side.python, "env": dict(side.env), "rev": rev,
@@ -210,11 +209,11 @@ def _ab_results(measured, base, new, args):
 
 
 def cmd_ab(args) -> int:
-    from benchkit import ab as ab_logic
-    from benchkit.report import comparison_to_json, format_comparison
-    from benchkit.results.store import check_writable
-    from benchkit.sampling import schedule, sides
-
+    from benchkit.core import comparison as ab_logic
+    from benchkit.core.report import comparison_to_json, format_comparison
+    from benchkit.system.results_files import check_writable
+    from benchkit.orchestration.sampling import runs as schedule
+    from benchkit.orchestration.sampling import sides
     output = check_writable(args.output or f"results/ab-{_now()}.json")
     settings = schedule.Settings(chunk_time=args.trial_time, seed=args.seed)
     with sides.sides(base_python=args.base_python, new_python=args.new_python,

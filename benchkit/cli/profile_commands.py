@@ -78,7 +78,7 @@ def add_parsers(sub) -> None:
 
 def cmd_profile(args) -> int:
     from pathlib import Path
-    from benchkit.suite import discover, keyword_filter
+    from benchkit.orchestration.suite import discover, keyword_filter
     selected = [b for b in discover(args.paths) if keyword_filter(args.keyword)(b.name)]
     if not selected:
         raise BenchkitError("no benchmarks to profile" +
@@ -98,8 +98,8 @@ def cmd_profile(args) -> int:
 
 
 def cmd_analyze(args) -> int:
-    from benchkit.profile.analysis import analyze, format_analysis
-    from benchkit.profile.traceio import read_slices
+    from benchkit.core.trace.analysis import analyze, format_analysis
+    from benchkit.system.trace_files import read_slices
     result = analyze(read_slices(args.trace), name=args.name, types=args.type,
                      min_time_ns=args.min_time, max_time_ns=args.max_time,
                      aggregate_by=args.aggregate_by, aggregate=args.aggregate,
@@ -109,8 +109,8 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_trace_diff(args) -> int:
-    from benchkit.profile.traceio import read_slices
-    from benchkit.profile.tracediff import diff_traces, format_trace_diff
+    from benchkit.system.trace_files import read_slices
+    from benchkit.core.trace.diff import diff_traces, format_trace_diff
     rows = diff_traces(read_slices(args.base), read_slices(args.new),
                        by_region=args.by_region)
     print(format_trace_diff(rows, top=args.top, markdown=args.markdown))
@@ -119,9 +119,9 @@ def cmd_trace_diff(args) -> int:
 
 def cmd_trace_merge(args) -> int:
     from pathlib import Path
-    from benchkit.profile.merge import add_device_events
-    from benchkit.profile.traceio import load_trace, save_trace
-    from benchkit.profile.validate import validate
+    from benchkit.core.trace.merge import add_device_events
+    from benchkit.system.trace_files import load_trace, save_trace
+    from benchkit.core.trace.validate import validate
     try:
         events = json.loads(Path(args.events).read_bytes().decode("utf-8"),
                             parse_constant=_refuse_constant)
@@ -139,8 +139,8 @@ def cmd_trace_merge(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from benchkit.profile.traceio import load_trace
-    from benchkit.profile.validate import validate
+    from benchkit.system.trace_files import load_trace
+    from benchkit.core.trace.validate import validate
     problems = validate(load_trace(args.trace))
     for p in problems:
         print(p)

@@ -1,0 +1,291 @@
+"""Pure A/B comparison of result sets: matching, verdicts, instruction bands, gates, summary.
+
+Returns data; `report.py` formats it and the CLI prints it and picks the exit code.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Sequence
+
+from benchkit.core import verdicts as decide
+
+from benchkit.core import stats
+from benchkit.core.gates import Gate, parse_gate
+from benchkit.system import machine as fingerprint
+from benchkit.core.schema import Results
+
+DEFAULT_NOISE = {"runs": 0.05, "rounds": 0.02}
+
+
+def benchmark_name(item: Any) -> str:
+    """Name of a Measurement/CallgrindStats: its suite name, else its task title."""
+    meta = getattr(item, "metadata", None) or {}
+    if isinstance(meta, dict) and meta.get("benchmark"):
+        return meta["benchmark"]
+    spec = item.task_spec
+    parts = [spec.label or spec.stmt, spec.sub_label, spec.description]
+    return " / ".join(p for p in parts if p)
+
+
+def gates_of(item: Any) -> tuple[Gate, ...]:
+    meta = getattr(item, "metadata", None) or {}
+    return tuple(parse_gate(g) for g in (meta.get("gates") or []))
+
+
+@dataclasses.dataclass(frozen=True)
+class Band:
+    """Instructions per run over the memory layouts collected: min, median, max."""
+
+    low: float
+    median: float
+    high: float
+    layouts: int = 1
+
+    @classmethod
+    def of(cls, stats_: Any) -> "Band":
+        layouts = (stats_.metadata or {}).get("layouts")
+        if layouts and layouts.get("per_run"):
+            values = sorted(layouts["per_run"])
+            mid = values[len(values) // 2] if len(values) % 2 else (
+                values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+            return cls(values[0], mid, values[-1], len(values))
+        v = stats_.per_run()
+        return cls(v, v, v, 1)
+
+    def __str__(self) -> str:
+        if self.layouts == 1:
+            return f"{self.median:,.0f}"
+        return f"{self.median:,.0f} [{self.low:,.0f}..{self.high:,.0f}]"
+
+
+def instruction_change(base: Band, new: Band) -> float:
+    """Relative change claimed beyond both bands: 0 when they overlap, else the gap between
+    the nearest ends (new.low/base.high - 1 when NEW is above)."""
+    if not base.high > 0:
+        return 0.0
+    if new.low > base.high:
+        return new.low / base.high - 1
+    if new.high < base.low:
+        return new.high / base.low - 1
+    return 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    name: str
+    wall: decide.Decision | None                # None when one side has no wall time
+    base_instructions: Band | None = None       # per run, baseline subtracted
+    new_instructions: Band | None = None
+    threads: tuple[int | None, int | None] = (None, None)
+    gates: tuple[Gate, ...] = ()
+    failures: tuple[str, ...] = ()              # gates this row breaks
+    note: str = ""
+
+    @property
+    def instructions_change(self) -> float | None:
+        """Change of the median instructions per run (not yet judged against the bands)."""
+        if self.base_instructions and self.new_instructions and self.base_instructions.median:
+            return self.new_instructions.median / self.base_instructions.median - 1
+        return None
+
+    @property
+    def instructions_verdict(self) -> str | None:
+        if not (self.base_instructions and self.new_instructions):
+            return None
+        change = instruction_change(self.base_instructions, self.new_instructions)
+        return "more" if change > 0 else "fewer" if change < 0 else "same"
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    rows: tuple[Row, ...]
+    only_base: tuple[str, ...]
+    only_new: tuple[str, ...]
+    environment_warnings: tuple[str, ...]
+    geomean_ratio: float
+    geomean_instructions: float | None
+    design: str = "runs"                        # "runs" (two files) | "rounds" (benchkit ab)
+
+    @property
+    def test(self) -> str:
+        if self.design == "rounds":
+            return ("interleaved rounds: t interval over the rounds' paired log ratios "
+                    "(trials within a round back to back, random order)")
+        return ("separate runs: t interval over worker processes (hierarchical bootstrap "
+                "SE), chunks taken at full machine speed only")
+
+    @property
+    def regressions(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.failures)
+
+    def counts(self) -> dict[str, int]:
+        return {v: sum(1 for r in self.rows if r.wall and r.wall.verdict == v)
+                for v in decide.VERDICTS}
+
+
+def _check(row: Row, gates: Sequence[Gate]) -> tuple[str, ...]:
+    failures = []
+    for gate in gates:
+        if gate.metric == "slower" and row.wall is not None:
+            if row.wall.verdict == "slower" and row.wall.change > gate.limit:
+                failures.append(f"{gate}: {row.wall.change:+.1%} (p={row.wall.p_value:.2g})")
+        elif gate.metric == "instructions" and row.base_instructions and row.new_instructions:
+            change = instruction_change(row.base_instructions, row.new_instructions)
+            if change > gate.limit:
+                failures.append(f"{gate}: {change:+.2%} instructions beyond the layout band")
+    return tuple(failures)
+
+
+def _index(items) -> dict[str, Any]:
+    return {benchmark_name(item): item for item in items}
+
+
+def _rows(names, base_m, new_m, base_c, new_c, gates, judge) -> list[Row]:
+    rows = []
+    for name in names:
+        wall, threads = None, (None, None)
+        if name in base_m and name in new_m:
+            a, b = base_m[name], new_m[name]
+            wall = judge(a, b)
+            threads = (a.task_spec.num_threads, b.task_spec.num_threads)
+        bi = ni = None
+        if name in base_c and name in new_c:
+            bi, ni = Band.of(base_c[name]), Band.of(new_c[name])
+        item_gates = gates_of(new_m.get(name) or new_c.get(name)) or tuple(gates)
+        note = "threads differ" if threads[0] != threads[1] else ""
+        row = Row(name, wall, bi, ni, threads, item_gates, note=note)
+        rows.append(dataclasses.replace(row, failures=_check(row, item_gates)))
+    return rows
+
+
+def _summary(rows: list[Row], only_base, only_new, warnings: list[str],
+             design: str) -> Comparison:
+    if any(r.note == "threads differ" for r in rows):
+        warnings.append("thread counts differ for some benchmarks (see rows)")
+    ratios = [r.wall.ratio for r in rows if r.wall is not None]
+    instr = [r.new_instructions.median / r.base_instructions.median for r in rows
+             if r.base_instructions and r.new_instructions and r.base_instructions.median]
+    return Comparison(tuple(rows), tuple(only_base), tuple(only_new), tuple(warnings),
+                      stats.geometric_mean(ratios),
+                      stats.geometric_mean(instr) if instr else None, design)
+
+
+def compare(base: Results, new: Results, gates: Sequence[Gate] = (),
+            noise: float | None = None, alpha: float = 0.01) -> Comparison:
+    """Two separately recorded result sets: match benchmarks by name and decide per
+    benchmark. Per-benchmark gates stored in the NEW results replace `gates` for that one."""
+    noise = DEFAULT_NOISE["runs"] if noise is None else noise
+    base_m, new_m = _index(base.measurements), _index(new.measurements)
+    base_c, new_c = _index(base.callgrind), _index(new.callgrind)
+    base_names = list(dict.fromkeys([*base_m, *base_c]))
+    new_names = list(dict.fromkeys([*new_m, *new_c]))
+    rows = _rows([n for n in new_names if n in base_names], base_m, new_m, base_c, new_c,
+                 gates, lambda a, b: decide.compare_runs(a, b, alpha=alpha, noise=noise))
+    warnings = fingerprint.differences(_single_env(base.environment),
+                                       _single_env(new.environment))
+    warnings += _machine_warnings(base, new) + _collector_warnings(base, new)
+    return _summary(rows, [n for n in base_names if n not in new_names],
+                    [n for n in new_names if n not in base_names], warnings, "runs")
+
+
+def split_ab(results: Results) -> tuple[Results, Results]:
+    """The BASE and NEW sides of a `benchkit ab` results file."""
+    if not results.ab:
+        raise ValueError("not an A/B results file")
+    sides = {}
+    for side in ("base", "new"):
+        sides[side] = Results(
+            [m for m in results.measurements if (m.metadata or {}).get("side") == side],
+            [c for c in results.callgrind if (c.metadata or {}).get("side") == side],
+            results.ab["sides"][side].get("environment") or {})
+    return sides["base"], sides["new"]
+
+
+def compare_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = None,
+               alpha: float = 0.01) -> Comparison:
+    """Verdicts of an interleaved A/B (rounds paired by position, trials by position)."""
+    noise = DEFAULT_NOISE["rounds"] if noise is None else noise
+    base, new = split_ab(results)
+    base_m, new_m = _index(base.measurements), _index(new.measurements)
+    base_c, new_c = _index(base.callgrind), _index(new.callgrind)
+    names = [n for n in base_m if n in new_m] + [n for n in base_c
+                                                 if n in new_c and n not in base_m]
+
+    def judge(a, b):
+        return decide.compare_rounds(a.chunk_times(), b.chunk_times(), alpha=alpha,
+                                     noise=noise)
+    rows = _rows(names, base_m, new_m, base_c, new_c, gates, judge)
+    warnings = fingerprint.differences(base.environment, new.environment,
+                                       fields=fingerprint.MACHINE_FIELDS)
+    warnings += _collector_warnings(base, new)
+    only_base = results.ab.get("only_base", [])
+    only_new = results.ab.get("only_new", [])
+    return _summary(rows, only_base, only_new, warnings, "rounds")
+
+
+def _machine_warnings(base: Results, new: Results) -> list[str]:
+    b, n = _single_env(base.environment), _single_env(new.environment)
+    out = []
+    if b.get("hostname") and n.get("hostname") and b["hostname"] != n["hostname"]:
+        out.append(f"measured on different machines: {b['hostname']} vs {n['hostname']}")
+    hosts = [sorted({(s.metadata or {}).get("host") for s in r.callgrind} - {None})
+             for r in (base, new)]
+    if hosts[0] and hosts[1] and hosts[0] != hosts[1]:
+        out.append(f"instruction counts from different machines: {', '.join(hosts[0])} vs "
+                   f"{', '.join(hosts[1])}")
+    return out
+
+
+# Controls recorded with instruction counts that can move them with no change to the code
+# measured: (what differs, advice).
+COUNT_CONTROLS = {
+    "collector_revision": (
+        "collector revisions", "counts can move by a fraction of a percent between revisions; "
+        "collect both sides with the same benchkit to judge small changes"),
+    "site_packages": (
+        "sets of installed packages", "counts can move by about 0.2 % with the packages "
+        "installed; collect with --layouts so that only changes outside the band are claimed"),
+}
+
+
+def _control_values(results: Results, key: str) -> set[str | None]:
+    return {((s.metadata or {}).get("controls") or {}).get(key) for s in results.callgrind}
+
+
+def _collector_warnings(base: Results, new: Results) -> list[str]:
+    """Say so when the two sides' counts (or one side's parts) come from different collector
+    revisions or environments with different packages installed."""
+    out = []
+    for key, (what, advice) in COUNT_CONTROLS.items():
+        values = {"BASE": _control_values(base, key), "NEW": _control_values(new, key)}
+        if key == "site_packages":   # not recorded before this control existed: no claim
+            values = {side: v - {None} for side, v in values.items()}
+        if not values["BASE"] or not values["NEW"]:
+            continue
+        lines = [f"{side}'s instruction counts come from {len(v)} {what} "
+                 f"({', '.join(sorted(x or 'unrecorded' for x in v))})"
+                 for side, v in values.items() if len(v) > 1]
+        if not lines and values["BASE"] != values["NEW"]:
+            b, n = (next(iter(values[side])) or "unrecorded" for side in ("BASE", "NEW"))
+            lines.append(f"instruction counts from different {what}: {b} vs {n}"
+                         + (_listing_change(base, new) if key == "site_packages" else ""))
+        out += [f"{line} ({advice})" for line in lines]
+    return out
+
+
+def _listing_change(base: Results, new: Results) -> str:
+    listings = [_single_env(r.environment).get("site_packages") for r in (base, new)]
+    if not all(isinstance(listing, list) for listing in listings):
+        return ""
+    return f" [{fingerprint.listing_difference(*listings)}]"
+
+
+def _single_env(env: dict[str, Any]) -> dict[str, Any]:
+    if "merged" in env and env["merged"]:
+        return env["merged"][0]
+    return env
+
+
+def finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)

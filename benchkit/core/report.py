@@ -1,0 +1,156 @@
+"""Pure text formatting of comparisons, instruction-count summaries and environments."""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from tabulate import tabulate
+
+from benchkit.core.comparison import Comparison, benchmark_name, finite
+from benchkit.core.stats import format_time
+
+
+def _pct(change: float | None, digits: int = 1) -> str:
+    return "-" if change is None or not math.isfinite(change) else f"{change:+.{digits}%}"
+
+
+def _instructions(r) -> str:
+    if r.base_instructions is None or r.new_instructions is None:
+        return "-"
+    verdict = {"same": "", "more": " more", "fewer": " fewer"}[r.instructions_verdict]
+    return (f"{r.base_instructions} -> {r.new_instructions} "
+            f"({_pct(r.instructions_change, 2)}{verdict})")
+
+
+def format_comparison(comp: Comparison, markdown: bool = False) -> str:
+    headers = ["benchmark", "base", "new", "ratio", "99% CI", "p",
+               "rounds" if comp.design == "rounds" else "processes", "verdict", "detectable",
+               "instructions/run", "gate"]
+    body, notes, widened = [], [], []
+    # The band asked for; a row judged against a wider one says why below the table.
+    base_noise = min((r.wall.noise for r in comp.rows if r.wall), default=0.0)
+    for r in comp.rows:
+        w = r.wall
+        gate = "FAIL: " + "; ".join(r.failures) if r.failures else (
+            ", ".join(str(g) for g in r.gates) or "-")
+        threads = f" [{r.note}: {r.threads[0]} -> {r.threads[1]}]" if r.note else ""
+        ci = "-"
+        if w and finite(w.ci_low):
+            ci = f"[{w.ci_low:.3f}, {w.ci_high:.3f}]"
+        if w and w.verdict == "inconclusive":
+            notes.append(f"  {r.name}: inconclusive: {w.reason}")
+        elif w and w.noise > base_noise + 1e-12:
+            widened.append(f"  {r.name}: {w.verdict} against a +-{w.noise:.0%} band: {w.reason}")
+        body.append([
+            r.name + threads,
+            format_time(w.base_median) if w else "-",
+            format_time(w.new_median) if w else "-",
+            f"{w.ratio:.3f}" if w and finite(w.ratio) else "-",
+            ci,
+            f"{w.p_value:.2g}" if w and finite(w.p_value) else "-",
+            (f"{w.n_base}" if w.n_base == w.n_new else f"{w.n_base}/{w.n_new}") if w else "-",
+            w.verdict if w else "-",
+            f">{w.detectable:.1%}" if w and finite(w.detectable) else "-",
+            _instructions(r), gate])
+    out = [tabulate(body, headers=headers, tablefmt="github" if markdown else "simple",
+                    disable_numparse=True)]
+    counts = comp.counts()
+    out.append("")
+    out.append(f"{len(comp.rows)} benchmarks compared: " +
+               ", ".join(f"{n} {v}" for v, n in counts.items()))
+    out.append(f"geometric mean of time ratios (new/base): {comp.geomean_ratio:.3f}")
+    if comp.geomean_instructions is not None:
+        out.append(f"geometric mean of instruction ratios: {comp.geomean_instructions:.4f}")
+    has_wall = any(r.wall for r in comp.rows)
+    band = f" the +-{base_noise:.0%} noise band" if has_wall else " the noise band"
+    out.append(f"test: {comp.test}; a change is claimed only when the 99% CI lies outside"
+               f"{band}; 'detectable' is the smallest slowdown this data could have claimed")
+    if widened:
+        out.append("judged against a wider band:")
+        out.extend(widened)
+    if notes:
+        out.append("why inconclusive:")
+        out.extend(notes)
+        if comp.design == "runs":
+            out.append("  separate runs cannot see the drift between the moments they were "
+                       "taken; `benchkit ab` interleaves BASE and NEW and settles such cases")
+    for name in comp.only_base:
+        out.append(f"only in BASE: {name}")
+    for name in comp.only_new:
+        out.append(f"only in NEW: {name}")
+    for warning in comp.environment_warnings:
+        out.append(f"WARNING: environments differ: {warning}")
+    if comp.regressions:
+        out.append(f"REGRESSION: {len(comp.regressions)} benchmark(s) broke a gate: " +
+                   ", ".join(r.name for r in comp.regressions))
+    return "\n".join(out)
+
+
+def _json_float(x: float | None) -> float | None:
+    return x if finite(x) else None
+
+
+def _band_json(b) -> dict[str, Any] | None:
+    if b is None:
+        return None
+    return {"low": b.low, "median": b.median, "high": b.high, "layouts": b.layouts}
+
+
+def comparison_to_json(comp: Comparison) -> dict[str, Any]:
+    """Machine-readable form of a Comparison (`benchkit compare --json`)."""
+    rows = []
+    for r in comp.rows:
+        w = r.wall
+        wall = None
+        if w is not None:
+            wall = {"base_median": _json_float(w.base_median),
+                    "new_median": _json_float(w.new_median), "ratio": _json_float(w.ratio),
+                    "ci": [_json_float(w.ci_low), _json_float(w.ci_high)],
+                    "p": _json_float(w.p_value), "verdict": w.verdict, "reason": w.reason,
+                    "units": {"base": w.n_base, "new": w.n_new}, "noise": w.noise,
+                    "detectable": _json_float(w.detectable)}
+        instructions = None
+        if r.base_instructions is not None and r.new_instructions is not None:
+            instructions = {"base": _band_json(r.base_instructions),
+                            "new": _band_json(r.new_instructions),
+                            "change": _json_float(r.instructions_change),
+                            "verdict": r.instructions_verdict}
+        rows.append({"name": r.name, "wall": wall, "instructions": instructions,
+                     "threads": list(r.threads), "gates": [str(g) for g in r.gates],
+                     "failures": list(r.failures)})
+    return {"design": comp.design, "test": comp.test, "rows": rows,
+            "summary": {"compared": len(comp.rows), **comp.counts(),
+                        "regressions": [r.name for r in comp.regressions]},
+            "geomean_ratio": _json_float(comp.geomean_ratio),
+            "geomean_instructions": _json_float(comp.geomean_instructions),
+            "only_base": list(comp.only_base), "only_new": list(comp.only_new),
+            "warnings": list(comp.environment_warnings)}
+
+
+def format_callgrind(items: Sequence[Any], markdown: bool = False) -> str:
+    rows = []
+    for s in items:
+        cache = s.cache_summary()
+        rows.append([benchmark_name(s), f"{s.per_run():,.1f}", f"{s.counts():,}",
+                     f"{s.baseline_exclusive_stats.sum():,}", s.number_per_run,
+                     f"{cache['estimated cycles'] / s.number_per_run:,.0f}" if cache else "-"])
+    return tabulate(rows, headers=["benchmark", "instructions/run", "total", "baseline", "runs",
+                                   "est. cycles/run"],
+                    tablefmt="github" if markdown else "simple", disable_numparse=True)
+
+
+def format_environment(env: dict[str, Any]) -> str:
+    if "merged" in env:
+        return "\n\n".join(format_environment(e) for e in env["merged"])
+    git = env.get("git") or {}
+    lines = [
+        f"python {env.get('python')}, benchkit {env.get('benchkit')}, torch {env.get('torch')}, "
+        f"numpy {env.get('numpy')}",
+        f"{env.get('cpu_model')} x{env.get('cpu_count')} ({env.get('machine')}), {env.get('os')}",
+        f"host {env.get('hostname')}, {env.get('timestamp')}",
+    ]
+    if git:
+        lines.append(f"git {git.get('commit', '')[:12]}{' (dirty)' if git.get('dirty') else ''}")
+    if env.get("threads"):
+        lines.append("threads: " + ", ".join(f"{k}={v}" for k, v in env["threads"].items()))
+    return "\n".join(lines)

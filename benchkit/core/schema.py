@@ -1,0 +1,196 @@
+"""Versioned results-file schema: pure conversion between objects and JSON-able dicts.
+
+The codecs of everything a results file holds (TaskSpec, Measurement, CallgrindStats) live
+here; `results.schema.json` next to this file is the published JSON Schema of the current
+version, and `from_document` checks every loaded file against it (after migrating older
+versions) before building objects.
+
+Format history (bump FORMAT_VERSION and add a migration for every change):
+  1 - measurements (task_spec, number_per_run, raw_times, metadata) + environment.
+  2 - adds "callgrind": CallgrindStats (task_spec, counts per dump, baseline, metadata).
+  3 - measurements sampled across worker processes keep "processes": [{"chunks": [blocks
+      per chunk], "probes": [speed-probe seconds per chunk], "layout": n}] (absent: one
+      process);
+      adds "ab": the design and both sides of an interleaved `benchkit ab` (or null).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Iterable
+
+from benchkit.core.measurement import Measurement, ProcessSample
+from benchkit.core.task import TaskSpec
+
+FORMAT_NAME = "benchkit-results"
+FORMAT_VERSION = 3
+_COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusive_stats",
+           "stmt_exclusive_stats")
+
+
+class SchemaError(ValueError):
+    """The document is not a valid results document; the message says where."""
+
+
+@dataclasses.dataclass
+class Results:
+    """The content of a results file."""
+
+    measurements: list[Measurement] = dataclasses.field(default_factory=list)
+    callgrind: list[Any] = dataclasses.field(default_factory=list)   # CallgrindStats
+    environment: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Per-benchmark name -> Measurement/CallgrindStats bookkeeping for suites (CLI).
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # An interleaved A/B (`benchkit ab`): design and both sides; measurements carry
+    # metadata["side"] = "base" | "new".
+    ab: dict[str, Any] | None = None
+
+    def __iter__(self):
+        return iter([*self.measurements, *self.callgrind])
+
+
+# ----------------------------------------------------------------------------- objects -> JSON
+
+
+def _jsonable_metadata(metadata: Any, where: str) -> Any:
+    if metadata is None or isinstance(metadata, (str, int, float, bool)):
+        return metadata
+    if isinstance(metadata, dict):
+        return {str(k): _jsonable_metadata(v, f"{where}.{k}") for k, v in metadata.items()}
+    if isinstance(metadata, (list, tuple)):
+        return [_jsonable_metadata(v, where) for v in metadata]
+    raise SchemaError(f"{where} holds {type(metadata).__name__}, which JSON cannot store; "
+                      "keep metadata to str/int/float/bool/list/dict, or pickle the object.")
+
+
+def task_spec_to_dict(spec: TaskSpec) -> dict[str, Any]:
+    return dataclasses.asdict(spec)
+
+
+def measurement_to_dict(m: Measurement) -> dict[str, Any]:
+    out = {"task_spec": task_spec_to_dict(m.task_spec), "number_per_run": m.number_per_run,
+           "raw_times": [float(t) for t in m.raw_times],
+           "metadata": _jsonable_metadata(m.metadata, "metadata")}
+    if m.processes is not None:
+        out["processes"] = [{"chunks": list(p.chunks), "probes": [float(x) for x in p.probes],
+                             **({"layout": p.layout} if p.layout is not None else {})}
+                            for p in m.processes]
+    return out
+
+
+def callgrind_to_dict(stats: Any) -> dict[str, Any]:
+    out = {"task_spec": task_spec_to_dict(stats.task_spec),
+           "number_per_run": stats.number_per_run,
+           "built_with_debug_symbols": stats.built_with_debug_symbols,
+           "stmt_callgrind_out": stats.stmt_callgrind_out,
+           "metadata": _jsonable_metadata(stats.metadata, "metadata")}
+    for name in _COUNTS:
+        out[name] = [[c, fn] for c, fn in getattr(stats, name)]
+    return out
+
+
+def to_document(results: Results) -> dict[str, Any]:
+    return {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "environment": results.environment,
+        "measurements": [measurement_to_dict(m) for m in results.measurements],
+        "callgrind": [callgrind_to_dict(s) for s in results.callgrind],
+        "extra": results.extra,
+        "ab": results.ab,
+    }
+
+
+# ----------------------------------------------------------------------------- JSON -> objects
+# Structure and types are the JSON Schema's job; these build objects from valid documents and
+# check what a schema cannot say (the processes' blocks add up to raw_times).
+
+
+def task_spec_from_dict(d: dict[str, Any], where: str = "task_spec") -> TaskSpec:
+    if not isinstance(d, dict) or not isinstance(d.get("stmt"), str):
+        raise SchemaError(f"{where}: expected an object with a string 'stmt'")
+    return TaskSpec(**{"setup": "pass", **d})
+
+
+def _processes(d: list | None, where: str, blocks: int) -> list[ProcessSample] | None:
+    if d is None:
+        return None
+    out = []
+    for i, p in enumerate(d):
+        probes = p.get("probes", [])
+        if probes and len(probes) != len(p["chunks"]):
+            raise SchemaError(f"{where}[{i}].probes: {len(probes)} probes for "
+                              f"{len(p['chunks'])} chunks; expected one per chunk")
+        out.append(ProcessSample(tuple(p["chunks"]), tuple(float(x) for x in probes),
+                                 p.get("layout")))
+    total = sum(p.blocks for p in out)
+    if total != blocks:
+        raise SchemaError(f"{where}: the processes hold {total} blocks but raw_times has "
+                          f"{blocks}")
+    return out
+
+
+def measurement_from_dict(d: dict[str, Any], where: str) -> Measurement:
+    times = [float(t) for t in d["raw_times"]]
+    return Measurement(d["number_per_run"], times, task_spec_from_dict(d["task_spec"]),
+                       d.get("metadata"),
+                       _processes(d.get("processes"), f"{where}.processes", len(times)))
+
+
+def callgrind_from_dict(d: dict[str, Any], where: str) -> Any:
+    from benchkit.core.callgrind.callgrind_stats import CallgrindStats
+    from benchkit.core.callgrind.counts import FunctionCount, FunctionCounts
+    counts = {name: FunctionCounts(tuple(FunctionCount(c, fn) for c, fn in d[name]),
+                                   inclusive="inclusive" in name) for name in _COUNTS}
+    return CallgrindStats(task_spec=task_spec_from_dict(d["task_spec"]),
+                          number_per_run=d["number_per_run"],
+                          built_with_debug_symbols=d.get("built_with_debug_symbols", True),
+                          stmt_callgrind_out=d.get("stmt_callgrind_out"),
+                          metadata=d.get("metadata") or {}, **counts)
+
+
+def _migrate_1_to_2(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "version": 2, "callgrind": [], "extra": doc.get("extra", {})}
+
+
+def _migrate_2_to_3(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "version": 3, "ab": None}
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _migrate_1_to_2, 2: _migrate_2_to_3}
+
+
+def json_path(path: Iterable[Any]) -> str:
+    """jsonschema's error path as `measurements[0].raw_times[2]`."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(the document)"
+
+
+def from_document(doc: Any, validator: Any) -> Results:
+    """Migrate old versions forward, check against the JSON Schema (`validator`: a
+    jsonschema validator of results.schema.json), and build Results. Never executes code."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise SchemaError("not a benchkit results file (no \"format\": \"benchkit-results\")")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise SchemaError(f"invalid format version {version!r}")
+    if version > FORMAT_VERSION:
+        raise SchemaError(f"written in format version {version}, newer than the {FORMAT_VERSION} "
+                          "this benchkit reads; upgrade benchkit to read it")
+    while version < FORMAT_VERSION:
+        doc = MIGRATIONS[version](doc)
+        version = doc["version"]
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise SchemaError(f"{json_path(first.absolute_path)}: {first.message}{more}")
+    return Results(
+        measurements=[measurement_from_dict(m, f"measurements[{i}]")
+                      for i, m in enumerate(doc.get("measurements", []))],
+        callgrind=[callgrind_from_dict(c, f"callgrind[{i}]")
+                   for i, c in enumerate(doc.get("callgrind", []))],
+        environment=doc.get("environment") or {}, extra=doc.get("extra") or {},
+        ab=doc.get("ab"))

@@ -1,0 +1,164 @@
+"""Pure table model behind Compare: grouping, units, significant figures, colour decisions.
+
+It reproduces torch.utils.benchmark.Compare's layout decisions exactly (row order, column
+widths, blank cells, per-column warning highlights), minus its defects: a missing
+description or env does not crash, `trim_sigfig` rounds in float64, and leading digits are
+computed in float64. Nothing here renders or prints; `render.py` turns a TableModel into text.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from typing import Sequence
+
+from benchkit.core import stats
+from benchkit.core.measurement import Measurement
+
+
+class Colorize(enum.Enum):
+    NONE = "none"
+    COLUMNWISE = "columnwise"
+    ROWWISE = "rowwise"
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    text: str                  # formatted value (and warning suffix), or spaces when missing
+    color: str | None = None   # best | good | bad | very_bad
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    name: str                       # "  " + "(env)" padding + row name
+    cells: tuple[Cell, ...]         # one per column
+    thread_group: int | None        # set on the first row of each thread-count group
+
+
+@dataclasses.dataclass(frozen=True)
+class TableModel:
+    label: str | None
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+    unit: str
+    has_warnings: bool
+
+
+def ordered_unique(elements) -> list:
+    """The elements in first-seen order, each once (torch.utils.benchmark's helper)."""
+    return list(dict.fromkeys(elements))
+
+
+def color_for(value: float, best: float) -> str | None:
+    if value <= best * 1.01 or value <= best + 100e-9:
+        return "best"
+    if value <= best * 1.1:
+        return "good"
+    if value >= best * 5:
+        return "very_bad"
+    if value >= best * 2:
+        return "bad"
+    return None
+
+
+def _leading_digits(value: float) -> int:
+    return math.ceil(math.log10(value)) if value > 0 else 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _ColumnFormat:
+    width: int
+    decimals: int
+    highlight: bool     # a warning column: every cell gets a 7-wide suffix slot
+
+    def format(self, value: float, spread: float | None) -> str:
+        suffix = f" (! {spread * 100:.0f}%)" if self.highlight and spread is not None else ""
+        return f"{value:>{self.width}.{self.decimals}f}" + f"{suffix:>{7 if self.highlight else 0}}"
+
+    def blank(self) -> str:
+        return " " * len(self.format(1, None))
+
+
+def _column_format(results: Sequence[Measurement], scale: float, trim: bool,
+                   highlight: bool) -> _ColumnFormat:
+    """Fixed-point width/decimals shared by a column, as torch's Compare chooses them."""
+    leading = [_leading_digits(m.median / scale) for m in results]
+    unit_digits = max(leading)
+    decimals = (min(max(m.significant_figures - d, 0) for d, m in zip(leading, results))
+                if trim else 1)
+    width = unit_digits + decimals + (1 if decimals else 0)
+    return _ColumnFormat(width, decimals, highlight and any(m.has_warnings for m in results))
+
+
+def build_table(results: Sequence[Measurement], colorize: Colorize = Colorize.NONE,
+                trim_significant_figures: bool = False,
+                highlight_warnings: bool = False) -> TableModel:
+    """One table for measurements sharing a label (replicates already merged)."""
+    unit, scale = stats.select_unit(min(m.median for m in results))
+
+    def row_key(m):
+        return m.num_threads, m.env, m.as_row_name
+
+    row_keys = ordered_unique(row_key(m) for m in results)
+    row_keys.sort(key=lambda k: (k[0], k[1]))  # stable: keeps stmt order within a group
+    columns = ordered_unique(m.description or "" for m in results)
+    grid: dict[tuple, dict[str, Measurement]] = {k: {} for k in row_keys}
+    for m in results:
+        grid[row_key(m)][m.description or ""] = m
+    envs = ordered_unique(m.env for m in results)
+    render_env = len(envs) > 1
+    env_width = max(len(e) for e in envs) if render_env else 0
+
+    groups: list[list[tuple]] = []
+    for key in row_keys:
+        if not groups or groups[-1][0][0] != key[0]:
+            groups.append([])
+        groups[-1].append(key)
+    formats = {}
+    for col in columns:
+        col_results = [grid[k][col] for k in row_keys if col in grid[k]]
+        formats[col] = _column_format(col_results, scale, trim_significant_figures,
+                                      highlight_warnings)
+
+    rows: list[Row] = []
+    for group_index, group in enumerate(groups):
+        prior_env = ""
+        for position, key in enumerate(group):
+            threads, env, name = key
+            env_text = f"({env})" if render_env and env != prior_env else ""
+            prior_env = env
+            row_best = min(m.median for m in grid[key].values())
+            cells: list[Cell] = []
+            for col in columns:
+                fmt = formats[col]
+                m = grid[key].get(col)
+                if m is None:
+                    cells.append(Cell(fmt.blank()))
+                    continue
+                value = m.median / scale
+                if trim_significant_figures:
+                    value = stats.trim_sigfig(value, m.significant_figures)
+                text = fmt.format(value, m.iqr / m.median if m.has_warnings else None)
+                color = None
+                if colorize is Colorize.ROWWISE:
+                    color = color_for(m.median, row_best)
+                elif colorize is Colorize.COLUMNWISE:
+                    col_best = min(grid[k][col].median for k in group if col in grid[k])
+                    color = color_for(m.median, col_best)
+                cells.append(Cell(text, color))
+            rows.append(Row("  " + env_text.ljust(env_width + 4) + name, tuple(cells),
+                            threads if position == 0 else None))
+    has_warnings = highlight_warnings and any(m.has_warnings for m in results)
+    return TableModel(results[0].label, tuple(columns), tuple(rows), unit, has_warnings)
+
+
+def build_tables(results: Sequence[Measurement], colorize: Colorize = Colorize.NONE,
+                 trim_significant_figures: bool = False,
+                 highlight_warnings: bool = False) -> list[TableModel]:
+    """One TableModel per label, replicates merged, in first-seen label order."""
+    merged = Measurement.merge(results)
+    by_label: dict[str | None, list[Measurement]] = {}
+    for m in merged:
+        by_label.setdefault(m.label, []).append(m)
+    return [build_table(group, colorize, trim_significant_figures, highlight_warnings)
+            for group in by_label.values()]

@@ -1,0 +1,44 @@
+"""Render TableModels to text, character for character as torch.utils.benchmark.Compare does.
+
+Plain string operations rather than a table library: the output must match torch's own
+centring (str.center), padding and the places where colour codes sit (around the centred
+cell), which general table renderers do differently.
+"""
+from __future__ import annotations
+
+from benchkit.core import stats
+from benchkit.core.table import TableModel
+
+BEST = "\033[92m"
+GOOD = "\033[34m"
+BAD = "\033[2m\033[91m"
+VERY_BAD = "\033[31m"
+BOLD = "\033[1m"
+TERMINATE = "\033[0m"
+_STYLE = {"best": BEST + BOLD, "good": GOOD + BOLD, "bad": BAD, "very_bad": VERY_BAD + BOLD}
+
+
+def render_table(model: TableModel) -> str:
+    """One table; ends with a newline, as torch's."""
+    string_rows = [["", *model.columns]]
+    string_rows += [[row.name, *(c.text for c in row.cells)] for row in model.rows]
+    widths = [max(len(r[i]) for r in string_rows) for i in range(len(string_rows[0]))]
+    header = "  |  ".join(text.center(w) for text, w in zip(string_rows[0], widths))
+    overall = len(header)
+    lines = [header]
+    for row, strings in zip(model.rows, string_rows[1:]):
+        if row.thread_group is not None:
+            lines.append(f"{row.thread_group} threads: ".ljust(overall, "-"))
+        parts = [strings[0].ljust(widths[0])]
+        for cell, text, width in zip(row.cells, strings[1:], widths[1:]):
+            text = text.center(width)
+            if cell.color is not None:
+                text = _STYLE[cell.color] + text + TERMINATE * 2
+            parts.append(text)
+        lines.append("  |  ".join(parts))
+    title = "[" + f" {model.label or ''} ".center(overall - 2, "-") + "]"
+    out = [title, *lines, "", f"Times are in {stats.unit_to_english(model.unit)}s ({model.unit})."]
+    text = "\n".join(out) + "\n"
+    if model.has_warnings:
+        text += "(! XX%) Measurement has high variance, where XX is the IQR / median * 100.\n"
+    return text

@@ -1,0 +1,2 @@
+"""Chrome traces as data: events, FLOP/byte estimates, per-op analysis, diffs, merging and
+validation (pure)."""

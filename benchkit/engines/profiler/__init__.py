@@ -1,0 +1,1 @@
+"""torch.profiler runs of a task, and labelled regions for any Python code."""

@@ -1,0 +1,118 @@
+"""A wall-time worker process: `python worker.py`, driven over a pipe by `sampling.pool`.
+
+One JSON request per line on stdin, one JSON reply per line on the protocol fd (the original
+stdout; the snippets' own prints go to stderr). Requests:
+  {"cmd": "suite", "paths": [...], "keyword": str|null, "num_threads": int|null}
+  {"cmd": "tasks", "job": "job.json"}               Timers shipped by `benchkit.engines.transfer`
+  {"cmd": "environment"}                             -> {"environment": fingerprint}
+  {"cmd": "block_size", "name": N, "min_run_time": S}
+  {"cmd": "measure", "name": N, "number": K, "min_time": S, "chunk_time": S, "warmup": bool}
+      -> {"chunks": [{"probe": seconds, "times": [block seconds, ...]}, ...]}
+  {"cmd": "quit"}
+Replies: {"ok": true, ...} or {"ok": false, "kind": ..., "error": ..., "traceback": ...}.
+"""
+import sys
+
+if __name__ == "__main__":
+    sys.path.pop(0)  # this file's directory must not shadow anything
+
+import json  # noqa: E402
+import os  # noqa: E402
+import traceback  # noqa: E402
+
+
+class Worker:
+    def __init__(self):
+        self.loops = {}        # name -> (CompiledLoop, num_threads)
+
+    def suite(self, paths, keyword=None, num_threads=None):
+        from benchkit.orchestration.suite import discover, keyword_filter
+        from benchkit.core.schema import task_spec_to_dict
+        selected = [b for b in discover(paths) if keyword_filter(keyword)(b.name)]
+        out = []
+        for b in selected:
+            threads = num_threads or b.timer.task_spec.num_threads
+            self.loops[b.name] = (b.timer._loop, threads)
+            spec = task_spec_to_dict(b.timer.task_spec)
+            spec["num_threads"] = threads
+            out.append({"name": b.name, "task_spec": spec, "gates": [str(g) for g in b.gates]})
+        return {"benchmarks": out}
+
+    def tasks(self, job):
+        from pathlib import Path
+        from benchkit.api.timer import Timer
+        from benchkit.engines.transfer import read_task
+        with open(job, encoding="utf-8") as f:
+            spec = json.load(f)
+        sys.path.extend(spec.get("extra_sys_path", []))
+        names = []
+        for task in spec["tasks"]:
+            stmt, setup, values = read_task(task, Path(job).parent)
+            timer = Timer(stmt, setup, task.get("global_setup", ""), globals=values,
+                          num_threads=task["num_threads"],
+                          language=task.get("language", "python"))
+            self.loops[str(task["id"])] = (timer._loop, task["num_threads"])
+            names.append(str(task["id"]))
+        return {"benchmarks": [{"name": n} for n in names]}
+
+    def environment(self):
+        from benchkit.system.machine import collect
+        return {"environment": collect()}
+
+    def block_size(self, name, min_run_time):
+        from benchkit.engines.wall.autorange import estimate_block_size
+        from benchkit.engines.wall.threads import torch_threads
+        loop, threads = self.loops[name]
+        with torch_threads(threads):
+            return {"number": estimate_block_size(loop.time_block, min_run_time)}
+
+    def measure(self, name, number, min_time, chunk_time, warmup=False):
+        """Chunks of blocks for at least `min_time` seconds of blocks, each chunk lasting
+        about `chunk_time` and preceded by the speed probe."""
+        from benchkit.engines.wall.chunks import measure_chunks
+        from benchkit.engines.wall.threads import torch_threads
+        loop, threads = self.loops[name]
+        with torch_threads(threads):
+            return {"chunks": measure_chunks(loop.time_block, number, min_time, chunk_time,
+                                             warmup)}
+
+
+def _error_reply(error):
+    from benchkit.errors import SnippetError, SuiteError
+    kind = ("snippet" if isinstance(error, SnippetError)
+            else "suite" if isinstance(error, SuiteError) else "error")
+    shown = error.error if isinstance(error, SnippetError) else error
+    return {"ok": False, "kind": kind, "error": f"{type(error).__name__}: {error}",
+            "traceback": "".join(traceback.format_exception(shown))}
+
+
+def serve(requests, reply):
+    worker = Worker()
+    for line in requests:
+        request = json.loads(line)
+        cmd = request.pop("cmd")
+        if cmd == "quit":
+            return
+        try:
+            result = getattr(worker, cmd)(**request)
+            reply({"ok": True, **result})
+        except BaseException as error:  # report everything; the parent decides
+            reply(_error_reply(error))
+            if isinstance(error, (KeyboardInterrupt, SystemExit)):
+                return
+
+
+def main():
+    # The protocol owns the real stdout; anything the suite prints goes to stderr.
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def reply(obj):
+        protocol.write(json.dumps(obj) + "\n")
+        protocol.flush()
+    serve(sys.stdin, reply)
+
+
+if __name__ == "__main__":
+    main()

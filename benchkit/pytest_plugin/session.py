@@ -1,0 +1,125 @@
+"""What the pytest plugin does at the session's edges: check options, count instructions,
+save, compare with a baseline and apply gates, and the summary lines."""
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+
+from benchkit.errors import BenchkitError
+
+AUTOSAVE_DIR = ".benchkit"
+
+
+def check_options(config) -> list[str]:
+    """Validate options before any test runs; a bad one is a usage error."""
+    from benchkit.core.gates import parse_gate
+    from benchkit.system.results_files import check_writable
+    opt = config.getoption
+    try:
+        for gate in opt("--benchkit-fail-on"):
+            parse_gate(gate)
+        if opt("--benchkit-save"):
+            check_writable(opt("--benchkit-save"))
+        compare = opt("--benchkit-compare")
+        if compare and compare != "latest" and not Path(compare).is_file():
+            raise BenchkitError(f"--benchkit-compare {compare}: no such results file")
+    except BenchkitError as error:
+        raise pytest.UsageError(f"benchkit: {error}") from None
+    if opt("--benchkit-fail-on") and not opt("--benchkit-compare"):
+        return ["--benchkit-fail-on needs a baseline: add --benchkit-compare [PATH]"]
+    return []
+
+
+def _autosave_path(root: Path) -> Path:
+    from benchkit.system.machine import git_state
+    git = git_state(str(root)) or {}
+    commit = (git.get("commit") or "nogit")[:12] + ("-dirty" if git.get("dirty") else "")
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return root / AUTOSAVE_DIR / f"{stamp}-{commit}.json"
+
+
+def latest_autosave(root: Path) -> Path | None:
+    files = sorted((root / AUTOSAVE_DIR).glob("*.json"))
+    return files[-1] if files else None
+
+
+def _callgrind(state: dict) -> list:
+    import benchkit
+    timers = [(name, timer, meta) for name, timer, meta in state["targets"]
+              if timer is not None]
+    if not timers:
+        return []
+    try:
+        stats = benchkit.collect_callgrind_many([t for _, t, _ in timers])
+    except BenchkitError as error:
+        state["problems"].append(f"instruction counts not collected: {error}")
+        return []
+    for (name, _, meta), s in zip(timers, stats):
+        s.metadata.update({"benchmark": name, "gates": meta.get("gates", [])})
+    return stats
+
+
+def finish(config, state: dict) -> bool:
+    """Count, save, compare; True when a gate failed."""
+    import benchkit
+    from benchkit.core import comparison as ab
+    from benchkit.core.gates import parse_gate
+    from benchkit.system.machine import collect
+    from benchkit.core.schema import Results
+    from benchkit.system.results_files import save_with_fallback
+    opt = config.getoption
+    root = Path(config.rootpath)
+    callgrind = _callgrind(state) if opt("--benchkit-callgrind") else []
+    results = Results(list(state["measurements"]), callgrind, collect(str(root)))
+    state["results"] = results
+    state["written"] = []
+    baseline = None
+    compare = opt("--benchkit-compare")
+    if compare:
+        baseline = latest_autosave(root) if compare == "latest" else Path(compare)
+        if baseline is None:
+            state["problems"].append(f"--benchkit-compare: no autosaved results under "
+                                     f"{root / AUTOSAVE_DIR} yet; run with "
+                                     "--benchkit-autosave first")
+    targets = [opt("--benchkit-save")] if opt("--benchkit-save") else []
+    if opt("--benchkit-autosave"):
+        targets.append(_autosave_path(root))
+    for target in targets:
+        written, problem = save_with_fallback(target, results)
+        state["written"].append(str(written))
+        if problem:
+            state["problems"].append(f"could not write {problem}; saved to {written}")
+    if baseline is None:
+        return False
+    try:
+        base = benchkit.load(baseline)
+    except BenchkitError as error:
+        state["problems"].append(str(error))
+        return True
+    gates = [parse_gate(g) for g in opt("--benchkit-fail-on")]
+    state["baseline"] = str(baseline)
+    state["comparison"] = ab.compare(base, results, gates)
+    return bool(state["comparison"].regressions)
+
+
+def summary_lines(state: dict) -> list[str]:
+    from benchkit.api.compare import Compare
+    from benchkit.core.report import format_callgrind, format_comparison
+    lines: list[str] = []
+    if state["measurements"]:
+        lines += str(Compare(state["measurements"])).splitlines()
+    results = state.get("results")
+    if results is not None and results.callgrind:
+        lines += format_callgrind(results.callgrind).splitlines()
+    comparison = state.get("comparison")
+    if comparison is not None:
+        lines.append(f"compared with {state['baseline']}:")
+        lines += format_comparison(comparison).splitlines()
+        for row in comparison.regressions:
+            lines.append(f"FAILED {row.name}: " + "; ".join(row.failures))
+    for path in state.get("written", []):
+        lines.append(f"benchkit results written to {path}")
+    lines += [f"benchkit: {p}" for p in state["problems"]]
+    return lines

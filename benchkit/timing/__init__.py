@@ -1,1 +1,0 @@
-"""Wall-time measurement: clock seam, compiled loop, measurement loop, Timer."""
