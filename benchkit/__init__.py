@@ -4,6 +4,9 @@ The public API mirrors torch.utils.benchmark. Names are loaded on first use, so
 `import benchkit` is cheap and never imports torch (or numpy).
 """
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 
 __version__ = "0.1.0"
 
@@ -22,10 +25,12 @@ _EXPORTS = {
     "Language": "benchkit.core.task",
     "Measurement": "benchkit.core.measurement",
     "ParameterAlias": "benchkit.api.fuzzer",
+    "ProcessSample": "benchkit.core.measurement",
     "Results": "benchkit.core.schema",
+    "Task": "benchkit.core.task",
     "TaskSpec": "benchkit.core.task",
     "benchmark": "benchkit.orchestration.suite",
-    "callgrind_session": "benchkit.engines.callgrind.collector",
+    "callgrind_session": "benchkit.orchestration.counting",
     "region": "benchkit.engines.profiler.regions",
     "RegionRecorder": "benchkit.engines.profiler.regions",
     "Timer": "benchkit.api.timer",
@@ -58,3 +63,41 @@ def __getattr__(name):
 
 def __dir__():
     return __all__
+
+
+# Pickles name benchkit's classes by their public path (`benchkit.Measurement`). Pickles made
+# before the layered packages named internal modules; these names still load them.
+_PICKLED_MODULES = {
+    "benchkit.measurement": "benchkit.core.measurement",
+    "benchkit.task": "benchkit.core.task",
+    "benchkit.valgrind": "benchkit.core.callgrind",
+    "benchkit.valgrind.callgrind_stats": "benchkit.core.callgrind.callgrind_stats",
+    "benchkit.valgrind.counts": "benchkit.core.callgrind.counts",
+    "benchkit.results": "benchkit.core",
+    "benchkit.results.schema": "benchkit.core.schema",
+}
+
+
+class _PickledModuleLoader(importlib.abc.Loader):
+    def __init__(self, target: str):
+        self.target = target
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module):
+        pass
+
+
+class _PickledModuleFinder(importlib.abc.MetaPathFinder):
+    """Finds the old module names of pickled classes (and only those)."""
+
+    def find_spec(self, name, path=None, target=None):
+        moved = _PICKLED_MODULES.get(name)
+        if moved is None:
+            return None
+        return importlib.util.spec_from_loader(name, _PickledModuleLoader(moved))
+
+
+if not any(isinstance(f, _PickledModuleFinder) for f in sys.meta_path):
+    sys.meta_path.append(_PickledModuleFinder())

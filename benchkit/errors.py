@@ -1,11 +1,36 @@
-"""Every error benchkit raises derives from BenchkitError.
+"""Every error benchkit raises, all under BenchkitError, in one place.
 
-Each message names the bad input and says what to do about it.
+Each message names the bad input and says what to do about it. Standard library only: every
+layer imports this, the callgrind server under valgrind included.
 """
+from __future__ import annotations
 
 
 class BenchkitError(Exception):
     """Base class of all benchkit errors."""
+
+
+# ----------------------------------------------------------------------------- arguments
+
+
+class InvalidArgumentError(BenchkitError, ValueError):
+    """An argument has the wrong type, is not finite, or is out of range."""
+
+    def __init__(self, name: str, value, accepted: str, where: str = "",
+                 message: str | None = None):
+        self.name, self.value = name, value
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        super().__init__(message or f"{where + ': ' if where else ''}{name}={shown} is not "
+                                    f"accepted; pass {accepted}.")
+
+
+class GateError(BenchkitError, ValueError):
+    """A regression gate is not of the form 'slower>5%' or 'instructions>1%'."""
+
+
+# ----------------------------------------------------------------------------- snippets
 
 
 class SnippetSyntaxError(BenchkitError, ValueError):
@@ -48,6 +73,28 @@ class SnippetError(BenchkitError, RuntimeError):
         )
 
 
+class CppError(BenchkitError, RuntimeError):
+    """A C++ exception thrown by a C++ snippet (the `error` of its SnippetError)."""
+
+
+class CppToolchainError(BenchkitError, RuntimeError):
+    """No C++ compiler, or no torch headers/libraries to compile against."""
+
+
+class CppCompileError(BenchkitError, ValueError):
+    """A C++ snippet does not compile; the message maps the compiler's errors to the
+    snippet's own lines (`shown`: those lines, or the compiler's last lines)."""
+
+    def __init__(self, errors: list[str], command: str, shown: str):
+        self.errors = errors
+        super().__init__(f"the C++ snippet does not compile:\n{shown}\n"
+                         f"Fix the snippet passed to Timer(..., language='cpp'). "
+                         f"(compiler: {command})")
+
+
+# ----------------------------------------------------------------------------- files
+
+
 class ResultsFileError(BenchkitError, ValueError):
     """A results file cannot be read or written: missing, corrupt, foreign or too new."""
 
@@ -55,6 +102,22 @@ class ResultsFileError(BenchkitError, ValueError):
         self.path = str(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
+
+
+class SchemaError(BenchkitError, ValueError):
+    """A document is not a valid results document; the message says where (the results
+    file reader turns it into a ResultsFileError naming the file)."""
+
+
+class TraceError(BenchkitError, ValueError):
+    """A chrome trace cannot be read or is not a trace."""
+
+
+class TorchConversionError(BenchkitError, ValueError):
+    """An object or file that is not torch.utils.benchmark results, or needs torch to read."""
+
+
+# ----------------------------------------------------------------------------- instruction counts
 
 
 class CallgrindError(BenchkitError, RuntimeError):
@@ -76,28 +139,60 @@ class CallgrindParseError(BenchkitError, ValueError):
 
 
 class GlobalNotTransferableError(CallgrindError, ValueError):
-    """A global cannot be sent to the callgrind child process."""
+    """A global cannot be sent to a child process (callgrind or wall-time worker)."""
+
+
+class RebuildError(BenchkitError):
+    """In a child process: a global or callable could not be rebuilt (`name` says which)."""
+
+    def __init__(self, name: str, error: BaseException):
+        self.name = name
+        super().__init__(f"{type(error).__name__}: {error}")
+
+
+class CollectorJobFailed(BenchkitError):
+    """In the collector's child: a job failed; `info` is what the parent is told."""
+
+    def __init__(self, info: dict):
+        super().__init__(info.get("message"))
+        self.info = info
 
 
 class CountsMismatchError(BenchkitError, ValueError):
     """Inclusive and exclusive FunctionCounts were combined."""
 
 
+class DistributedError(BenchkitError, RuntimeError):
+    """dask.distributed is missing, the scheduler cannot be reached, or a worker failed."""
+
+
+# ----------------------------------------------------------------------------- runs
+
+
 class SuiteError(BenchkitError, ValueError):
     """A benchmark suite file cannot be loaded or holds no benchmarks."""
 
 
-class TraceError(BenchkitError, ValueError):
-    """A chrome trace cannot be read or is not a trace."""
+class ChannelError(BenchkitError, RuntimeError):
+    """A child process's channel: the other end died, or did not answer in time
+    (`timed_out`)."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
-class InvalidArgumentError(BenchkitError, ValueError):
-    """An argument has the wrong type, is not finite, or is out of range."""
+class WorkerError(BenchkitError, RuntimeError):
+    """A worker process failed to start, died, or did not answer in time."""
 
-    def __init__(self, name: str, value, accepted: str, where: str = ""):
-        self.name, self.value = name, value
-        shown = repr(value)
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
-        super().__init__(f"{where + ': ' if where else ''}{name}={shown} is not accepted; "
-                         f"pass {accepted}.")
+
+class SideError(BenchkitError, ValueError):
+    """A side of an A/B cannot be set up: no such interpreter, revision, or a failed install."""
+
+
+class FuzzerError(BenchkitError, ValueError):
+    """A Fuzzer's parameters or tensors are inconsistent."""
+
+
+class FixtureAlreadyUsed(BenchkitError, RuntimeError):
+    """The pytest fixture measures one thing per test."""

@@ -55,7 +55,7 @@ def main() -> None:
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
     import benchkit
     from benchkit.system import machine as fingerprint
-    from benchkit.system.results_files import atomic_write_bytes
+    from benchkit.system.files import atomic_write_bytes
     from torch.utils.benchmark import Timer as TorchTimer
 
     figures: dict = {"environment": fingerprint.collect(str(ROOT)),

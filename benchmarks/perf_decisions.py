@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from benchkit.system import machine as fingerprint
-from benchkit.system.results_files import atomic_write_bytes
+from benchkit.system.files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "benchmarks" / "decisions_suite.py"

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from benchkit.system import machine as fingerprint
-from benchkit.system.results_files import atomic_write_bytes
+from benchkit.system.files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "perf_trace_memory.json"

@@ -6,6 +6,7 @@ import textwrap
 import pytest
 
 import benchkit
+from benchkit.core.records import Side
 from test_cli import cli
 
 QUICK = ["--rounds", "4", "--trials", "6", "--trial-time", "0.01"]
@@ -41,8 +42,8 @@ def test_ab_catches_a_slowdown_and_the_gate_fails(suite):
     assert "REGRESSION: 1 benchmark(s) broke a gate: bench_ab::work" in out.stdout
     assert "test: interleaved rounds" in out.stdout
     results = benchkit.load(suite / "ab.json")
-    assert results.ab["rounds"] == 4 and results.ab["sides"]["new"]["env"] == {"WORK": "400"}
-    assert results.ab["sides"]["base"]["environment"]["python"]
+    assert results.ab.rounds == 4 and results.ab.sides[Side.NEW].env == {"WORK": "400"}
+    assert results.ab.sides[Side.BASE].environment["python"]
     sides = {m.metadata["side"] for m in results.measurements}
     assert sides == {"base", "new"}
     work = [m for m in results.measurements if m.metadata["benchmark"] == "bench_ab::work"]
@@ -95,7 +96,7 @@ def test_a_failed_ab_keeps_the_rounds_it_finished(suite):
               env={"COUNTER": str(counter)})
     assert "broken on purpose" in out.stderr and "flaky.partial.json" in out.stderr
     kept = benchkit.load(suite / "flaky.partial.json")
-    assert kept.ab["rounds"] == 2
+    assert kept.ab.rounds == 2
     assert all(m.num_processes == 2 for m in kept.measurements)
 
 
@@ -135,7 +136,7 @@ def test_ab_between_two_git_revisions(project):
     row = next(line for line in out.stdout.splitlines() if line.startswith("bench_tiny::"))
     assert "slower" in row
     results = benchkit.load(project / "revs.json")
-    assert results.ab["sides"]["base"]["rev"] == "HEAD~1"
+    assert results.ab.sides[Side.BASE].rev == "HEAD~1"
     worktrees = subprocess.run(["git", "-C", str(project), "worktree", "list"],
                                capture_output=True, text=True).stdout
     assert len(worktrees.splitlines()) == 1      # the temporary checkouts are gone

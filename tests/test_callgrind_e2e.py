@@ -13,8 +13,8 @@ import pytest
 import benchkit
 from benchkit import Timer
 from benchkit.errors import CallgrindError, GlobalNotTransferableError, ValgrindNotFoundError
-from benchkit.system import machine as fingerprint
-from benchkit.engines.callgrind import workdir as job
+from benchkit.engines.callgrind import workdir
+from benchkit.system import machine
 from benchkit.core.callgrind import parser
 from conftest import requires_valgrind
 
@@ -32,8 +32,8 @@ def test_pure_python_snippet_counts_baseline_and_metadata():
     assert stats.stats(inclusive=True)[0].count >= stats.stats()[0].count
     controls = stats.metadata["controls"]
     assert controls["PYTHONHASHSEED"] == "0" and controls["instr_atstart"] is False
-    assert controls["collector_revision"] == job.collector_revision()
-    assert controls["site_packages"] == fingerprint.site_packages_digest()
+    assert controls["collector_revision"] == workdir.collector_revision()
+    assert controls["site_packages"] == machine.site_packages_digest()
     assert "valgrind-3" in stats.metadata["valgrind"]
     text = repr(stats)
     assert "sum\n" in text and "Instructions:" in text and "100 runs per measurement, 1 thread" in text

@@ -76,11 +76,10 @@ def test_a_child_killed_by_a_signal_is_reported():
 
 
 def test_warm_session_reuses_its_collector_and_counts_the_same():
-    from benchkit.engines.callgrind.collector import active_collector
     timer = Timer("sum(range(200))")
     fresh = timer.collect_callgrind(number=20).counts()
     with benchkit.callgrind_session() as session:
-        collector = active_collector(False)
+        collector = session.collector
         first = session.collect(timer, number=20).counts()
         servers = {id(s) for s in collector._servers.values()}
         second = timer.collect_callgrind(number=20).counts()   # uses the active session
@@ -92,11 +91,10 @@ def test_warm_session_reuses_its_collector_and_counts_the_same():
 
 
 def test_session_shuts_down_on_an_error_in_the_block():
-    from benchkit.engines.callgrind.collector import active_collector
     with pytest.raises(ZeroDivisionError):
-        with benchkit.callgrind_session():
+        with benchkit.callgrind_session() as session:
             Timer("pass").collect_callgrind(number=1)
-            collector = active_collector(False)
+            collector = session.collector
             processes = [s.process for s in collector._servers.values()]
             1 / 0
     assert processes and all(p.poll() is not None for p in processes)

@@ -7,11 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchkit.core import comparison as ab
-from benchkit.system import machine as fingerprint
+from benchkit.core import comparison, environment
+from benchkit.system import machine
 from benchkit.core.schema import Results
 from benchkit.core.task import TaskSpec
-from benchkit.engines.callgrind import workdir as job
+from benchkit.engines.callgrind import workdir
 from benchkit.engines.callgrind import server
 from benchkit.core.callgrind.callgrind_stats import CallgrindStats
 from benchkit.core.callgrind.counts import FunctionCount, FunctionCounts
@@ -31,7 +31,7 @@ def stats(name: str, count: int, revision: str | None, host: str | None = None,
 
 
 def warnings(base, new):
-    return list(ab.compare(Results(callgrind=base), Results(callgrind=new)).environment_warnings)
+    return list(comparison.of_runs(Results(callgrind=base), Results(callgrind=new)).environment_warnings)
 
 
 def test_same_collector_revision_gives_no_warning():
@@ -64,24 +64,24 @@ def test_instruction_counts_from_different_machines():
 
 
 def test_wall_time_only_results_get_no_collector_warning():
-    assert ab._collector_warnings(Results(), Results(callgrind=[stats("a", 1, "r1")])) == []
+    assert comparison._collector_warnings(Results(), Results(callgrind=[stats("a", 1, "r1")])) == []
 
 
 def test_collector_revision_follows_the_files_that_shape_the_counted_process(tmp_path,
                                                                              monkeypatch):
-    for relative in job.PYTHON_COLLECTOR_SOURCES:
+    for relative in workdir.PYTHON_COLLECTOR_SOURCES:
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_bytes((job.PACKAGE_DIR / relative).read_bytes())
-    real = job.collector_revision()
-    monkeypatch.setattr(job, "PACKAGE_DIR", tmp_path)
-    job.collector_revision.cache_clear()
+        (tmp_path / relative).write_bytes((workdir.PACKAGE_DIR / relative).read_bytes())
+    real = workdir.collector_revision()
+    monkeypatch.setattr(workdir, "PACKAGE_DIR", tmp_path)
+    workdir.collector_revision.cache_clear()
     try:
-        copy = job.collector_revision()
+        copy = workdir.collector_revision()
         (tmp_path / "engines" / "callgrind" / "fork_loop.c").write_bytes(b"/* changed */")
-        job.collector_revision.cache_clear()
-        changed = job.collector_revision()
+        workdir.collector_revision.cache_clear()
+        changed = workdir.collector_revision()
     finally:
-        job.collector_revision.cache_clear()
+        workdir.collector_revision.cache_clear()
     assert copy == real != changed
     assert len(copy) == 12
 
@@ -93,8 +93,8 @@ def test_python_collector_sources_list_every_benchkit_module_the_server_loads():
             " if n.split('.')[0] == 'benchkit'))")
     out = subprocess.run([sys.executable, "-c", code, *server.CHILD_MODULES],
                          capture_output=True, text=True, check=True).stdout.split()
-    loaded = {str(Path(f).resolve().relative_to(job.PACKAGE_DIR)) for f in out}
-    assert loaded <= set(job.PYTHON_COLLECTOR_SOURCES)
+    loaded = {str(Path(f).resolve().relative_to(workdir.PACKAGE_DIR)) for f in out}
+    assert loaded <= set(workdir.PYTHON_COLLECTOR_SOURCES)
 
 
 def test_server_child_modules_are_what_run_job_imports():
@@ -116,14 +116,14 @@ def test_different_sets_of_installed_packages_are_named():
 
 def test_site_packages_digest_follows_the_listing_but_not_benchkits_install_hooks(
         tmp_path, monkeypatch):
-    monkeypatch.setattr(fingerprint.site, "getsitepackages", lambda: [str(tmp_path)])
+    monkeypatch.setattr(machine.site, "getsitepackages", lambda: [str(tmp_path)])
     (tmp_path / "torch").mkdir()
-    before = fingerprint.site_packages_digest()
+    before = machine.site_packages_digest()
     (tmp_path / "__editable__.benchkit-0.1.0.pth").write_text("")
     (tmp_path / "__editable___benchkit_0_1_0_finder.py").write_text("")
-    assert fingerprint.site_packages_digest() == before
+    assert machine.site_packages_digest() == before
     (tmp_path / "ruff").mkdir()
-    assert fingerprint.site_packages_digest() != before
+    assert machine.site_packages_digest() != before
 
 
 def test_the_warning_names_the_packages_that_differ_when_the_environments_list_them():
@@ -131,12 +131,12 @@ def test_the_warning_names_the_packages_that_differ_when_the_environments_list_t
                    environment={"site_packages": ["numpy", "pyperf", "ruff", "torch"]})
     new = Results(callgrind=[stats("a", 100, "r1", site_packages="s2")],
                   environment={"site_packages": ["numpy", "pytest", "torch"]})
-    (got,) = ab.compare(base, new).environment_warnings
+    (got,) = comparison.of_runs(base, new).environment_warnings
     assert got.startswith("instruction counts from different sets of installed packages: "
                           "s1 vs s2 [+pytest, -pyperf, -ruff] (")
 
 
 def test_listing_difference_is_limited():
-    assert fingerprint.listing_difference(["a"], ["a", "b"]) == "+b"
-    assert fingerprint.listing_difference([], list("abcdefgh"), limit=3) == (
+    assert environment.listing_difference(["a"], ["a", "b"]) == "+b"
+    assert environment.listing_difference([], list("abcdefgh"), limit=3) == (
         "+a, +b, +c, ... (5 more)")

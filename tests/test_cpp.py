@@ -9,11 +9,9 @@ import pytest
 
 import benchkit
 from benchkit import Language, Timer
-from benchkit.engines.cpp import callgrind_program
-from benchkit.engines.cpp import source
-from benchkit.engines.cpp import toolchain
+from benchkit.engines.callgrind import workdir
+from benchkit.engines.cpp import callgrind_program, source, toolchain
 from benchkit.errors import SnippetError
-from benchkit.engines.callgrind import workdir as job
 from conftest import requires_valgrind
 
 pytest.importorskip("torch")
@@ -97,8 +95,8 @@ def test_cpp_instruction_counts_need_no_interpreter_and_repeat_exactly():
     b = timer.collect_callgrind(number=100)
     assert a.counts() == b.counts() and a.per_run() > 1000
     assert a.metadata["controls"]["language"] == "cpp"
-    assert a.metadata["controls"]["collector_revision"] == job.collector_revision(
-        job.CPP_COLLECTOR_SOURCES) != job.collector_revision()
+    assert a.metadata["controls"]["collector_revision"] == workdir.collector_revision(
+        workdir.CPP_COLLECTOR_SOURCES) != workdir.collector_revision()
     assert a.baseline_exclusive_stats.sum() < 1000
     # the snippet's own lines, under a name that is the same in every compile
     assert any(fn.startswith("/benchkit-snippet/snippet.cpp:bk_callgrind_main")
@@ -113,7 +111,7 @@ def test_counting_a_timed_snippet_compiles_nothing_more():
     timer.timeit(10)
     library = timer._loop.path
     built = library.stat().st_mtime_ns
-    driver, counted = callgrind_program(timer._task_spec)
+    driver, counted = callgrind_program(timer.task_spec)
     assert counted == library and library.stat().st_mtime_ns == built
     assert os.access(driver, os.X_OK)
 
@@ -131,7 +129,7 @@ def test_driver_names_a_library_built_without_callgrind_support():
 @requires_valgrind
 def test_cpp_counts_do_not_depend_on_where_the_cache_lives(tmp_path, monkeypatch):
     timer = Timer("x * y;", SETUP, language="cpp")
-    built = callgrind_program(timer._task_spec)
+    built = callgrind_program(timer.task_spec)
     counts = []
     for name in ("c", "a-much-longer-cache-directory-for-benchkit-artifacts"):
         cpp_cache = tmp_path / name / "benchkit" / "cpp"
@@ -139,6 +137,6 @@ def test_cpp_counts_do_not_depend_on_where_the_cache_lives(tmp_path, monkeypatch
         for artifact in built:   # the same artifacts: nothing to compile
             shutil.copy2(artifact, cpp_cache / artifact.name)
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / name))
-        assert callgrind_program(timer._task_spec)[1].parent == cpp_cache
+        assert callgrind_program(timer.task_spec)[1].parent == cpp_cache
         counts.append(timer.collect_callgrind(number=100).counts())
     assert counts[0] == counts[1]

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from benchkit.core import verdicts as decide
+from benchkit.core import verdicts
 from benchkit.core.measurement import Measurement, ProcessSample
 from benchkit.core.task import TaskSpec
 from noise_model import Machine
@@ -18,7 +18,7 @@ def test_separate_runs_make_no_false_claims_on_identical_code():
     decisions = []
     for seed in range(150):
         machine = Machine(seed)
-        decisions.append(decide.compare_runs(machine.run(10e-6), machine.run(10e-6),
+        decisions.append(verdicts.decide_runs(machine.run(10e-6), machine.run(10e-6),
                                              resamples=300))
     assert _claims(decisions) == 0
     assert sum(d.verdict == "unchanged" for d in decisions) > 30
@@ -26,7 +26,7 @@ def test_separate_runs_make_no_false_claims_on_identical_code():
 
 def test_separate_runs_detect_a_large_change_in_the_right_direction():
     def pair(seed, new_time):
-        return decide.compare_runs(Machine(seed, slow_fraction=0.2).run(10e-6),
+        return verdicts.decide_runs(Machine(seed, slow_fraction=0.2).run(10e-6),
                                    Machine(seed + 1000, slow_fraction=0.2).run(new_time),
                                    resamples=300)
     slower = [pair(s, 13e-6) for s in range(40)]
@@ -40,13 +40,13 @@ def test_separate_runs_detect_a_large_change_in_the_right_direction():
 
 
 def test_paired_layouts_make_no_false_claims_and_resolve_what_unpaired_runs_cannot():
-    same = [decide.compare_runs(Machine(s).run(10e-6, layouts=True),
+    same = [verdicts.decide_runs(Machine(s).run(10e-6, layouts=True),
                                 Machine(s + 500).run(10e-6, layouts=True)) for s in range(150)]
     assert _claims(same) == 0
-    ten = [decide.compare_runs(Machine(s, slow_fraction=0.2).run(10e-6, layouts=True),
+    ten = [verdicts.decide_runs(Machine(s, slow_fraction=0.2).run(10e-6, layouts=True),
                                Machine(s + 500, slow_fraction=0.2).run(11e-6, layouts=True))
            for s in range(40)]
-    unpaired = [decide.compare_runs(Machine(s, slow_fraction=0.2).run(10e-6),
+    unpaired = [verdicts.decide_runs(Machine(s, slow_fraction=0.2).run(10e-6),
                                     Machine(s + 500, slow_fraction=0.2).run(11e-6),
                                     resamples=300) for s in range(40)]
     assert sum(d.verdict == "slower" for d in ten) >= 25
@@ -59,7 +59,7 @@ def test_blocks_of_one_busy_run_do_not_fake_a_slowdown():
     """NEW was recorded while a neighbour kept the machine slow throughout: without the
     speed probe its median is 1.7x; with it the decision says why it cannot judge."""
     quiet, busy = Machine(1, slow_fraction=0.0), Machine(2, slow_fraction=1.0)
-    d = decide.compare_runs(quiet.run(10e-6), busy.run(10e-6), resamples=300)
+    d = verdicts.decide_runs(quiet.run(10e-6), busy.run(10e-6), resamples=300)
     assert d.new_median / d.base_median > 1.6
     assert d.verdict == "inconclusive" and "slow (busy) during most of NEW" in d.reason
 
@@ -68,18 +68,18 @@ def test_a_change_far_beyond_the_busy_machine_is_still_claimed():
     """Too few processes at full speed for a fine decision, but 4x is more than a machine
     1.7x slower explains: claimed, against a band widened by the probes' worst slowdown."""
     quiet, busy = Machine(1, slow_fraction=0.0), Machine(2, slow_fraction=1.0)
-    d = decide.compare_runs(quiet.run(10e-6), busy.run(40e-6), resamples=300)
+    d = verdicts.decide_runs(quiet.run(10e-6), busy.run(40e-6), resamples=300)
     assert d.verdict == "slower" and "machine was busy" in d.reason
     assert d.noise > 0.9                            # the band covers x1.7 slowdown, and more
-    d = decide.compare_runs(busy.run(40e-6), quiet.run(10e-6), resamples=300)
+    d = verdicts.decide_runs(busy.run(40e-6), quiet.run(10e-6), resamples=300)
     assert d.verdict == "faster"
-    d = decide.compare_runs(quiet.run(10e-6), busy.run(12.5e-6), resamples=300)
+    d = verdicts.decide_runs(quiet.run(10e-6), busy.run(12.5e-6), resamples=300)
     assert d.verdict == "inconclusive"       # x1.25 * x1.7 is within what the machine explains
 
 
 def test_one_process_per_side_is_inconclusive_and_says_what_would_settle_it():
     one = Measurement(1, [1e-6] * 20, TaskSpec("x", "pass"))
-    d = decide.compare_runs(one, one)
+    d = verdicts.decide_runs(one, one)
     assert d.verdict == "inconclusive" and "benchkit ab" in d.reason
 
 
@@ -91,14 +91,14 @@ def test_without_probes_processes_still_are_the_units():
         return Measurement(1, times, TaskSpec("x", "pass"),
                            processes=[ProcessSample((30,))] * 6)
     # 5 % process-to-process spread: a 2 % shift must not be claimed from 180 blocks a side
-    d = decide.compare_runs(run(1.0, 1), run(1.02, 2), noise=0.0)
+    d = verdicts.decide_runs(run(1.0, 1), run(1.02, 2), noise=0.0)
     assert d.verdict == "inconclusive" and d.n_base == 6
 
 
 def test_interleaved_rounds_make_no_false_claims_and_catch_ten_percent():
-    same = [decide.compare_rounds(*Machine(s).interleaved(10e-6, 10e-6)) for s in range(150)]
+    same = [verdicts.decide_rounds(*Machine(s).interleaved(10e-6, 10e-6)) for s in range(150)]
     assert _claims(same) == 0
-    ten = [decide.compare_rounds(*Machine(s, process_sd=0.01).interleaved(10e-6, 11e-6))
+    ten = [verdicts.decide_rounds(*Machine(s, process_sd=0.01).interleaved(10e-6, 11e-6))
            for s in range(60)]
     assert sum(d.verdict == "slower" for d in ten) >= 57
     assert all(d.verdict != "faster" for d in ten)
@@ -107,23 +107,23 @@ def test_interleaved_rounds_make_no_false_claims_and_catch_ten_percent():
 
 def test_interleaved_needs_rounds():
     base, new = Machine(0).interleaved(1e-6, 2e-6, rounds=2)
-    d = decide.compare_rounds(base, new)
+    d = verdicts.decide_rounds(base, new)
     assert d.verdict == "inconclusive" and "need 3" in d.reason
 
 
 def test_identical_rounds_are_unchanged_with_a_zero_width_interval():
     rounds = [[[1e-6, 1e-6]] * 4] * 5
-    d = decide.compare_rounds(rounds, rounds)
+    d = verdicts.decide_rounds(rounds, rounds)
     assert d.verdict == "unchanged" and d.ci_low == d.ci_high == d.ratio == 1.0
 
 
 def test_trial_log_ratios_pair_by_position():
-    ratios = decide.trial_log_ratios([[1.0, 1.0], [2.0]], [[1.1, 1.1], [1.0]])
+    ratios = verdicts.trial_log_ratios([[1.0, 1.0], [2.0]], [[1.1, 1.1], [1.0]])
     assert ratios == pytest.approx([math.log(1.1), math.log(0.5)])
     with pytest.raises(ValueError):
-        decide.trial_log_ratios([[1.0]], [])
+        verdicts.trial_log_ratios([[1.0]], [])
 
 
 def test_detectable_grows_with_the_interval():
-    assert decide._detectable(0.02, 0.0) == pytest.approx(0.02)
-    assert decide._detectable(0.02, math.log(1.1)) == pytest.approx(1.02 * 1.1 - 1)
+    assert verdicts._detectable(0.02, 0.0) == pytest.approx(0.02)
+    assert verdicts._detectable(0.02, math.log(1.1)) == pytest.approx(1.02 * 1.1 - 1)

@@ -177,9 +177,9 @@ def test_instruction_band_and_changes_outside_both_bands():
 
 def test_instructions_gate_fires_only_beyond_the_bands():
     from benchkit.core.comparison import Row, _check
-    from benchkit.core.gates import parse_gate
+    from benchkit.core.gates import Gate
     from benchkit.core.comparison import Band
-    gate = parse_gate("instructions>1%")
+    gate = Gate.parse("instructions>1%")
     base = Band(98.0, 100.0, 104.0, 3)
     inside = Row("x", None, base, Band(103.0, 106.0, 105.0, 3))
     assert _check(inside, [gate]) == ()

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from benchkit import FuzzedParameter, FuzzedTensor, Fuzzer, ParameterAlias
-from benchkit.api.fuzzer import FuzzerError
+from benchkit.errors import FuzzerError
 
 
 def test_normalised_dict_distribution_is_accepted_and_unnormalised_rejected():

@@ -7,7 +7,8 @@ import pytest
 
 import benchkit
 from benchkit.errors import ResultsFileError
-from benchkit.system import machine as fingerprint
+from benchkit.core import environment
+from benchkit.system import machine
 from benchkit.core import schema
 from conftest import make_measurement
 
@@ -44,25 +45,25 @@ def test_git_commit_is_recorded_inside_a_checkout(tmp_path):
     subprocess.run(["git", "-C", str(tmp_path), "add", "f"], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
                     "commit", "-qm", "x"], check=True)
-    state = fingerprint.git_state(str(tmp_path))
+    state = machine.git_state(str(tmp_path))
     assert len(state["commit"]) == 40 and state["dirty"] is False
     (tmp_path / "f").write_text("y")
-    assert fingerprint.git_state(str(tmp_path))["dirty"] is True
-    assert fingerprint.git_state("/") is None
+    assert machine.git_state(str(tmp_path))["dirty"] is True
+    assert machine.git_state("/") is None
 
 
 def test_parse_cpu_model_from_proc_text():
     x86 = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\n"
     arm = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU part\t: 0xd0c\n\nModel\t\t: Raspberry Pi 4\n"
-    assert fingerprint.parse_cpu_model(x86) == "Intel(R) Xeon(R) CPU @ 2.20GHz"
-    assert fingerprint.parse_cpu_model(arm) == "Raspberry Pi 4"
-    assert fingerprint.parse_cpu_model("") is None
+    assert environment.parse_cpu_model(x86) == "Intel(R) Xeon(R) CPU @ 2.20GHz"
+    assert environment.parse_cpu_model(arm) == "Raspberry Pi 4"
+    assert environment.parse_cpu_model("") is None
 
 
 def test_environment_differences():
     base = {"cpu_model": "A", "torch": "2.13.0", "python": "3.11"}
-    assert fingerprint.differences(base, dict(base)) == []
-    assert fingerprint.differences(base, {**base, "torch": "2.12.0"}) == ["torch: 2.13.0 vs 2.12.0"]
+    assert environment.differences(base, dict(base)) == []
+    assert environment.differences(base, {**base, "torch": "2.12.0"}) == ["torch: 2.13.0 vs 2.12.0"]
 
 
 def test_failed_save_keeps_the_old_file(tmp_path):
@@ -155,17 +156,37 @@ def _sampled():
     return m
 
 
+AB_SECTION = {"design": "interleaved", "rounds": 2, "trials": 20, "trial_time": 0.025,
+              "seed": None,
+              "sides": {"base": {"python": "/usr/bin/python3", "env": {}, "rev": "main",
+                                 "environment": {"python": "3.11.7"}},
+                        "new": {"python": "/usr/bin/python3", "env": {"WORK": "400"},
+                                "rev": None, "environment": {}}},
+              "only_base": ["bench_a::gone"], "only_new": []}
+
+
 def test_process_structure_and_ab_section_round_trip(tmp_path):
+    from benchkit.core.records import AbRecord, Side
     from benchkit.core.schema import Results
     m = _sampled()
-    ab = {"design": "interleaved", "rounds": 2, "sides": {"base": {"env": {}}, "new": {}}}
+    ab = AbRecord.from_dict(AB_SECTION)
+    assert ab.sides[Side.NEW].env == {"WORK": "400"} and ab.only_base == ("bench_a::gone",)
     path = benchkit.save(tmp_path / "r.json", Results([m], [], {"python": "x"}, {}, ab))
     loaded = benchkit.load(path)
     assert loaded.measurements == [m] and loaded.ab == ab
     assert loaded.measurements[0].chunk_times()[0] == [m.times[:2], m.times[2:3]]
     doc = json.loads(path.read_text())
-    assert doc["version"] == 3
+    assert doc["version"] == 3 and doc["ab"] == AB_SECTION
     assert doc["measurements"][0]["processes"][1] == {"chunks": [2], "probes": [5.8e-4]}
+
+
+def test_a_sparse_ab_section_loads_and_saves_valid():
+    from benchkit.core.records import AbRecord
+    record = AbRecord.from_dict({"sides": {"base": {}, "new": {"env": {"A": "1"}}}})
+    assert record.rounds is None and record.design == "interleaved"
+    written = record.to_dict()
+    assert "rounds" not in written and "python" not in written["sides"]["base"]
+    assert AbRecord.from_dict(written) == record
 
 
 @pytest.mark.parametrize("processes, problem", [

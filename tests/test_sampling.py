@@ -11,10 +11,11 @@ import pytest
 import benchkit
 from benchkit.errors import BenchkitError, SuiteError
 from benchkit.core.measurement import Measurement
-from benchkit.orchestration.sampling import runs as schedule
-from benchkit.orchestration.sampling.workers import WorkerError, WorkerProcess
+from benchkit.orchestration.sampling import runs
+from benchkit.errors import WorkerError
+from benchkit.orchestration.sampling.workers import WorkerProcess
 
-QUICK = schedule.Settings(processes=3, min_run_time=0.03, chunk_time=0.01,
+QUICK = runs.Settings(processes=3, min_run_time=0.03, chunk_time=0.01,
                           block_min_run_time=0.02, timeout=120)
 
 SUITE = textwrap.dedent('''
@@ -35,7 +36,7 @@ def _suite(tmp_path, text=SUITE, name="bench_s.py"):
 
 
 def test_suite_is_measured_in_fresh_processes_with_chunks_and_probes(tmp_path):
-    ms = schedule.sample_suite([_suite(tmp_path)], settings=QUICK)
+    ms = runs.sample_suite([_suite(tmp_path)], settings=QUICK)
     assert [m.metadata for m in ms] == [
         {"benchmark": "bench_s::add", "gates": ["slower>10%"]},
         {"benchmark": "bench_s::bench_join", "gates": []}]
@@ -52,10 +53,10 @@ def test_suite_is_measured_in_fresh_processes_with_chunks_and_probes(tmp_path):
 
 def test_keyword_selects_and_no_match_names_the_paths(tmp_path):
     suite = _suite(tmp_path)
-    ms = schedule.sample_suite([suite], keyword="join", settings=QUICK)
+    ms = runs.sample_suite([suite], keyword="join", settings=QUICK)
     assert [m.metadata["benchmark"] for m in ms] == ["bench_s::bench_join"]
     with pytest.raises(SuiteError, match="match -k 'zzz'"):
-        schedule.sample_suite([suite], keyword="zzz", settings=QUICK)
+        runs.sample_suite([suite], keyword="zzz", settings=QUICK)
 
 
 def test_measure_processes_ships_globals_and_callables(tmp_path):
@@ -72,7 +73,7 @@ def test_measure_processes_ships_globals_and_callables(tmp_path):
 def test_snippet_error_in_a_worker_shows_the_users_line(tmp_path):
     suite = _suite(tmp_path, 'from benchkit import Timer\nbench_bad = Timer("1 / 0")\n')
     with pytest.raises(WorkerError) as info:
-        schedule.sample_suite([suite], settings=QUICK)
+        runs.sample_suite([suite], settings=QUICK)
     text = str(info.value)
     assert "ZeroDivisionError" in text and "Traceback in the worker process" in text
     assert "1 / 0" in text
@@ -81,13 +82,13 @@ def test_snippet_error_in_a_worker_shows_the_users_line(tmp_path):
 def test_suite_that_exits_is_an_error_not_silent_success(tmp_path):
     suite = _suite(tmp_path, "import sys\nsys.exit(0)\n")
     with pytest.raises(BenchkitError, match=r"called sys.exit\(0\) while being imported"):
-        schedule.sample_suite([suite], settings=QUICK)
+        runs.sample_suite([suite], settings=QUICK)
 
 
 def test_suite_import_error_names_the_file(tmp_path):
     suite = _suite(tmp_path, "import no_such_module_here\n")
     with pytest.raises(SuiteError, match="bench_s.py.*no_such_module_here"):
-        schedule.sample_suite([suite], settings=QUICK)
+        runs.sample_suite([suite], settings=QUICK)
 
 
 def test_a_worker_that_dies_is_reported_with_its_stderr(tmp_path):
@@ -98,21 +99,21 @@ def test_a_worker_that_dies_is_reported_with_its_stderr(tmp_path):
                           "import os, sys")
     '''))
     with pytest.raises(WorkerError, match=r"exited \(status 7\)(.|\n)*dying now"):
-        schedule.sample_suite([suite], settings=QUICK)
+        runs.sample_suite([suite], settings=QUICK)
 
 
 def test_a_hanging_snippet_times_out_and_its_worker_is_killed(tmp_path):
     suite = _suite(tmp_path, 'from benchkit import Timer\nbench_hang = Timer("while 1: pass")\n')
-    settings = schedule.Settings(processes=1, min_run_time=0.01, timeout=2)
+    settings = runs.Settings(processes=1, min_run_time=0.01, timeout=2)
     started = time.monotonic()
     with pytest.raises(WorkerError, match="no answer within 2 s"):
-        schedule.sample_suite([suite], settings=settings)
+        runs.sample_suite([suite], settings=settings)
     assert time.monotonic() - started < 30
     assert not _workers_of(os.getpid())
 
 
 def _workers_of(pid):
-    out = subprocess.run(["pgrep", "-f", "benchkit/sampling/worker.py"], capture_output=True,
+    out = subprocess.run(["pgrep", "-f", "benchkit/orchestration/sampling/worker.py"], capture_output=True,
                          text=True).stdout.split()
     return [p for p in out if _ppid(p) == pid]
 

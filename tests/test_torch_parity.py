@@ -188,7 +188,7 @@ OP_FUZZERS = ["BinaryOpFuzzer", "UnaryOpFuzzer", "SpectralOpFuzzer", "BinaryOpSp
 def test_op_fuzzers_draw_torchs_cases(torch_fuzzers_with_the_check_fixed, name, seed):
     import importlib
 
-    from benchkit.api import op_fuzzers
+    from benchkit import op_fuzzers
     module = {"BinaryOpFuzzer": "binary", "UnaryOpFuzzer": "unary",
               "SpectralOpFuzzer": "spectral", "BinaryOpSparseFuzzer": "sparse_binary",
               "UnaryOpSparseFuzzer": "sparse_unary"}[name]

@@ -11,13 +11,9 @@ import itertools
 import sys
 from typing import Any, Callable, Iterator
 
-from benchkit.errors import BenchkitError
+from benchkit.errors import FuzzerError
 
 _DISTRIBUTIONS = ("loguniform", "uniform")
-
-
-class FuzzerError(BenchkitError, ValueError):
-    pass
 
 
 class ParameterAlias:

@@ -1,50 +1,77 @@
-"""Timer: torch.utils.benchmark's API over one compiled loop and one measurement loop."""
+"""Timer: torch.utils.benchmark's API over benchkit's engines. A Timer validates its
+arguments once, holds a Task (`timer.task()`), and hands that task to the engine each method
+needs: the wall-time loop here, worker processes, the callgrind collector, torch.profiler."""
 from __future__ import annotations
 
-import importlib.util
-import os
 import timeit as _timeit
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from benchkit.core import validate
-from benchkit.errors import BenchkitError
+from benchkit.core.callgrind.requests import CountRequest
 from benchkit.core.measurement import Measurement
-from benchkit.core.task import Language, TaskSpec
+from benchkit.core.snippets import check_syntax, describe_callable, normalize
+from benchkit.core.task import Language, Task, TaskSpec
+from benchkit.engines.loops import loop_for
 from benchkit.engines.wall import autorange
+from benchkit.engines.wall.chunks import CHUNK_TIME, measure_chunks
 from benchkit.engines.wall.clock import default_timer
-from benchkit.engines.wall.loop import CompiledLoop, check_syntax, normalize, referenced_names
+from benchkit.engines.wall.loop import TimeitClassLoop
 from benchkit.engines.wall.threads import torch_threads
+from benchkit.errors import BenchkitError, InvalidArgumentError
+from benchkit.orchestration import counting
 
 
-class UnsupportedLanguageError(BenchkitError, NotImplementedError):
-    pass
-
-
-def _language(language: Language | str) -> Language:
-    if language in (Language.PYTHON, "py", "python"):
-        return Language.PYTHON
-    if language in (Language.CPP, "cpp", "c++"):
-        return Language.CPP
-    raise BenchkitError(f"language={language!r} is not a language; use 'python' or 'cpp'.")
-
-
-class _SeamLoop:
-    """time_block over a user-supplied `_timer_cls` (a timeit.Timer-like class)."""
-
-    def __init__(self, timer: Any):
-        self._timer = timer
-
-    def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
-        return self._timer.timeit(number)
-
-
-def _source(snippet: str | Callable[[], object], name: str) -> str:
+def _python_source(snippet: Any, name: str) -> str:
     if callable(snippet):
-        return getattr(snippet, "__qualname__", repr(snippet)) + "()"
+        return describe_callable(snippet)
     if not isinstance(snippet, str):
-        raise BenchkitError(f"{name} must be a string or a zero-argument callable, "
-                            f"got {type(snippet).__name__}.")
+        raise InvalidArgumentError(name, snippet, "a string or a zero-argument callable",
+                                   message=f"{name} must be a string or a zero-argument "
+                                           f"callable, got {type(snippet).__name__}.")
     return normalize(snippet)
+
+
+def _build_task(stmt, setup, global_setup, timer, globals, label, sub_label, description,
+                env, num_threads, language) -> Task:
+    """Check every argument once and build the Task (the boundary of the Python API)."""
+    language = Language.parse(language)
+    validate.integer("num_threads", num_threads, where="Timer")
+    if timer is not default_timer:
+        validate.clock(timer)
+    validate.optional_dict("globals", globals)
+    for field, value in (("label", label), ("sub_label", sub_label),
+                         ("description", description), ("env", env)):
+        validate.optional_text(field, value)
+    validate.text("global_setup", global_setup)
+    if language is Language.CPP:
+        for name, snippet in (("stmt", stmt), ("setup", setup)):
+            if not isinstance(snippet, str):
+                raise InvalidArgumentError(name, snippet, "a string", message=(
+                    f"a C++ {name} must be a string, got {type(snippet).__name__}."))
+        if globals:
+            raise InvalidArgumentError("globals", globals, "none", message=(
+                "C++ snippets take no globals; create the values in `setup` (or "
+                "`global_setup`)."))
+        setup = "" if setup == "pass" else setup
+        stmt = stmt_src = normalize(stmt)
+        setup = setup_src = normalize(setup)
+        global_setup = normalize(global_setup)
+    else:
+        if global_setup:
+            raise InvalidArgumentError("global_setup", global_setup, "''", message=(
+                f"global_setup is for C++ snippets, got {global_setup!r}; move this code "
+                "into `setup`."))
+        stmt_src, setup_src = _python_source(stmt, "stmt"), _python_source(setup, "setup")
+        for name, snippet, src in (("setup", setup, setup_src), ("stmt", stmt, stmt_src)):
+            if isinstance(snippet, str):
+                check_syntax(name, src)
+        stmt = stmt_src if isinstance(stmt, str) else stmt
+        setup = setup_src if isinstance(setup, str) else setup
+    spec = TaskSpec(stmt=stmt_src, setup=setup_src, global_setup=global_setup, label=label,
+                    sub_label=sub_label, description=description, env=env,
+                    num_threads=num_threads)
+    return Task(spec, stmt, setup, dict(globals or {}), language,
+                None if timer is default_timer else timer)
 
 
 class Timer:
@@ -69,80 +96,46 @@ class Timer:
                  sub_label: str | None = None, description: str | None = None,
                  env: str | None = None, num_threads: int = 1,
                  language: Language | str = Language.PYTHON) -> None:
-        self._language = _language(language)
-        validate.integer("num_threads", num_threads, where="Timer")
-        if timer is not default_timer:
-            validate.clock(timer)
-        if globals is not None and not isinstance(globals, dict):
-            raise BenchkitError(f"globals must be a dict, got {type(globals).__name__}.")
-        for field, value in (("label", label), ("sub_label", sub_label),
-                             ("description", description), ("env", env)):
-            if value is not None and not isinstance(value, str):
-                raise BenchkitError(f"{field} must be a string or None, got "
-                                    f"{type(value).__name__}.")
-        if not isinstance(global_setup, str):
-            raise BenchkitError(f"global_setup must be a string, got "
-                                f"{type(global_setup).__name__}.")
-        names: set[str] = set()
-        if self._language is Language.CPP:
-            for name, snippet in (("stmt", stmt), ("setup", setup)):
-                if not isinstance(snippet, str):
-                    raise BenchkitError(f"a C++ {name} must be a string, got "
-                                        f"{type(snippet).__name__}.")
-            if globals:
-                raise BenchkitError("C++ snippets take no globals; create the values in "
-                                    "`setup` (or `global_setup`).")
-            setup = "" if setup == "pass" else setup
-            stmt_src, setup_src = normalize(stmt), normalize(setup)
-            global_setup = normalize(global_setup)
-        else:
-            if global_setup:
-                raise BenchkitError(f"global_setup is for C++ snippets, got {global_setup!r}; "
-                                    "move this code into `setup`.")
-            stmt_src, setup_src = _source(stmt, "stmt"), _source(setup, "setup")
-            for name, snippet, src in (("setup", setup, setup_src), ("stmt", stmt, stmt_src)):
-                if isinstance(snippet, str):
-                    names |= referenced_names(check_syntax(name, src))
-        self._user_globals = dict(globals or {})
-        # Import torch only for snippets that use it (a pure-Python snippet stays torch-free),
-        # and only when timing here: collect_callgrind never needs torch in this process.
-        self._inject_torch = ("torch" in names and "torch" not in self._user_globals
-                              and importlib.util.find_spec("torch") is not None)
-        self._stmt, self._setup, self._timer_fn = stmt, setup, timer
-        self._compiled: CompiledLoop | None = None
-        self._task_spec = TaskSpec(stmt=stmt_src, setup=setup_src, global_setup=global_setup,
-                                   label=label, sub_label=sub_label, description=description,
-                                   env=env, num_threads=num_threads)
+        self._task = _build_task(stmt, setup, global_setup, timer, globals, label, sub_label,
+                                 description, env, num_threads, language)
+        self._compiled = None
 
-    @property
-    def _loop(self) -> CompiledLoop:
-        if self._compiled is None and type(self)._timer_cls is not _timeit.Timer:
-            from benchkit.engines.transfer import CopyIfCallgrind
-            self._compiled = _SeamLoop(self._timer_cls(
-                stmt=self._task_spec.stmt, setup=self._task_spec.setup,
-                timer=self._timer_fn, globals=CopyIfCallgrind.unwrap_all(self._user_globals)))
-        if self._compiled is None and self._language is Language.CPP:
-            from benchkit.engines.cpp.loop import CppLoop
-            spec = self._task_spec
-            self._compiled = CppLoop(spec.stmt, spec.setup, spec.global_setup)
-        if self._compiled is None:
-            from benchkit.engines.transfer import CopyIfCallgrind
-            namespace = CopyIfCallgrind.unwrap_all(self._user_globals)
-            if self._inject_torch:
-                import torch
-                namespace["torch"] = torch
-            self._compiled = CompiledLoop(self._stmt, self._setup, self._timer_fn, namespace)
-        return self._compiled
+    @classmethod
+    def from_task(cls, task: Task) -> "Timer":
+        """A Timer measuring `task` (e.g. one that a suite yielded)."""
+        timer = cls.__new__(cls)
+        timer._task = task
+        timer._compiled = None
+        return timer
+
+    def task(self) -> Task:
+        """What this Timer measures, for every engine: spec, code, globals, language."""
+        return self._task
 
     @property
     def task_spec(self) -> TaskSpec:
-        return self._task_spec
+        """The TaskSpec shown and stored with every result."""
+        return self._task.spec
+
+    @property
+    def _loop(self):
+        if self._compiled is None:
+            task = self._task
+            if type(self)._timer_cls is not _timeit.Timer:
+                from benchkit.engines.transfer import CopyIfCallgrind
+                self._compiled = TimeitClassLoop(self._timer_cls(
+                    stmt=task.spec.stmt, setup=task.spec.setup,
+                    timer=task.clock or default_timer,
+                    globals=CopyIfCallgrind.unwrap_all(dict(task.globals))))
+            else:
+                self._compiled = loop_for(task, default_timer)
+        return self._compiled
 
     def _measurement(self, number: int, times: list[float]) -> Measurement:
-        return Measurement(number_per_run=number, raw_times=times, task_spec=self._task_spec)
+        return Measurement(number_per_run=number, raw_times=times, task_spec=self.task_spec)
 
     def _threads(self):
-        return torch_threads(self._task_spec.num_threads)
+        return torch_threads(self.task_spec.num_threads)
 
     def _time_block(self, number: int) -> float:
         # As torch's: no real block takes under 1 ns (and nothing divides by zero).
@@ -190,9 +183,8 @@ class Timer:
         validate.non_negative("threshold", threshold, where=where)
         validate.seconds("min_run_time", min_run_time, where=where)
         validate.seconds("max_run_time", max_run_time, where=where)
-        if max_run_time < min_run_time:
-            raise BenchkitError(f"{where}: max_run_time={max_run_time!r} is below "
-                                f"min_run_time={min_run_time!r}; raise max_run_time.")
+        validate.at_least("max_run_time", max_run_time, "min_run_time", min_run_time,
+                          where=where)
         with self._threads():
             number = autorange.estimate_block_size(
                 self._time_block, max(min_run_time, autorange.ADAPTIVE_ESTIMATE_TIME))
@@ -200,6 +192,19 @@ class Timer:
                 self._time_block, number, autorange.iqr_below(threshold),
                 min_run_time=min_run_time, max_run_time=max_run_time, callback=callback)
         return self._measurement(number, times)
+
+    def chunked_autorange(self, min_run_time: float = 0.2) -> Measurement:
+        """blocked_autorange's block size, then blocks in chunks of ~25 ms behind a speed
+        probe for `min_run_time` seconds, in this process: one process says nothing about
+        process-to-process variance, but `compare` can keep only the chunks timed at full
+        machine speed (the pytest plugin measures this way)."""
+        validate.seconds("min_run_time", min_run_time, where="Timer.chunked_autorange")
+        with self._threads():
+            number = autorange.estimate_block_size(self._time_block, min_run_time)
+            chunks = measure_chunks(self._time_block, number, min_run_time, CHUNK_TIME)
+        from benchkit.core.measurement import ProcessSample
+        times, sample = ProcessSample.from_chunks(chunks)
+        return Measurement(number, times, self.task_spec, processes=[sample])
 
     def multiprocess_autorange(self, processes: int = 10, min_run_time: float = 0.1, *,
                                seed: int | None = None) -> Measurement:
@@ -217,16 +222,16 @@ class Timer:
         (a tuple of them when `repeats` is given). Deterministic: the same snippet gives the
         same totals in every fresh process. `cache_sim=True` adds cache misses and estimated
         cycles (fixed cache geometry). `layouts=K` also collects under K-1 other memory
-        layouts and keeps their per-run counts (the band) in metadata["layouts"]."""
-        from benchkit.engines.callgrind.collect import collect, collect_cpp
-        task = _callgrind_task(self, number, repeats, collect_baseline)
-        options = dict(cache_sim=cache_sim, timeout=_timeout(timeout),
-                       retain_out_file=retain_out_file, layouts=_layouts(layouts))
-        if self._language is Language.CPP:
-            from benchkit.engines.cpp import callgrind_program
-            stats = collect_cpp(task, *callgrind_program(self._task_spec), **options)
+        layouts (in parallel, up to the CPUs) and keeps their per-run counts (the band) in
+        metadata["layouts"]."""
+        request = _count_request(self, number, repeats, collect_baseline)
+        options = counting.build_options("collect_callgrind", cache_sim=cache_sim,
+                                         timeout=timeout, retain_out_file=retain_out_file,
+                                         layouts=layouts)
+        if self._task.language is Language.CPP:
+            stats = counting.collect_cpp(request, options)
         else:
-            (stats,) = collect([task], **options)
+            (stats,) = counting.collect([request], options)
         return stats if repeats is not None else stats[0]
 
     def profile(self, *, wait: int = 1, warmup: int = 1, active: int = 3, repeat: int = 1,
@@ -237,38 +242,27 @@ class Timer:
         runs of this Timer's own loop (schedule wait/warmup/active/repeat), inside a
         record_function region named from label/sub_label/description. Returns a
         ProfileResult with per-op tables, export_chrome_trace() and the profiler overhead."""
-        from benchkit.engines.profiler.runner import profile_timer
-        return profile_timer(self, wait=wait, warmup=warmup, active=active, repeat=repeat,
-                             number=number, record_shapes=record_shapes,
-                             profile_memory=profile_memory, with_stack=with_stack,
-                             with_flops=with_flops, min_run_time=min_run_time)
+        from benchkit.engines.profiler.runner import ProfileSchedule, profile_task
+        schedule = ProfileSchedule(wait, warmup, active, repeat)
+        return profile_task(self._task,
+                            lambda: self.blocked_autorange(min_run_time=min_run_time).median,
+                            self._loop, schedule, number=number, record_shapes=record_shapes,
+                            profile_memory=profile_memory, with_stack=with_stack,
+                            with_flops=with_flops)
 
 
-def _layouts(layouts: int) -> int:
-    return validate.integer("layouts", layouts, where="collect_callgrind")
-
-
-def _timeout(timeout: float | None) -> float | None:
-    return validate.optional_seconds("timeout", timeout, where="collect_callgrind")
-
-
-def _callgrind_task(timer: Timer, number: int, repeats: int | None, collect_baseline: bool):
-    from benchkit.engines.callgrind.workdir import CallgrindTask
+def _count_request(timer: Timer, number: int, repeats: int | None,
+                   collect_baseline: bool) -> CountRequest:
     validate.integer("number", number, where="collect_callgrind")
     if repeats is not None:
         validate.integer("repeats", repeats, where="collect_callgrind")
-    spec = timer._task_spec
-    stmt = spec.stmt if isinstance(timer._stmt, str) else timer._stmt
-    setup = spec.setup if isinstance(timer._setup, str) else timer._setup
-    return CallgrindTask(task_spec=spec, stmt=stmt, setup=setup,
-                         globals=timer._user_globals, number=number, repeats=repeats or 1,
-                         collect_baseline=collect_baseline)
+    return CountRequest(timer.task(), number, repeats or 1, collect_baseline)
 
 
-def collect_callgrind_many(timers, number: int = 100, *, collect_baseline: bool = True,
-                           retain_out_file: bool = False, cache_sim: bool = False,
-                           timeout: float | None = None, layouts: int = 1,
-                           jobs: int | None = None, executor: Any = None,
+def collect_callgrind_many(timers: Sequence[Timer], number: int = 100, *,
+                           collect_baseline: bool = True, retain_out_file: bool = False,
+                           cache_sim: bool = False, timeout: float | None = None,
+                           layouts: int = 1, jobs: int | None = None, executor: Any = None,
                            progress: Any = None):
     """collect_callgrind for many Timers through the forking collector: one valgrind process
     per group of snippets needing the same modules (start-up and imports paid once), each
@@ -276,34 +270,21 @@ def collect_callgrind_many(timers, number: int = 100, *, collect_baseline: bool 
     depend on `jobs`, on the other snippets or on their order. `executor` (a
     distributed.Client or a concurrent.futures.Executor) runs the collection on its workers
     instead. Returns one CallgrindStats per timer, in order."""
-    from benchkit.engines.callgrind.collect import collect
-    timers = list(timers)
-    jobs = validate.integer("jobs", jobs if jobs is not None else (os.cpu_count() or 1),
-                            where="collect_callgrind_many")
-    if any(t._language is Language.CPP for t in timers):
-        raise BenchkitError("collect_callgrind_many takes Python Timers; collect C++ ones "
-                            "with their own collect_callgrind (no interpreter to share).")
-    tasks = [_callgrind_task(t, number, None, collect_baseline) for t in timers]
-    if executor is not None:
-        from benchkit.orchestration.distributed import collect_remote
-        return collect_remote(tasks, executor, cache_sim=cache_sim, timeout=_timeout(timeout),
-                              layouts=_layouts(layouts), jobs=jobs, progress=progress)
-    return [s[0] for s in collect(tasks, cache_sim=cache_sim, timeout=_timeout(timeout),
-                                  retain_out_file=retain_out_file, layouts=_layouts(layouts),
-                                  jobs=jobs, progress=progress)]
+    requests = [_count_request(t, number, None, collect_baseline) for t in timers]
+    options = counting.build_options("collect_callgrind_many", cache_sim=cache_sim,
+                                     timeout=timeout, retain_out_file=retain_out_file,
+                                     layouts=layouts, jobs=jobs, progress=progress)
+    return counting.collect_many(requests, options, executor)
 
 
-
-
-def measure_processes(timers, processes: int = 10, min_run_time: float = 0.1, *,
-                      seed: int | None = None) -> list[Measurement]:
+def measure_processes(timers: Sequence[Timer], processes: int = 10, min_run_time: float = 0.1,
+                      *, seed: int | None = None) -> list[Measurement]:
     """Measure many Timers across `processes` fresh worker processes, each process timing
     every Timer once in a shuffled order (so drift spreads evenly). One Measurement per
     Timer, in order, each with per-process structure."""
-    from benchkit.orchestration.sampling.runs import Settings, check_settings, sample_timers
+    from benchkit.orchestration.sampling.runs import Settings, sample_tasks
     timers = list(timers)
     if not timers or not all(isinstance(t, Timer) for t in timers):
         raise BenchkitError("measure_processes needs a non-empty list of benchkit.Timer")
     settings = Settings(processes=processes, min_run_time=min_run_time, seed=seed)
-    check_settings(settings)
-    return sample_timers(timers, settings)
+    return sample_tasks([t.task() for t in timers], settings)

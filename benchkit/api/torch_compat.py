@@ -11,15 +11,11 @@ import pickle
 from pathlib import Path
 from typing import Any, Iterable
 
-from benchkit.errors import BenchkitError
 from benchkit.core.measurement import Measurement
 from benchkit.core.task import TASKSPEC_FIELDS, TaskSpec
+from benchkit.errors import TorchConversionError
 
 _TORCH = "torch.utils.benchmark"
-
-
-class TorchConversionError(BenchkitError, ValueError):
-    """An object or file that is not torch.utils.benchmark results, or needs torch to read."""
 
 
 def _is_torch(obj: Any, name: str) -> bool:

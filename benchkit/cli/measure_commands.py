@@ -1,20 +1,20 @@
 """Commands that measure: `run` (a suite, across worker processes) and `ab` (interleaved A/B)."""
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import json
 import sys
 from pathlib import Path
 
 from benchkit.cli import args as types
+from benchkit.cli.exit_codes import ExitCode
 from benchkit.errors import BenchkitError
 
-EXIT_OK, EXIT_REGRESSION, EXIT_USAGE = 0, 1, 2
 FAST = {"processes": 3, "min_run_time": 0.05}
 
 
 def add_parsers(sub) -> None:
+    """The subcommands of this module."""
     run = sub.add_parser("run", help="run benchmark suites and write a results file")
     run.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
     run.add_argument("-k", dest="keyword", metavar="EXPR",
@@ -106,16 +106,19 @@ def _progress(desc: str):
 
 def _wall_in_process(selected, min_run_time: float):
     from tqdm import tqdm
+
+    from benchkit.api.timer import Timer
     out = []
     for b in tqdm(selected, desc="wall time", unit="benchmark", file=sys.stderr):
-        m = b.timer.blocked_autorange(min_run_time=min_run_time)
-        m.metadata = {"benchmark": b.name, "gates": [str(g) for g in b.gates]}
+        m = Timer.from_task(b.task).blocked_autorange(min_run_time=min_run_time)
+        m.metadata = b.metadata()
         out.append(m)
     return out
 
 
 def _callgrind(selected, args):
-    import benchkit
+    from benchkit.core.callgrind.requests import CountRequest
+    from benchkit.orchestration import counting
     executor = None
     where = ""
     if args.scheduler:
@@ -125,9 +128,11 @@ def _callgrind(selected, args):
     progress = _progress("instruction counts" + where)
     progress.total = len(selected) * (1 if executor else args.layouts)
     try:
-        return benchkit.collect_callgrind_many(
-            [b.timer for b in selected], cache_sim=args.cache_sim, layouts=args.layouts,
-            jobs=args.jobs, executor=executor, progress=progress)
+        options = counting.build_options("benchkit run", cache_sim=args.cache_sim,
+                                         layouts=args.layouts, jobs=args.jobs,
+                                         progress=progress)
+        return counting.collect_many([CountRequest(b.task) for b in selected], options,
+                                     executor)
     finally:
         progress.close()
         if executor is not None:
@@ -137,42 +142,38 @@ def _callgrind(selected, args):
 def cmd_run(args) -> int:
     from benchkit.api.compare import Compare
     from benchkit.core.report import format_callgrind
+    from benchkit.orchestration.sampling import runs
     from benchkit.system.results_files import check_writable
-    from benchkit.orchestration.sampling import runs as schedule
+
     if args.no_wall_time and not args.callgrind:
         raise BenchkitError("--no-wall-time without --callgrind measures nothing; drop it or "
                             "add --callgrind")
     if (args.jobs or args.scheduler) and not args.callgrind:
         raise BenchkitError("-j/--scheduler apply to --callgrind collections; add --callgrind")
     output = check_writable(args.output or f"results/run-{_now()}.json")
-    settings = schedule.Settings(
+    settings = runs.Settings(
         processes=FAST["processes"] if args.fast else args.processes,
         min_run_time=FAST["min_run_time"] if args.fast else args.min_run_time, seed=args.seed)
     selected = []
     if args.callgrind or args.in_process:
-        from benchkit.orchestration.suite import discover, keyword_filter
-        selected = [b for b in discover(args.paths) if keyword_filter(args.keyword)(b.name)]
-        if not selected:
-            raise BenchkitError(f"no benchmarks in {' '.join(args.paths)}"
-                                + (f" match -k {args.keyword!r}" if args.keyword else ""))
+        from benchkit.orchestration.suite import select
+        selected = select(args.paths, args.keyword)
         if args.num_threads is not None:
-            for b in selected:
-                b.timer._task_spec = dataclasses.replace(b.timer.task_spec,
-                                                         num_threads=args.num_threads)
-    measurements, callgrind, partial = [], [], []
+            selected = [b.with_threads(args.num_threads) for b in selected]
+    measurements, callgrind, sampled = [], [], runs.Sampled()
     try:
         if not args.no_wall_time and args.in_process:
             measurements = _wall_in_process(selected, args.min_run_time)
         elif not args.no_wall_time:
             progress = _progress(f"wall time ({settings.processes} processes)")
             try:
-                measurements = schedule.sample_suite(
+                measurements = runs.sample_suite(
                     args.paths, keyword=args.keyword, num_threads=args.num_threads,
-                    settings=settings, progress=progress, partial=partial)
+                    settings=settings, progress=progress, into=sampled)
             finally:
                 progress.close()
     except (BenchkitError, KeyboardInterrupt):
-        kept = schedule.partial_measurements(partial)
+        kept = sampled.measurements()
         if kept:
             _save(output.with_name(output.name.replace(".json", ".partial.json", 1)), kept,
                   f"partial results ({len(kept)} benchmarks)")
@@ -180,7 +181,7 @@ def cmd_run(args) -> int:
     if args.callgrind:
         stats = _callgrind(selected, args)
         for b, s in zip(selected, stats):
-            s.metadata.update({"benchmark": b.name, "gates": [str(g) for g in b.gates]})
+            s.metadata.update(b.metadata())
             callgrind.append(s)
     if measurements:
         print(Compare(measurements))
@@ -190,62 +191,55 @@ def cmd_run(args) -> int:
     if callgrind:
         print(format_callgrind(callgrind))
     _save(output, [*measurements, *callgrind], "results")
-    return EXIT_OK
-
-
-def _ab_results(measured, base, new, args):
-    from benchkit.system import machine as fingerprint
-    from benchkit.core.schema import Results
-
-    def side_info(side, rev):
-        return {"python": side.python, "env": dict(side.env), "rev": rev,
-                "environment": measured.environments.get(side.name, {})}
-    ab = {"design": "interleaved", "rounds": measured.rounds_done, "trials": args.trials,
-          "trial_time": args.trial_time, "seed": args.seed,
-          "sides": {"base": side_info(base, args.base_rev), "new": side_info(new, args.new_rev)},
-          "only_base": measured.only_base, "only_new": measured.only_new}
-    return Results([*measured.measurements("base"), *measured.measurements("new")], [],
-                   fingerprint.collect(), {}, ab)
+    return ExitCode.OK
 
 
 def cmd_ab(args) -> int:
-    from benchkit.core import comparison as ab_logic
+    from benchkit.core import comparison
+    from benchkit.core.records import Side
     from benchkit.core.report import comparison_to_json, format_comparison
+    from benchkit.orchestration.sampling import interleaved, runs, sides
+    from benchkit.system import machine
     from benchkit.system.results_files import check_writable
-    from benchkit.orchestration.sampling import runs as schedule
-    from benchkit.orchestration.sampling import sides
+
     output = check_writable(args.output or f"results/ab-{_now()}.json")
-    settings = schedule.Settings(chunk_time=args.trial_time, seed=args.seed)
+    settings = runs.Settings(chunk_time=args.trial_time, seed=args.seed)
+    revisions = {Side.BASE: args.base_rev, Side.NEW: args.new_rev}
     with sides.sides(base_python=args.base_python, new_python=args.new_python,
                      base_env=args.base_env, new_env=args.new_env, base_rev=args.base_rev,
                      new_rev=args.new_rev, repo=args.repo, install=args.install,
                      log=lambda m: print(m, file=sys.stderr)) as (base, new):
-        measured = schedule.Interleaved([], {}, {})
+        measured = interleaved.Interleaved()
+
+        def results():
+            return measured.results(base, new, revisions, args.trials, args.trial_time,
+                                    args.seed, machine.collect())
         progress = _progress(f"A/B ({args.rounds} rounds)")
         try:
-            schedule.interleave(args.paths, base, new, rounds=args.rounds, trials=args.trials,
-                                keyword=args.keyword, num_threads=args.num_threads,
-                                settings=settings, progress=progress, result=measured)
+            interleaved.interleave(args.paths, base, new, rounds=args.rounds,
+                                   trials=args.trials, keyword=args.keyword,
+                                   num_threads=args.num_threads, settings=settings,
+                                   progress=progress, into=measured)
         except (BenchkitError, KeyboardInterrupt):
             progress.close()
             if measured.rounds_done:
                 path = output.with_name(output.name.replace(".json", ".partial.json", 1))
-                _save(path, _ab_results(measured, base, new, args),
-                      f"partial results ({measured.rounds_done} complete rounds)")
+                _save(path, results(), f"partial results ({measured.rounds_done} complete "
+                                       "rounds)")
             raise
         progress.close()
-        results = _ab_results(measured, base, new, args)
-    _save(output, results, "results")
+        saved = results()
+    _save(output, saved, "results")
     if args.save_sides:
-        for side, part in zip(("base", "new"), ab_logic.split_ab(results)):
-            _save(output.with_name(output.name.replace(".json", f".{side}.json", 1)), part,
-                  "results")
-    comparison = ab_logic.compare_ab(results, args.fail_on, noise=args.noise, alpha=args.alpha)
+        for side, part in zip(Side, comparison.split_ab(saved)):
+            _save(output.with_name(output.name.replace(".json", f".{side.value}.json", 1)),
+                  part, "results")
+    compared = comparison.of_ab(saved, args.fail_on, noise=args.noise, alpha=args.alpha)
     if args.json:
-        print(json.dumps(comparison_to_json(comparison), indent=1))
+        print(json.dumps(comparison_to_json(compared), indent=1))
     else:
-        print(format_comparison(comparison, markdown=args.markdown))
-    return EXIT_REGRESSION if comparison.regressions else EXIT_OK
+        print(format_comparison(compared, markdown=args.markdown))
+    return ExitCode.FAILED if compared.regressions else ExitCode.OK
 
 
 COMMANDS = {"run": cmd_run, "ab": cmd_ab}

@@ -6,6 +6,7 @@ import json
 import re
 
 from benchkit.cli import args as types
+from benchkit.cli.exit_codes import ExitCode
 from benchkit.errors import BenchkitError
 
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)?\s*$")
@@ -25,6 +26,7 @@ def _refuse_constant(name: str):
 
 
 def add_parsers(sub) -> None:
+    """The subcommands of this module."""
     prof = sub.add_parser("profile", help="profile suite benchmarks with torch.profiler")
     prof.add_argument("paths", nargs="+", metavar="PATH")
     prof.add_argument("-k", dest="keyword", metavar="EXPR",
@@ -78,15 +80,18 @@ def add_parsers(sub) -> None:
 
 def cmd_profile(args) -> int:
     from pathlib import Path
-    from benchkit.orchestration.suite import discover, keyword_filter
+
+    from benchkit.api.timer import Timer
+    from benchkit.core.keywords import keyword_filter
+    from benchkit.orchestration.suite import discover
     selected = [b for b in discover(args.paths) if keyword_filter(args.keyword)(b.name)]
     if not selected:
         raise BenchkitError("no benchmarks to profile" +
                             (f" match -k {args.keyword!r}" if args.keyword else ""))
     output = Path(args.output)
     for i, b in enumerate(selected):
-        result = b.timer.profile(active=args.active, with_stack=args.with_stack,
-                                 profile_memory=args.profile_memory)
+        result = Timer.from_task(b.task).profile(active=args.active, with_stack=args.with_stack,
+                                                 profile_memory=args.profile_memory)
         print(f"== {b.name}")
         print(result.table(sort_by=args.sort_by, row_limit=args.row_limit,
                            group_by=args.group_by))
@@ -94,7 +99,7 @@ def cmd_profile(args) -> int:
             f"{output.name.split('.')[0]}-{i}.json.gz")
         result.export_chrome_trace(path)
         print(f"wrote {path}\n")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_analyze(args) -> int:
@@ -105,7 +110,7 @@ def cmd_analyze(args) -> int:
                      aggregate_by=args.aggregate_by, aggregate=args.aggregate,
                      order_by=args.order_by, top=args.top)
     print(format_analysis(result, markdown=args.markdown))
-    return 0
+    return ExitCode.OK
 
 
 def cmd_trace_diff(args) -> int:
@@ -114,7 +119,7 @@ def cmd_trace_diff(args) -> int:
     rows = diff_traces(read_slices(args.base), read_slices(args.new),
                        by_region=args.by_region)
     print(format_trace_diff(rows, top=args.top, markdown=args.markdown))
-    return 0
+    return ExitCode.OK
 
 
 def cmd_trace_merge(args) -> int:
@@ -135,7 +140,7 @@ def cmd_trace_merge(args) -> int:
     problems = validate(merged)
     print(f"wrote {args.output}: {len(events)} {args.track} events"
           + (f"; {len(problems)} problems (run validate-trace)" if problems else ", valid"))
-    return 0
+    return ExitCode.OK
 
 
 def cmd_validate(args) -> int:
@@ -145,7 +150,7 @@ def cmd_validate(args) -> int:
     for p in problems:
         print(p)
     print(f"{args.trace}: {'OK' if not problems else f'{len(problems)} problems'}")
-    return 1 if problems else 0
+    return ExitCode.FAILED if problems else ExitCode.OK
 
 
 COMMANDS = {"profile": cmd_profile, "analyze": cmd_analyze, "trace-diff": cmd_trace_diff,

@@ -1,6 +1,8 @@
-"""Pure A/B comparison of result sets: matching, verdicts, instruction bands, gates, summary.
+"""Two result sets side by side (pure): benchmarks matched by name, a wall-time Decision and
+instruction-count bands per benchmark, gates applied, warnings about the environments, a
+summary. `of_runs` judges two separately recorded files, `of_ab` one `benchkit ab` file.
 
-Returns data; `report.py` formats it and the CLI prints it and picks the exit code.
+Returns data; `core.report` formats it and the edges print it and pick the exit code.
 """
 from __future__ import annotations
 
@@ -8,29 +10,23 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
-from benchkit.core import verdicts as decide
-
-from benchkit.core import stats
-from benchkit.core.gates import Gate, parse_gate
-from benchkit.system import machine as fingerprint
+from benchkit.core import environment, stats, verdicts
+from benchkit.core.enums import TextEnum
+from benchkit.core.gates import Gate, Metric
+from benchkit.core.records import Benchmark, Side, benchmark_name
 from benchkit.core.schema import Results
+from benchkit.core.verdicts import Decision, Design, Verdict
 
-DEFAULT_NOISE = {"runs": 0.05, "rounds": 0.02}
-
-
-def benchmark_name(item: Any) -> str:
-    """Name of a Measurement/CallgrindStats: its suite name, else its task title."""
-    meta = getattr(item, "metadata", None) or {}
-    if isinstance(meta, dict) and meta.get("benchmark"):
-        return meta["benchmark"]
-    spec = item.task_spec
-    parts = [spec.label or spec.stmt, spec.sub_label, spec.description]
-    return " / ".join(p for p in parts if p)
+DEFAULT_NOISE = {Design.RUNS: 0.05, Design.ROUNDS: 0.02}
+DEFAULT_ALPHA = 0.01
 
 
-def gates_of(item: Any) -> tuple[Gate, ...]:
-    meta = getattr(item, "metadata", None) or {}
-    return tuple(parse_gate(g) for g in (meta.get("gates") or []))
+class CountVerdict(TextEnum):
+    """Instruction counts of NEW relative to BASE, beyond both layout bands."""
+
+    MORE = "more"
+    FEWER = "fewer"
+    SAME = "same"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +40,7 @@ class Band:
 
     @classmethod
     def of(cls, stats_: Any) -> "Band":
+        """The band of a CallgrindStats (one value without layouts)."""
         layouts = (stats_.metadata or {}).get("layouts")
         if layouts and layouts.get("per_run"):
             values = sorted(layouts["per_run"])
@@ -73,8 +70,10 @@ def instruction_change(base: Band, new: Band) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class Row:
+    """One benchmark of a comparison."""
+
     name: str
-    wall: decide.Decision | None                # None when one side has no wall time
+    wall: Decision | None                       # None when one side has no wall time
     base_instructions: Band | None = None       # per run, baseline subtracted
     new_instructions: Band | None = None
     threads: tuple[int | None, int | None] = (None, None)
@@ -90,47 +89,60 @@ class Row:
         return None
 
     @property
-    def instructions_verdict(self) -> str | None:
+    def instructions_verdict(self) -> CountVerdict | None:
+        """More, fewer or the same instructions beyond both bands (None without counts)."""
         if not (self.base_instructions and self.new_instructions):
             return None
         change = instruction_change(self.base_instructions, self.new_instructions)
-        return "more" if change > 0 else "fewer" if change < 0 else "same"
+        return (CountVerdict.MORE if change > 0 else CountVerdict.FEWER if change < 0
+                else CountVerdict.SAME)
 
 
 @dataclasses.dataclass(frozen=True)
 class Comparison:
+    """Every matched benchmark's row, what only one side has, warnings and a summary."""
+
     rows: tuple[Row, ...]
     only_base: tuple[str, ...]
     only_new: tuple[str, ...]
     environment_warnings: tuple[str, ...]
     geomean_ratio: float
     geomean_instructions: float | None
-    design: str = "runs"                        # "runs" (two files) | "rounds" (benchkit ab)
+    design: Design = Design.RUNS
+    alpha: float = DEFAULT_ALPHA
 
     @property
     def test(self) -> str:
-        if self.design == "rounds":
+        """The statistical test, in words."""
+        if self.design is Design.ROUNDS:
             return ("interleaved rounds: t interval over the rounds' paired log ratios "
                     "(trials within a round back to back, random order)")
         return ("separate runs: t interval over worker processes (hierarchical bootstrap "
                 "SE), chunks taken at full machine speed only")
 
     @property
+    def confidence(self) -> str:
+        """The confidence level of the intervals, as shown: '99%'."""
+        return f"{round((1 - self.alpha) * 100, 6):g}%"
+
+    @property
     def regressions(self) -> tuple[Row, ...]:
+        """The rows that break a gate."""
         return tuple(r for r in self.rows if r.failures)
 
-    def counts(self) -> dict[str, int]:
-        return {v: sum(1 for r in self.rows if r.wall and r.wall.verdict == v)
-                for v in decide.VERDICTS}
+    def counts(self) -> dict[Verdict, int]:
+        """How many rows got each verdict."""
+        return {v: sum(1 for r in self.rows if r.wall and r.wall.verdict is v)
+                for v in Verdict}
 
 
 def _check(row: Row, gates: Sequence[Gate]) -> tuple[str, ...]:
     failures = []
     for gate in gates:
-        if gate.metric == "slower" and row.wall is not None:
-            if row.wall.verdict == "slower" and row.wall.change > gate.limit:
+        if gate.metric is Metric.SLOWER and row.wall is not None:
+            if row.wall.verdict is Verdict.SLOWER and row.wall.change > gate.limit:
                 failures.append(f"{gate}: {row.wall.change:+.1%} (p={row.wall.p_value:.2g})")
-        elif gate.metric == "instructions" and row.base_instructions and row.new_instructions:
+        elif gate.metric is Metric.INSTRUCTIONS and row.base_instructions and row.new_instructions:
             change = instruction_change(row.base_instructions, row.new_instructions)
             if change > gate.limit:
                 failures.append(f"{gate}: {change:+.2%} instructions beyond the layout band")
@@ -152,15 +164,15 @@ def _rows(names, base_m, new_m, base_c, new_c, gates, judge) -> list[Row]:
         bi = ni = None
         if name in base_c and name in new_c:
             bi, ni = Band.of(base_c[name]), Band.of(new_c[name])
-        item_gates = gates_of(new_m.get(name) or new_c.get(name)) or tuple(gates)
+        item_gates = Benchmark.of(new_m.get(name) or new_c.get(name)).gates or tuple(gates)
         note = "threads differ" if threads[0] != threads[1] else ""
         row = Row(name, wall, bi, ni, threads, item_gates, note=note)
         rows.append(dataclasses.replace(row, failures=_check(row, item_gates)))
     return rows
 
 
-def _summary(rows: list[Row], only_base, only_new, warnings: list[str],
-             design: str) -> Comparison:
+def _summary(rows: list[Row], only_base, only_new, warnings: list[str], design: Design,
+             alpha: float) -> Comparison:
     if any(r.note == "threads differ" for r in rows):
         warnings.append("thread counts differ for some benchmarks (see rows)")
     ratios = [r.wall.ratio for r in rows if r.wall is not None]
@@ -168,44 +180,43 @@ def _summary(rows: list[Row], only_base, only_new, warnings: list[str],
              if r.base_instructions and r.new_instructions and r.base_instructions.median]
     return Comparison(tuple(rows), tuple(only_base), tuple(only_new), tuple(warnings),
                       stats.geometric_mean(ratios),
-                      stats.geometric_mean(instr) if instr else None, design)
+                      stats.geometric_mean(instr) if instr else None, design, alpha)
 
 
-def compare(base: Results, new: Results, gates: Sequence[Gate] = (),
-            noise: float | None = None, alpha: float = 0.01) -> Comparison:
+def of_runs(base: Results, new: Results, gates: Sequence[Gate] = (),
+            noise: float | None = None, alpha: float = DEFAULT_ALPHA) -> Comparison:
     """Two separately recorded result sets: match benchmarks by name and decide per
     benchmark. Per-benchmark gates stored in the NEW results replace `gates` for that one."""
-    noise = DEFAULT_NOISE["runs"] if noise is None else noise
+    noise = DEFAULT_NOISE[Design.RUNS] if noise is None else noise
     base_m, new_m = _index(base.measurements), _index(new.measurements)
     base_c, new_c = _index(base.callgrind), _index(new.callgrind)
     base_names = list(dict.fromkeys([*base_m, *base_c]))
     new_names = list(dict.fromkeys([*new_m, *new_c]))
     rows = _rows([n for n in new_names if n in base_names], base_m, new_m, base_c, new_c,
-                 gates, lambda a, b: decide.compare_runs(a, b, alpha=alpha, noise=noise))
-    warnings = fingerprint.differences(_single_env(base.environment),
-                                       _single_env(new.environment))
+                 gates, lambda a, b: verdicts.decide_runs(a, b, alpha=alpha, noise=noise))
+    warnings = environment.differences(environment.single(base.environment),
+                                       environment.single(new.environment))
     warnings += _machine_warnings(base, new) + _collector_warnings(base, new)
     return _summary(rows, [n for n in base_names if n not in new_names],
-                    [n for n in new_names if n not in base_names], warnings, "runs")
+                    [n for n in new_names if n not in base_names], warnings, Design.RUNS, alpha)
 
 
 def split_ab(results: Results) -> tuple[Results, Results]:
     """The BASE and NEW sides of a `benchkit ab` results file."""
     if not results.ab:
         raise ValueError("not an A/B results file")
-    sides = {}
-    for side in ("base", "new"):
-        sides[side] = Results(
-            [m for m in results.measurements if (m.metadata or {}).get("side") == side],
-            [c for c in results.callgrind if (c.metadata or {}).get("side") == side],
-            results.ab["sides"][side].get("environment") or {})
-    return sides["base"], sides["new"]
+
+    def side_of(results_: Results, side: Side) -> Results:
+        return Results([m for m in results_.measurements if Benchmark.of(m).side is side],
+                       [c for c in results_.callgrind if Benchmark.of(c).side is side],
+                       dict(results_.ab.sides[side].environment))
+    return side_of(results, Side.BASE), side_of(results, Side.NEW)
 
 
-def compare_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = None,
-               alpha: float = 0.01) -> Comparison:
+def of_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = None,
+          alpha: float = DEFAULT_ALPHA) -> Comparison:
     """Verdicts of an interleaved A/B (rounds paired by position, trials by position)."""
-    noise = DEFAULT_NOISE["rounds"] if noise is None else noise
+    noise = DEFAULT_NOISE[Design.ROUNDS] if noise is None else noise
     base, new = split_ab(results)
     base_m, new_m = _index(base.measurements), _index(new.measurements)
     base_c, new_c = _index(base.callgrind), _index(new.callgrind)
@@ -213,19 +224,18 @@ def compare_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None
                                                  if n in new_c and n not in base_m]
 
     def judge(a, b):
-        return decide.compare_rounds(a.chunk_times(), b.chunk_times(), alpha=alpha,
-                                     noise=noise)
+        return verdicts.decide_rounds(a.chunk_times(), b.chunk_times(), alpha=alpha,
+                                      noise=noise)
     rows = _rows(names, base_m, new_m, base_c, new_c, gates, judge)
-    warnings = fingerprint.differences(base.environment, new.environment,
-                                       fields=fingerprint.MACHINE_FIELDS)
+    warnings = environment.differences(base.environment, new.environment,
+                                       fields=environment.MACHINE_FIELDS)
     warnings += _collector_warnings(base, new)
-    only_base = results.ab.get("only_base", [])
-    only_new = results.ab.get("only_new", [])
-    return _summary(rows, only_base, only_new, warnings, "rounds")
+    return _summary(rows, results.ab.only_base, results.ab.only_new, warnings, Design.ROUNDS,
+                    alpha)
 
 
 def _machine_warnings(base: Results, new: Results) -> list[str]:
-    b, n = _single_env(base.environment), _single_env(new.environment)
+    b, n = environment.single(base.environment), environment.single(new.environment)
     out = []
     if b.get("hostname") and n.get("hostname") and b["hostname"] != n["hostname"]:
         out.append(f"measured on different machines: {b['hostname']} vs {n['hostname']}")
@@ -275,17 +285,12 @@ def _collector_warnings(base: Results, new: Results) -> list[str]:
 
 
 def _listing_change(base: Results, new: Results) -> str:
-    listings = [_single_env(r.environment).get("site_packages") for r in (base, new)]
+    listings = [environment.single(r.environment).get("site_packages") for r in (base, new)]
     if not all(isinstance(listing, list) for listing in listings):
         return ""
-    return f" [{fingerprint.listing_difference(*listings)}]"
-
-
-def _single_env(env: dict[str, Any]) -> dict[str, Any]:
-    if "merged" in env and env["merged"]:
-        return env["merged"][0]
-    return env
+    return f" [{environment.listing_difference(*listings)}]"
 
 
 def finite(x: float | None) -> bool:
+    """A number that is neither None, NaN nor infinite."""
     return x is not None and math.isfinite(x)

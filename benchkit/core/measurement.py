@@ -1,13 +1,22 @@
-"""Measurement: raw block times are stored; every statistic is derived from them."""
+"""Measurement: raw block times are stored; every statistic is derived from them. Pure."""
 from __future__ import annotations
 
 import collections
 import dataclasses
 import functools
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from benchkit.core import stats
 from benchkit.core.task import TASKSPEC_FIELDS, TaskSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class Chunk:
+    """Blocks timed back to back (`times`, seconds per block), after a speed probe that took
+    `probe` seconds: how fast the machine ran just then."""
+
+    probe: float
+    times: tuple[float, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,7 +32,16 @@ class ProcessSample:
 
     @property
     def blocks(self) -> int:
+        """Blocks timed by the process, in all its chunks."""
         return sum(self.chunks)
+
+    @classmethod
+    def from_chunks(cls, chunks: Sequence[Chunk], layout: int | None = None
+                    ) -> tuple[list[float], "ProcessSample"]:
+        """(block times in order, the sample describing them) of one process's chunks."""
+        times = [t for c in chunks for t in c.times]
+        return times, cls(tuple(len(c.times) for c in chunks), tuple(c.probe for c in chunks),
+                          layout)
 
 
 @dataclasses.dataclass(repr=False, eq=True)
@@ -187,3 +205,8 @@ def _forward(name: str) -> property:
 for _name in TASKSPEC_FIELDS:
     if not hasattr(Measurement, _name):
         setattr(Measurement, _name, _forward(_name))
+
+
+# Pickles name the public path, so they survive moves inside the package.
+for _cls in (ProcessSample, Measurement):
+    _cls.__module__ = "benchkit"

@@ -1,4 +1,5 @@
-"""Pure text formatting of comparisons, instruction-count summaries and environments."""
+"""Text and JSON of comparisons, instruction-count summaries and environments (pure: strings
+in, strings out; the edges print them)."""
 from __future__ import annotations
 
 import math
@@ -6,8 +7,10 @@ from typing import Any, Sequence
 
 from tabulate import tabulate
 
-from benchkit.core.comparison import Comparison, benchmark_name, finite
+from benchkit.core.comparison import Comparison, CountVerdict, finite
+from benchkit.core.records import benchmark_name
 from benchkit.core.stats import format_time
+from benchkit.core.verdicts import Design, Verdict
 
 
 def _pct(change: float | None, digits: int = 1) -> str:
@@ -17,14 +20,16 @@ def _pct(change: float | None, digits: int = 1) -> str:
 def _instructions(r) -> str:
     if r.base_instructions is None or r.new_instructions is None:
         return "-"
-    verdict = {"same": "", "more": " more", "fewer": " fewer"}[r.instructions_verdict]
+    verdict = {CountVerdict.SAME: "", CountVerdict.MORE: " more",
+               CountVerdict.FEWER: " fewer"}[r.instructions_verdict]
     return (f"{r.base_instructions} -> {r.new_instructions} "
             f"({_pct(r.instructions_change, 2)}{verdict})")
 
 
 def format_comparison(comp: Comparison, markdown: bool = False) -> str:
-    headers = ["benchmark", "base", "new", "ratio", "99% CI", "p",
-               "rounds" if comp.design == "rounds" else "processes", "verdict", "detectable",
+    """The verdict table of a comparison, its summary, notes and warnings."""
+    headers = ["benchmark", "base", "new", "ratio", f"{comp.confidence} CI", "p",
+               "rounds" if comp.design is Design.ROUNDS else "processes", "verdict", "detectable",
                "instructions/run", "gate"]
     body, notes, widened = [], [], []
     # The band asked for; a row judged against a wider one says why below the table.
@@ -37,7 +42,7 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
         ci = "-"
         if w and finite(w.ci_low):
             ci = f"[{w.ci_low:.3f}, {w.ci_high:.3f}]"
-        if w and w.verdict == "inconclusive":
+        if w and w.verdict is Verdict.INCONCLUSIVE:
             notes.append(f"  {r.name}: inconclusive: {w.reason}")
         elif w and w.noise > base_noise + 1e-12:
             widened.append(f"  {r.name}: {w.verdict} against a +-{w.noise:.0%} band: {w.reason}")
@@ -63,7 +68,8 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
         out.append(f"geometric mean of instruction ratios: {comp.geomean_instructions:.4f}")
     has_wall = any(r.wall for r in comp.rows)
     band = f" the +-{base_noise:.0%} noise band" if has_wall else " the noise band"
-    out.append(f"test: {comp.test}; a change is claimed only when the 99% CI lies outside"
+    out.append(f"test: {comp.test}; a change is claimed only when the {comp.confidence} CI "
+               "lies outside"
                f"{band}; 'detectable' is the smallest slowdown this data could have claimed")
     if widened:
         out.append("judged against a wider band:")
@@ -71,7 +77,7 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     if notes:
         out.append("why inconclusive:")
         out.extend(notes)
-        if comp.design == "runs":
+        if comp.design is Design.RUNS:
             out.append("  separate runs cannot see the drift between the moments they were "
                        "taken; `benchkit ab` interleaves BASE and NEW and settles such cases")
     for name in comp.only_base:
@@ -118,7 +124,7 @@ def comparison_to_json(comp: Comparison) -> dict[str, Any]:
         rows.append({"name": r.name, "wall": wall, "instructions": instructions,
                      "threads": list(r.threads), "gates": [str(g) for g in r.gates],
                      "failures": list(r.failures)})
-    return {"design": comp.design, "test": comp.test, "rows": rows,
+    return {"design": comp.design, "test": comp.test, "alpha": comp.alpha, "rows": rows,
             "summary": {"compared": len(comp.rows), **comp.counts(),
                         "regressions": [r.name for r in comp.regressions]},
             "geomean_ratio": _json_float(comp.geomean_ratio),
@@ -128,6 +134,7 @@ def comparison_to_json(comp: Comparison) -> dict[str, Any]:
 
 
 def format_callgrind(items: Sequence[Any], markdown: bool = False) -> str:
+    """One row of instruction counts per CallgrindStats."""
     rows = []
     for s in items:
         cache = s.cache_summary()
@@ -140,6 +147,7 @@ def format_callgrind(items: Sequence[Any], markdown: bool = False) -> str:
 
 
 def format_environment(env: dict[str, Any]) -> str:
+    """An environment fingerprint in a few lines (each part of a merged one)."""
     if "merged" in env:
         return "\n\n".join(format_environment(e) for e in env["merged"])
     git = env.get("git") or {}

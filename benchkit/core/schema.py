@@ -19,7 +19,9 @@ import dataclasses
 from typing import Any, Callable, Iterable
 
 from benchkit.core.measurement import Measurement, ProcessSample
+from benchkit.core.records import AbRecord
 from benchkit.core.task import TaskSpec
+from benchkit.errors import SchemaError
 
 FORMAT_NAME = "benchkit-results"
 FORMAT_VERSION = 3
@@ -27,22 +29,18 @@ _COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusi
            "stmt_exclusive_stats")
 
 
-class SchemaError(ValueError):
-    """The document is not a valid results document; the message says where."""
-
-
 @dataclasses.dataclass
 class Results:
-    """The content of a results file."""
+    """The content of a results file: Measurements, CallgrindStats, the environment
+    fingerprint, free-form `extra` JSON data (saved as given; benchkit writes none), and for
+    an interleaved A/B (`benchkit ab`) its record, with each measurement's
+    metadata["side"] naming its side."""
 
     measurements: list[Measurement] = dataclasses.field(default_factory=list)
     callgrind: list[Any] = dataclasses.field(default_factory=list)   # CallgrindStats
     environment: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # Per-benchmark name -> Measurement/CallgrindStats bookkeeping for suites (CLI).
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # An interleaved A/B (`benchkit ab`): design and both sides; measurements carry
-    # metadata["side"] = "base" | "new".
-    ab: dict[str, Any] | None = None
+    ab: AbRecord | None = None
 
     def __iter__(self):
         return iter([*self.measurements, *self.callgrind])
@@ -62,12 +60,8 @@ def _jsonable_metadata(metadata: Any, where: str) -> Any:
                       "keep metadata to str/int/float/bool/list/dict, or pickle the object.")
 
 
-def task_spec_to_dict(spec: TaskSpec) -> dict[str, Any]:
-    return dataclasses.asdict(spec)
-
-
 def measurement_to_dict(m: Measurement) -> dict[str, Any]:
-    out = {"task_spec": task_spec_to_dict(m.task_spec), "number_per_run": m.number_per_run,
+    out = {"task_spec": m.task_spec.to_dict(), "number_per_run": m.number_per_run,
            "raw_times": [float(t) for t in m.raw_times],
            "metadata": _jsonable_metadata(m.metadata, "metadata")}
     if m.processes is not None:
@@ -78,7 +72,7 @@ def measurement_to_dict(m: Measurement) -> dict[str, Any]:
 
 
 def callgrind_to_dict(stats: Any) -> dict[str, Any]:
-    out = {"task_spec": task_spec_to_dict(stats.task_spec),
+    out = {"task_spec": stats.task_spec.to_dict(),
            "number_per_run": stats.number_per_run,
            "built_with_debug_symbols": stats.built_with_debug_symbols,
            "stmt_callgrind_out": stats.stmt_callgrind_out,
@@ -96,7 +90,7 @@ def to_document(results: Results) -> dict[str, Any]:
         "measurements": [measurement_to_dict(m) for m in results.measurements],
         "callgrind": [callgrind_to_dict(s) for s in results.callgrind],
         "extra": results.extra,
-        "ab": results.ab,
+        "ab": results.ab.to_dict() if results.ab is not None else None,
     }
 
 
@@ -108,7 +102,7 @@ def to_document(results: Results) -> dict[str, Any]:
 def task_spec_from_dict(d: dict[str, Any], where: str = "task_spec") -> TaskSpec:
     if not isinstance(d, dict) or not isinstance(d.get("stmt"), str):
         raise SchemaError(f"{where}: expected an object with a string 'stmt'")
-    return TaskSpec(**{"setup": "pass", **d})
+    return TaskSpec.from_dict(d)
 
 
 def _processes(d: list | None, where: str, blocks: int) -> list[ProcessSample] | None:
@@ -193,4 +187,7 @@ def from_document(doc: Any, validator: Any) -> Results:
         callgrind=[callgrind_from_dict(c, f"callgrind[{i}]")
                    for i, c in enumerate(doc.get("callgrind", []))],
         environment=doc.get("environment") or {}, extra=doc.get("extra") or {},
-        ab=doc.get("ab"))
+        ab=AbRecord.from_dict(doc["ab"]) if doc.get("ab") else None)
+
+
+Results.__module__ = "benchkit"   # pickles name the public path

@@ -1,14 +1,32 @@
-"""TaskSpec: the frozen, hashable description of what is measured (everything but globals)."""
+"""What is measured: TaskSpec (the frozen, hashable description shown and stored with every
+result) and Task (the spec with the code to run, its globals and its language: the one record
+every engine, child process and suite entry takes)."""
 from __future__ import annotations
 
 import dataclasses
 import enum
 import textwrap
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+
+from benchkit.errors import InvalidArgumentError
 
 
 class Language(enum.Enum):
+    """The language of a snippet (torch.utils.benchmark's values)."""
+
     PYTHON = 0
     CPP = 1
+
+    @classmethod
+    def parse(cls, language: "Language | str") -> "Language":
+        """A Language from itself or one of 'py', 'python', 'cpp', 'c++'."""
+        if language in (cls.PYTHON, "py", "python"):
+            return cls.PYTHON
+        if language in (cls.CPP, "cpp", "c++"):
+            return cls.CPP
+        raise InvalidArgumentError("language", language, "'python' or 'cpp'", where="Timer",
+                                   message=f"language={language!r} is not a language; use "
+                                           "'python' or 'cpp'.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +54,7 @@ class TaskSpec:
         return f"stmt:{sub}\n" + textwrap.indent(self.stmt, "  ")
 
     def setup_str(self) -> str:
+        """The setup as shown under the title ('' when there is none)."""
         if not self.setup or self.setup == "pass":
             return ""
         if "\n" in self.setup:
@@ -47,5 +66,53 @@ class TaskSpec:
         sections = [self.title, self.description or "", self.setup_str()]
         return "\n".join(f"{s}\n" if "\n" in s else s for s in sections if s)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (results files, job files for child processes)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TaskSpec":
+        """Inverse of to_dict; a missing setup is `pass`."""
+        return cls(**{"setup": "pass", **d})
+
 
 TASKSPEC_FIELDS = tuple(f.name for f in dataclasses.fields(TaskSpec))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Task:
+    """A snippet ready to measure anywhere: its spec, the code to run (the normalised source,
+    or a zero-argument callable), its globals and its language. `Timer.task()` builds it;
+    engines, worker processes, the callgrind collector and suites take it. `clock` is a
+    Timer's own `timer=` (None: the default clock); it stays in this process."""
+
+    spec: TaskSpec
+    stmt: str | Callable[[], object]
+    setup: str | Callable[[], object]
+    globals: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    language: Language = Language.PYTHON
+    clock: Callable[[], float] | None = None
+
+    def with_threads(self, num_threads: int) -> "Task":
+        """The same task measured with `num_threads` torch threads."""
+        return dataclasses.replace(self, spec=dataclasses.replace(self.spec,
+                                                                   num_threads=num_threads))
+
+    @property
+    def needs_torch(self) -> bool:
+        """Python snippets that use `torch` without importing it or being given it."""
+        from benchkit.core.snippets import needs_torch
+        return self.language is Language.PYTHON and needs_torch(self.stmt, self.setup,
+                                                                self.globals)
+
+
+@runtime_checkable
+class Measurable(Protocol):
+    """Anything that yields a Task: a Timer, or a user's own Timer-like object."""
+
+    def task(self) -> Task: ...
+
+
+# Pickles name the public path, so they survive moves inside the package.
+for _cls in (Language, TaskSpec, Task):
+    _cls.__module__ = "benchkit"

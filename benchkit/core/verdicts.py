@@ -5,10 +5,10 @@ a micro-benchmark's variance on a real machine lies between processes (layout, h
 and between moments (frequency, neighbours), so blocks of one process are not independent
 evidence. Two designs:
 
-- `compare_rounds`: an interleaved A/B (`benchkit ab`). In every round a fresh BASE and NEW
+- `decide_rounds`: an interleaved A/B (`benchkit ab`). In every round a fresh BASE and NEW
   process alternate short trials in random order, so drift hits both sides of each pair. The
   rounds' log ratios are the samples: a t interval over rounds.
-- `compare_runs`: two separately recorded runs (`benchkit run` + `compare`). Only chunks
+- `decide_runs`: two separately recorded runs (`benchkit run` + `compare`). Only chunks
   taken while the machine ran at full speed (speed probe) count. Processes started with
   reproducible layouts (hash seed, stack position, no ASLR) pair up across the runs, and the
   interval is a t interval over the pairs' log ratios; otherwise each process is one sample
@@ -18,6 +18,7 @@ evidence. Two designs:
 
 A change is claimed only when the whole confidence interval of the ratio lies outside the
 noise band (and the test rejects equality at alpha); `unchanged` when it lies inside the band.
+Every interval is one t interval (`t_interval`) around an estimate and its standard error.
 """
 from __future__ import annotations
 
@@ -27,9 +28,31 @@ from typing import Sequence
 
 import numpy as np
 
-VERDICTS = ("faster", "slower", "unchanged", "inconclusive")
+from benchkit.core.enums import TextEnum
+
 MIN_ROUNDS = 3
 MIN_PROCESSES = 2
+
+
+class Verdict(TextEnum):
+    """NEW relative to BASE."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    UNCHANGED = "unchanged"
+    INCONCLUSIVE = "inconclusive"
+
+    @property
+    def is_claim(self) -> bool:
+        """A claimed change (faster or slower)."""
+        return self in (Verdict.FASTER, Verdict.SLOWER)
+
+
+class Design(TextEnum):
+    """Where the evidence comes from: interleaved rounds (`ab`) or separate runs."""
+
+    ROUNDS = "rounds"
+    RUNS = "runs"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,13 +65,13 @@ class Decision:
     ci_low: float                 # confidence interval of the ratio
     ci_high: float
     p_value: float
-    verdict: str                  # faster | slower | unchanged | inconclusive
+    verdict: Verdict
     reason: str
     n_base: int                   # units of evidence (processes or rounds) per side
     n_new: int
     noise: float                  # the band a change must clear, relative (0.02 == 2 %)
     detectable: float             # smallest change this data could have claimed, relative
-    design: str                   # "rounds" | "runs"
+    design: Design
 
     @property
     def change(self) -> float:
@@ -56,24 +79,74 @@ class Decision:
         return self.ratio - 1.0
 
 
-def _verdict(ratio: float, low: float, high: float, p: float, alpha: float,
-             noise: float) -> tuple[str, str]:
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    """A t interval of a log ratio: the estimate, its bounds and the two-sided p value."""
+
+    estimate: float
+    low: float
+    high: float
+    p: float
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+
+def t_interval(estimate: float, se: float, df: int, alpha: float) -> Interval:
+    """The (1 - alpha) t interval around `estimate` with standard error `se`, and the p value
+    of the t test of estimate == 0. A zero standard error is a zero-width interval."""
+    from scipy import stats as scipy_stats
+    if se == 0.0:
+        return Interval(estimate, estimate, estimate, 0.0 if estimate != 0.0 else 1.0)
+    half = float(scipy_stats.t.ppf(1 - alpha / 2, df)) * se
+    p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
+    return Interval(estimate, estimate - half, estimate + half, p)
+
+
+def mean_interval(d: np.ndarray, alpha: float) -> Interval:
+    """The t interval of the mean of `d` (one-sample t test against 0)."""
+    sd = float(d.std(ddof=1))
+    return t_interval(float(d.mean()), sd / math.sqrt(len(d)), len(d) - 1, alpha)
+
+
+def _judge(ratio: float, low: float, high: float, p: float, alpha: float,
+           noise: float) -> tuple[Verdict, str]:
     up, down = 1 + noise, 1 / (1 + noise)
     if low > up and p < alpha:
-        return "slower", f"CI above +{noise:.0%}"
+        return Verdict.SLOWER, f"CI above +{noise:.0%}"
     if high < down and p < alpha:
-        return "faster", f"CI below -{noise:.0%}"
+        return Verdict.FASTER, f"CI below -{noise:.0%}"
     if low >= down and high <= up:
-        return "unchanged", f"CI within +-{noise:.0%}"
-    return "inconclusive", f"CI [{low:.3f}, {high:.3f}] crosses the +-{noise:.0%} band"
+        return Verdict.UNCHANGED, f"CI within +-{noise:.0%}"
+    return Verdict.INCONCLUSIVE, f"CI [{low:.3f}, {high:.3f}] crosses the +-{noise:.0%} band"
 
 
-def _undecided(base_median: float, new_median: float, reason: str, n_base: int, n_new: int,
-               noise: float, design: str) -> Decision:
+def _decided(base_median: float, new_median: float, interval: Interval, *, alpha: float,
+             noise: float, n_base: int, n_new: int, design: Design,
+             note: str = "") -> Decision:
+    """The Decision of a log-ratio interval judged against the +-noise band."""
+    ratio, low, high = (math.exp(interval.estimate), math.exp(interval.low),
+                        math.exp(interval.high))
+    verdict, reason = _judge(ratio, low, high, interval.p, alpha, noise)
+    return Decision(base_median=base_median, new_median=new_median, ratio=ratio, ci_low=low,
+                    ci_high=high, p_value=interval.p, verdict=verdict, reason=reason + note,
+                    n_base=n_base, n_new=n_new, noise=noise,
+                    detectable=_detectable(noise, interval.half_width), design=design)
+
+
+def _undecided(base_median: float, new_median: float, reason: str, *, n_base: int, n_new: int,
+               noise: float, design: Design) -> Decision:
     nan = float("nan")
     ratio = new_median / base_median if base_median > 0 else nan
-    return Decision(base_median, new_median, ratio, nan, nan, nan, "inconclusive", reason,
-                    n_base, n_new, noise, nan, design)
+    return Decision(base_median=base_median, new_median=new_median, ratio=ratio, ci_low=nan,
+                    ci_high=nan, p_value=nan, verdict=Verdict.INCONCLUSIVE, reason=reason,
+                    n_base=n_base, n_new=n_new, noise=noise, detectable=nan, design=design)
+
+
+def _detectable(noise: float, half_width: float) -> float:
+    """Smallest slowdown whose interval (of this width) would clear the noise band."""
+    return (1 + noise) * math.exp(half_width) - 1
 
 
 # ----------------------------------------------------------------------------- interleaved
@@ -88,9 +161,9 @@ def trial_log_ratios(base_trials: Sequence[Sequence[float]],
                      for b, n in zip(base_trials, new_trials)])
 
 
-def compare_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
-                   new_rounds: Sequence[Sequence[Sequence[float]]], *,
-                   alpha: float = 0.01, noise: float = 0.01) -> Decision:
+def decide_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
+                  new_rounds: Sequence[Sequence[Sequence[float]]], *,
+                  alpha: float = 0.01, noise: float = 0.01) -> Decision:
     """Decide from an interleaved A/B: `rounds[r][k]` are the per-run times of trial k of
     round r; trial k of BASE and of NEW were taken back to back."""
     base_all = [t for rnd in base_rounds for trial in rnd for t in trial]
@@ -102,14 +175,11 @@ def compare_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
     if len(rounds) < MIN_ROUNDS:
         return _undecided(base_median, new_median,
                           f"{len(rounds)} rounds; need {MIN_ROUNDS} (raise --rounds)",
-                          len(rounds), len(rounds), noise, "rounds")
-    d = np.asarray(rounds)
-    n = len(d)
-    mean, low, high, p = _t_interval(d, alpha)
-    ratio, ci_low, ci_high = math.exp(mean), math.exp(low), math.exp(high)
-    verdict, reason = _verdict(ratio, ci_low, ci_high, p, alpha, noise)
-    return Decision(base_median, new_median, ratio, ci_low, ci_high, p, verdict, reason,
-                    n, n, noise, _detectable(noise, (high - low) / 2), "rounds")
+                          n_base=len(rounds), n_new=len(rounds), noise=noise,
+                          design=Design.ROUNDS)
+    return _decided(base_median, new_median, mean_interval(np.asarray(rounds), alpha),
+                    alpha=alpha, noise=noise, n_base=len(rounds), n_new=len(rounds),
+                    design=Design.ROUNDS)
 
 
 # ----------------------------------------------------------------------------- separate runs
@@ -168,9 +238,9 @@ def _bootstrap_log_medians(units: list[np.ndarray], resamples: int,
     return np.log([np.median(values[bounds[r]:bounds[r + 1]]) for r in range(resamples)])
 
 
-def compare_runs(base, new, *, alpha: float = 0.01, noise: float = 0.05,
-                 probe_tolerance: float = PROBE_TOLERANCE, resamples: int = 1000,
-                 seed: int = 0) -> Decision:
+def decide_runs(base, new, *, alpha: float = 0.01, noise: float = 0.05,
+                probe_tolerance: float = PROBE_TOLERANCE, resamples: int = 1000,
+                seed: int = 0) -> Decision:
     """Decide from two separately recorded Measurements (each ideally sampled across
     processes, with speed probes).
 
@@ -181,24 +251,22 @@ def compare_runs(base, new, *, alpha: float = 0.01, noise: float = 0.05,
     processes ran at full speed to decide, a change beyond the machine's slowdown is still
     claimed.
     """
-    decision = _compare_runs_fine(base, new, alpha, noise, probe_tolerance, resamples, seed)
-    if decision.verdict == "inconclusive":
+    decision = _decide_runs_fine(base, new, alpha, noise, probe_tolerance, resamples, seed)
+    if decision.verdict is Verdict.INCONCLUSIVE:
         gross = _gross_change(base, new, _probe_reference(base, new), alpha)
         if gross is not None:
             return gross
     return decision
 
 
-def _compare_runs_fine(base, new, alpha: float, noise: float, probe_tolerance: float,
-                       resamples: int, seed: int) -> Decision:
-    from scipy import stats as scipy_stats
-
+def _decide_runs_fine(base, new, alpha: float, noise: float, probe_tolerance: float,
+                      resamples: int, seed: int) -> Decision:
     base_median, new_median = base.median, new.median
     reference = _probe_reference(base, new)
     units = {"BASE": _units(base, reference, probe_tolerance),
              "NEW": _units(new, reference, probe_tolerance)}
     if base.num_processes == 1 or new.num_processes == 1:
-        return _compare_single_processes(base, new, reference, probe_tolerance, alpha, noise)
+        return _decide_single_processes(base, new, reference, probe_tolerance, alpha, noise)
     for side, m in (("BASE", base), ("NEW", new)):
         if len(units[side]) < MIN_PROCESSES:
             if m.num_processes < MIN_PROCESSES:
@@ -208,11 +276,11 @@ def _compare_runs_fine(base, new, alpha: float, noise: float, probe_tolerance: f
                 why = (f"the machine was slow (busy) during most of {side}: "
                        f"{len(units[side])} of {m.num_processes} processes ran at full speed; "
                        "re-record at a quieter time or use benchkit ab")
-            return _undecided(base_median, new_median, why, len(units["BASE"]),
-                              len(units["NEW"]), noise, "runs")
+            return _undecided(base_median, new_median, why, n_base=len(units["BASE"]),
+                              n_new=len(units["NEW"]), noise=noise, design=Design.RUNS)
     pairs = _paired(units["BASE"], units["NEW"])
     if pairs is not None:
-        return _compare_pairs(base_median, new_median, pairs, alpha, noise)
+        return _decide_pairs(base_median, new_median, pairs, alpha, noise)
     a = [times for _, times in units["BASE"]]
     b = [times for _, times in units["NEW"]]
     estimate = (math.log(float(np.median(np.concatenate(b)))) -
@@ -220,18 +288,9 @@ def _compare_runs_fine(base, new, alpha: float, noise: float, probe_tolerance: f
     rng = np.random.default_rng(seed)
     se = math.sqrt(float(np.var(_bootstrap_log_medians(a, resamples, rng), ddof=1)) +
                    float(np.var(_bootstrap_log_medians(b, resamples, rng), ddof=1)))
-    df = min(len(a), len(b)) - 1
-    if se == 0.0:
-        low = high = estimate
-        p = 0.0 if estimate != 0.0 else 1.0
-    else:
-        half = float(scipy_stats.t.ppf(1 - alpha / 2, df)) * se
-        low, high = estimate - half, estimate + half
-        p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
-    ratio, ci_low, ci_high = math.exp(estimate), math.exp(low), math.exp(high)
-    verdict, reason = _verdict(ratio, ci_low, ci_high, p, alpha, noise)
-    return Decision(base_median, new_median, ratio, ci_low, ci_high, p, verdict, reason,
-                    len(a), len(b), noise, _detectable(noise, (high - low) / 2), "runs")
+    interval = t_interval(estimate, se, min(len(a), len(b)) - 1, alpha)
+    return _decided(base_median, new_median, interval, alpha=alpha, noise=noise,
+                    n_base=len(a), n_new=len(b), design=Design.RUNS)
 
 
 def _chunk_log_medians(m, reference: float | None, tolerance: float | None) -> list[float]:
@@ -248,25 +307,14 @@ def _chunk_log_medians(m, reference: float | None, tolerance: float | None) -> l
     return out
 
 
-def _chunk_interval(a: list[float], b: list[float], alpha: float
-                    ) -> tuple[float, float, float, float, float]:
-    """(ratio, low, high, p, half-width in logs): Welch-style t interval of the difference of
-    median chunk log-times."""
-    from scipy import stats as scipy_stats
-    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
-    estimate = float(np.median(b) - np.median(a))
-    se = math.sqrt(va + vb)
-    if se == 0.0:
-        return math.exp(estimate), math.exp(estimate), math.exp(estimate), \
-            float(estimate == 0), 0.0
-    df = min(len(a), len(b)) - 1
-    half = float(scipy_stats.t.ppf(1 - alpha / 2, df)) * se
-    p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
-    return math.exp(estimate), math.exp(estimate - half), math.exp(estimate + half), p, half
+def _chunk_interval(a: list[float], b: list[float], alpha: float) -> Interval:
+    """Welch-style t interval of the difference of median chunk log-times."""
+    se = math.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b))
+    return t_interval(float(np.median(b) - np.median(a)), se, min(len(a), len(b)) - 1, alpha)
 
 
-def _compare_single_processes(base, new, reference: float | None, tolerance: float,
-                              alpha: float, noise: float) -> Decision:
+def _decide_single_processes(base, new, reference: float | None, tolerance: float,
+                             alpha: float, noise: float) -> Decision:
     """A side measured in one process: chunks are the samples, and the band widens to
     SINGLE_PROCESS_BAND, since how much another process would differ is unknown."""
     band = max(noise, SINGLE_PROCESS_BAND)
@@ -276,14 +324,13 @@ def _compare_single_processes(base, new, reference: float | None, tolerance: flo
         return _undecided(base.median, new.median,
                           "one process a side and too few chunks at full machine speed; "
                           "measure across processes (benchkit run) or use benchkit ab",
-                          base.num_processes, new.num_processes, band, "runs")
-    ratio, low, high, p, half = _chunk_interval(a, b, alpha)
-    verdict, reason = _verdict(ratio, low, high, p, alpha, band)
-    reason += (" (one process a side: only changes beyond the wide band are judged; "
-               "benchkit run or benchkit ab measure finer)")
-    return Decision(base.median, new.median, ratio, low, high, p, verdict, reason,
-                    base.num_processes, new.num_processes, band, _detectable(band, half),
-                    "runs")
+                          n_base=base.num_processes, n_new=new.num_processes, noise=band,
+                          design=Design.RUNS)
+    return _decided(base.median, new.median, _chunk_interval(a, b, alpha), alpha=alpha,
+                    noise=band, n_base=base.num_processes, n_new=new.num_processes,
+                    design=Design.RUNS,
+                    note=" (one process a side: only changes beyond the wide band are judged; "
+                         "benchkit run or benchkit ab measure finer)")
 
 
 def _gross_change(base, new, reference: float | None, alpha: float) -> Decision | None:
@@ -299,46 +346,25 @@ def _gross_change(base, new, reference: float | None, alpha: float) -> Decision 
     b = _chunk_log_medians(new, None, None)
     if len(a) < 2 or len(b) < 2:
         return None
-    ratio, low, high, p, half = _chunk_interval(a, b, alpha)
-    verdict, reason = _verdict(ratio, low, high, p, alpha, band)
-    if verdict not in ("faster", "slower"):
-        return None
-    reason += (f" (the machine was busy, up to x{slowdown:.2f} slower, so only a change "
-               "beyond that is judged; re-record at a quieter time for a finer answer)")
-    return Decision(base.median, new.median, ratio, low, high, p, verdict, reason,
-                    base.num_processes, new.num_processes, band, _detectable(band, half),
-                    "runs")
+    decision = _decided(base.median, new.median, _chunk_interval(a, b, alpha), alpha=alpha,
+                        noise=band, n_base=base.num_processes, n_new=new.num_processes,
+                        design=Design.RUNS,
+                        note=f" (the machine was busy, up to x{slowdown:.2f} slower, so only a "
+                             "change beyond that is judged; re-record at a quieter time for a "
+                             "finer answer)")
+    return decision if decision.verdict.is_claim else None
 
 
-def _t_interval(d: np.ndarray, alpha: float) -> tuple[float, float, float, float]:
-    """(mean, low, high, p) of a t interval / one-sample t test of `d` against 0."""
-    from scipy import stats as scipy_stats
-    mean = float(d.mean())
-    sd = float(d.std(ddof=1))
-    if sd == 0.0:
-        return mean, mean, mean, (0.0 if mean != 0.0 else 1.0)
-    half = float(scipy_stats.t.ppf(1 - alpha / 2, len(d) - 1)) * sd / math.sqrt(len(d))
-    return mean, mean - half, mean + half, float(scipy_stats.ttest_1samp(d, 0.0).pvalue)
-
-
-def _compare_pairs(base_median: float, new_median: float,
-                   pairs: list[tuple[np.ndarray, np.ndarray]], alpha: float,
-                   noise: float) -> Decision:
+def _decide_pairs(base_median: float, new_median: float,
+                  pairs: list[tuple[np.ndarray, np.ndarray]], alpha: float,
+                  noise: float) -> Decision:
     """Separate runs whose processes pair up by layout: a t interval over the pairs' log
     ratios, so what a layout does to the time cancels within each pair."""
     if len(pairs) < MIN_ROUNDS:
         return _undecided(base_median, new_median,
                           f"{len(pairs)} process layouts ran at full speed in both runs; need "
                           f"{MIN_ROUNDS} (record again, raise --processes, or use benchkit ab)",
-                          len(pairs), len(pairs), noise, "runs")
+                          n_base=len(pairs), n_new=len(pairs), noise=noise, design=Design.RUNS)
     d = np.array([math.log(float(np.median(b)) / float(np.median(a))) for a, b in pairs])
-    mean, low, high, p = _t_interval(d, alpha)
-    ratio, ci_low, ci_high = math.exp(mean), math.exp(low), math.exp(high)
-    verdict, reason = _verdict(ratio, ci_low, ci_high, p, alpha, noise)
-    return Decision(base_median, new_median, ratio, ci_low, ci_high, p, verdict, reason,
-                    len(pairs), len(pairs), noise, _detectable(noise, (high - low) / 2), "runs")
-
-
-def _detectable(noise: float, half_width: float) -> float:
-    """Smallest slowdown whose interval (of this width) would clear the noise band."""
-    return (1 + noise) * math.exp(half_width) - 1
+    return _decided(base_median, new_median, mean_interval(d, alpha), alpha=alpha, noise=noise,
+                    n_base=len(pairs), n_new=len(pairs), design=Design.RUNS)

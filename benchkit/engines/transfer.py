@@ -1,7 +1,8 @@
-"""Ship a Timer's snippets and globals to a child process through files, and rebuild them there.
+"""Ship a Task (its spec, snippets and globals) to a child process through files, and
+rebuild it there.
 
-Used by the callgrind child and by the wall-time worker processes. Standard library only at
-import time, so the child side stays cheap to import (under valgrind every import costs).
+Used by the callgrind collector and by the wall-time worker processes. Standard library only
+at import time, so the child side stays cheap to import (under valgrind every import costs).
 """
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import sys
 import types
 from pathlib import Path
 from typing import Any
+
+from benchkit.core.task import Language, Task, TaskSpec
+from benchkit.errors import BenchkitError, GlobalNotTransferableError, RebuildError
 
 
 class CopyIfCallgrind:
@@ -26,13 +30,11 @@ class CopyIfCallgrind:
         self._value, self._setup = value, setup
         self._serialization = _serialization_of(value)
         if self._serialization is None:
-            from benchkit.errors import BenchkitError
             raise BenchkitError(
                 f"CopyIfCallgrind({type(value).__name__}): unsupported type; wrap str, bytes, "
                 "bool, int, float, complex, torch.nn.Module, torch.jit.ScriptFunction or "
                 "torch.jit.ScriptModule (or pass other picklable values unwrapped)")
         if setup is not None and not isinstance(setup, str):
-            from benchkit.errors import BenchkitError
             raise BenchkitError(f"CopyIfCallgrind(setup=...) must be a string, got "
                                 f"{type(setup).__name__}")
 
@@ -50,6 +52,7 @@ class CopyIfCallgrind:
 
     @staticmethod
     def unwrap_all(globals: dict[str, Any]) -> dict[str, Any]:
+        """The globals with every CopyIfCallgrind replaced by its value."""
         return {k: (v.value if isinstance(v, CopyIfCallgrind) else v)
                 for k, v in globals.items()}
 
@@ -66,14 +69,6 @@ def _serialization_of(value: Any) -> str | None:
     return None
 
 
-class RebuildError(Exception):
-    """A global or callable could not be rebuilt in the child (`name` says which)."""
-
-    def __init__(self, name: str, error: BaseException):
-        self.name = name
-        super().__init__(f"{type(error).__name__}: {error}")
-
-
 def _is_torch_script(value: Any) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(
@@ -81,7 +76,6 @@ def _is_torch_script(value: Any) -> bool:
 
 
 def _write_globals(task_id: int | str, values: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    from benchkit.errors import GlobalNotTransferableError
     specs: dict[str, Any] = {}
     for name, value in values.items():
         setup = None
@@ -110,7 +104,6 @@ def _write_globals(task_id: int | str, values: dict[str, Any], workdir: Path) ->
 
 
 def _snippet_fields(task_id: int | str, name: str, snippet: Any, workdir: Path) -> dict[str, Any]:
-    from benchkit.errors import GlobalNotTransferableError
     if isinstance(snippet, str):
         return {name: snippet}
     file = f"{name}-{task_id}.pkl"
@@ -124,18 +117,18 @@ def _snippet_fields(task_id: int | str, name: str, snippet: Any, workdir: Path) 
     return {name: "pass", f"{name}_pickle": file}
 
 
-def write_task(task_id: int | str, stmt: Any, setup: Any, values: dict[str, Any],
-               workdir: Path) -> dict[str, Any]:
-    """Write what a child needs to rebuild one Timer into `workdir`; returns the JSON fields."""
-    return {"globals": _write_globals(task_id, values, workdir),
-            **_snippet_fields(task_id, "stmt", stmt, workdir),
-            **_snippet_fields(task_id, "setup", setup, workdir)}
+def write_task(task_id: int | str, task: Task, workdir: Path) -> dict[str, Any]:
+    """Write what a child needs to rebuild `task` into `workdir`; returns the JSON fields."""
+    return {"spec": task.spec.to_dict(), "language": task.language.name.lower(),
+            "globals": _write_globals(task_id, dict(task.globals), workdir),
+            **_snippet_fields(task_id, "stmt", task.stmt, workdir),
+            **_snippet_fields(task_id, "setup", task.setup, workdir)}
 
 
-def read_task(task: dict[str, Any], workdir: Path = Path(".")) -> tuple[Any, Any, dict]:
-    """Child side of `write_task`: (stmt, setup, globals). Raises RebuildError."""
+def read_task(fields: dict[str, Any], workdir: Path = Path(".")) -> Task:
+    """Child side of `write_task`: the Task. Raises RebuildError naming what failed."""
     values: dict[str, Any] = {}
-    for name, spec in task["globals"].items():
+    for name, spec in fields["globals"].items():
         try:
             if spec.get("setup"):
                 # CopyIfCallgrind(setup=...): e.g. the import the value's class needs; what it
@@ -150,14 +143,15 @@ def read_task(task: dict[str, Any], workdir: Path = Path(".")) -> tuple[Any, Any
                 values[name] = pickle.loads((workdir / spec["file"]).read_bytes())
         except Exception as error:
             raise RebuildError(name, error) from error
-    snippets = {"stmt": task["stmt"], "setup": task["setup"]}
+    snippets = {"stmt": fields["stmt"], "setup": fields["setup"]}
     for name in ("stmt", "setup"):
-        if task.get(f"{name}_pickle"):
+        if fields.get(f"{name}_pickle"):
             try:
-                snippets[name] = pickle.loads((workdir / task[f"{name}_pickle"]).read_bytes())
+                snippets[name] = pickle.loads((workdir / fields[f"{name}_pickle"]).read_bytes())
             except Exception as error:
                 raise RebuildError(name, error) from error
-    return snippets["stmt"], snippets["setup"], values
+    return Task(TaskSpec.from_dict(fields["spec"]), snippets["stmt"], snippets["setup"], values,
+                Language[fields["language"].upper()])
 
 
 def pickled_modules(data: bytes) -> set[str]:

@@ -6,14 +6,12 @@ Needs the `distributed` extra (`pip install 'benchkit[distributed]'`) for a sche
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any, Sequence
 
-from benchkit.errors import BenchkitError
-
-
-class DistributedError(BenchkitError, RuntimeError):
-    """dask.distributed is missing, the scheduler cannot be reached, or a worker failed."""
+from benchkit.core.callgrind.requests import CallgrindOptions, CountRequest
+from benchkit.errors import BenchkitError, DistributedError
 
 
 def client(address: str):
@@ -41,46 +39,47 @@ def _workers(executor: Any) -> int:
     return max(1, getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
 
 
-def collect_on_worker(tasks: Sequence[Any], options: dict[str, Any]) -> dict[str, Any]:
-    """Runs on a worker: the local forking collector on `tasks`; the stats and who counted."""
+def collect_on_worker(requests: Sequence[CountRequest], options: CallgrindOptions
+                      ) -> dict[str, Any]:
+    """Runs on a worker: the local forking collector on `requests`; the stats and who
+    counted them."""
     import socket
 
-    from benchkit.system.machine import collect as fingerprint
     from benchkit.engines.callgrind.collect import collect
-    stats = collect(tasks, cache_sim=options["cache_sim"], timeout=options["timeout"],
-                    layouts=options["layouts"], jobs=options["jobs"])
-    environment = fingerprint()
-    for per_task in stats:
-        for s in per_task:
+    from benchkit.system import machine
+    stats = collect(requests, options)
+    environment = machine.collect()
+    for per_request in stats:
+        for s in per_request:
             s.metadata["host"] = socket.gethostname()
     return {"stats": stats, "environment": environment}
 
 
-def collect_remote(tasks: Sequence[Any], executor: Any, *, cache_sim: bool = False,
-                   timeout: float | None = None, layouts: int = 1, jobs: int = 1,
-                   progress: Any = None) -> list:
-    """Split `tasks` over the executor's workers (contiguous shares, so snippets needing the
-    same modules tend to share a collector) and gather one CallgrindStats per task."""
+def collect_remote(requests: Sequence[CountRequest], executor: Any,
+                   options: CallgrindOptions) -> list:
+    """Split `requests` over the executor's workers (contiguous shares, so snippets needing
+    the same modules tend to share a collector) and gather one CallgrindStats per request;
+    `options.progress` steps once per request."""
     if not hasattr(executor, "submit"):
         raise DistributedError(f"executor={executor!r} has no submit(); pass a "
                                "distributed.Client or a concurrent.futures.Executor")
-    tasks = list(tasks)
-    shares = min(_workers(executor), len(tasks)) or 1
-    bounds = [round(i * len(tasks) / shares) for i in range(shares + 1)]
-    options = {"cache_sim": cache_sim, "timeout": timeout, "layouts": layouts, "jobs": jobs}
+    requests = list(requests)
+    shares = min(_workers(executor), len(requests)) or 1
+    bounds = [round(i * len(requests) / shares) for i in range(shares + 1)]
+    shipped = dataclasses.replace(options, progress=None)   # a progress bar stays here
     kwargs = {"pure": False} if _is_dask(executor) else {}
-    futures = [executor.submit(collect_on_worker, tasks[a:b], options, **kwargs)
+    futures = [executor.submit(collect_on_worker, requests[a:b], shipped, **kwargs)
                for a, b in zip(bounds, bounds[1:]) if b > a]
     out = []
     try:
         for future in futures:
             reply = future.result()
-            for per_task in reply["stats"]:
-                stats = per_task[0]
+            for per_request in reply["stats"]:
+                stats = per_request[0]
                 stats.metadata["worker_environment"] = reply["environment"]
                 out.append(stats)
-                if progress is not None:
-                    progress.update(1)
+                if options.progress is not None:
+                    options.progress.update(1)
     except BenchkitError:
         raise
     except Exception as error:

@@ -11,19 +11,22 @@ A suite file (`bench_*.py`, or any .py file named on the command line) declares 
     bench_add = Timer("x + 1", setup="x = 1")  # a module-level Timer named bench_*
 
 A decorated function (or a `bench_*` function) may return one Timer or a list of Timers;
-each becomes a benchmark named `file::function` (with `[i]` when several).
+each becomes a benchmark named `file::function` (with `[i]` when several). Anything with a
+`task()` method counts as a Timer here (core.task.Measurable), so this module needs no Timer.
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from benchkit.core.gates import Gate
+from benchkit.core.keywords import keyword_filter
+from benchkit.core.records import Benchmark
+from benchkit.core.task import Measurable
 from benchkit.errors import BenchkitError, SuiteError
-from benchkit.core.gates import Gate, parse_gate
 
 _MARK = "__benchkit_benchmark__"
 
@@ -32,19 +35,12 @@ def benchmark(fn: Callable | None = None, *, fail_on: str | Iterable[str] | None
               name: str | None = None):
     """Mark a function returning Timer(s) as a benchmark, with optional gates."""
     gates = [fail_on] if isinstance(fail_on, str) else list(fail_on or [])
-    parsed = tuple(parse_gate(g) for g in gates)
+    parsed = tuple(Gate.parse(g) for g in gates)
 
     def mark(f):
         setattr(f, _MARK, {"gates": parsed, "name": name})
         return f
     return mark(fn) if fn is not None else mark
-
-
-@dataclasses.dataclass
-class Benchmark:
-    name: str
-    timer: Any                     # benchkit.Timer
-    gates: tuple[Gate, ...] = ()
 
 
 def _load_module(path: Path):
@@ -77,26 +73,25 @@ def _user_error(message: str, error: BaseException, path: Path) -> SuiteError:
     return out
 
 
-def _timers(value: Any, where: str) -> list:
-    from benchkit.api.timer import Timer
+def _timers(value: Any, where: str) -> list[Measurable]:
     items = value if isinstance(value, (list, tuple)) else [value]
     for item in items:
-        if not isinstance(item, Timer):
+        if not isinstance(item, Measurable):
             raise SuiteError(f"{where} must return a benchkit.Timer or a list of them, "
                              f"got {type(item).__name__}")
     return list(items)
 
 
 def load_file(path: Path) -> list[Benchmark]:
-    from benchkit.api.timer import Timer
+    """The benchmarks a suite file declares, in file order (its Timers' tasks)."""
     module = _load_module(path)
     out: list[Benchmark] = []
     for attr, value in vars(module).items():
         mark = getattr(value, _MARK, None)
         if mark is None and not attr.startswith("bench_"):
             continue
-        if isinstance(value, Timer):
-            out.append(Benchmark(f"{path.stem}::{attr}", value))
+        if isinstance(value, Measurable) and not isinstance(value, type):
+            out.append(Benchmark(f"{path.stem}::{attr}", task=value.task()))
             continue
         if not callable(value) or isinstance(value, type):
             continue
@@ -110,7 +105,8 @@ def load_file(path: Path) -> list[Benchmark]:
         timers = _timers(made, f"{path}::{attr}()")
         gates = (mark or {}).get("gates", ())
         for i, timer in enumerate(timers):
-            out.append(Benchmark(base if len(timers) == 1 else f"{base}[{i}]", timer, gates))
+            out.append(Benchmark(base if len(timers) == 1 else f"{base}[{i}]", gates,
+                                 task=timer.task()))
     return out
 
 
@@ -132,63 +128,11 @@ def discover(paths: Iterable[str | Path]) -> list[Benchmark]:
     return benchmarks
 
 
-_WORD = re.compile(r"\(|\)|\band\b|\bor\b|\bnot\b|[^\s()]+")
-
-
-def keyword_filter(expression: str | None) -> Callable[[str], bool]:
-    """pytest-style -k: words match as substrings, combined with and/or/not/()."""
-    if not expression:
-        return lambda name: True
-    tokens = _WORD.findall(expression)
-    if not tokens:
-        raise BenchkitError(f"-k {expression!r} is empty")
-    position = 0
-
-    def fail(why: str):
-        raise BenchkitError(f"-k {expression!r} is not a keyword expression ({why}); use words "
-                            "with and/or/not and parentheses, e.g. -k 'mul and not cpp'")
-
-    def peek():
-        return tokens[position] if position < len(tokens) else None
-
-    def take():
-        nonlocal position
-        position += 1
-        return tokens[position - 1]
-
-    def chain(word, operand, combine):
-        """operand (word operand)*, folded left with combine."""
-        left = operand()
-        while peek() == word:
-            take()
-            left = (lambda a, b: lambda n: combine(a(n), b(n)))(left, operand())
-        return left
-
-    def either():
-        return chain("or", both, lambda a, b: a or b)
-
-    def both():
-        return chain("and", factor, lambda a, b: a and b)
-
-    def factor():
-        token = peek()
-        if token is None:
-            fail("it ends too early")
-        take()
-        if token == "not":
-            inner = factor()
-            return lambda n: not inner(n)
-        if token == "(":
-            inner = either()
-            if peek() != ")":
-                fail("a '(' is not closed")
-            take()
-            return inner
-        if token in ("and", "or", ")"):
-            fail(f"unexpected {token!r}")
-        return lambda n: token in n
-
-    predicate = either()
-    if position != len(tokens):
-        fail(f"unexpected {tokens[position]!r}")
-    return predicate
+def select(paths: Iterable[str | Path], keyword: str | None = None) -> list[Benchmark]:
+    """The benchmarks of `paths` whose names match `-k keyword`; SuiteError if none."""
+    paths = list(paths)
+    selected = [b for b in discover(paths) if keyword_filter(keyword)(b.name)]
+    if not selected:
+        raise SuiteError(f"no benchmarks in {' '.join(map(str, paths))}"
+                         + (f" match -k {keyword!r}" if keyword else ""))
+    return selected

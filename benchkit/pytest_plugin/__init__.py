@@ -15,12 +15,43 @@ only when the fixture is used or an option asks for it, so ordinary runs pay not
 """
 from __future__ import annotations
 
-import math
+import dataclasses
+from typing import Any
 
 import pytest
 
-_STATE = pytest.StashKey[dict]()
 AUTOSAVE_DIR = ".benchkit"
+
+
+@dataclasses.dataclass(frozen=True)
+class FixtureOptions:
+    """The command-line options every fixture of the session follows."""
+
+    min_run_time: float
+    processes: int
+    disable: bool
+
+
+@dataclasses.dataclass
+class SessionState:
+    """What the session measured and found: each benchmark's Measurement with its Benchmark
+    and Timer (None for pedantic rounds, which counts cannot repeat), problems to report,
+    and at the end the results, the files written and the comparison with a baseline."""
+
+    measurements: list = dataclasses.field(default_factory=list)
+    targets: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)
+    problems: list[str] = dataclasses.field(default_factory=list)
+    results: Any = None
+    written: list[str] = dataclasses.field(default_factory=list)
+    baseline: str | None = None
+    comparison: Any = None
+
+    @property
+    def has_output(self) -> bool:
+        return bool(self.measurements or self.problems)
+
+
+_STATE = pytest.StashKey[SessionState]()
 
 
 def pytest_addoption(parser):
@@ -53,26 +84,26 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    """Register the marker, check the options, and start the session's state."""
     config.addinivalue_line("markers", "benchkit(group=None, fail_on=None, min_run_time=None):"
                                        " benchkit grouping, gates and length for this test")
-    state = {"measurements": [], "targets": [], "problems": []}
+    state = SessionState()
     config.stash[_STATE] = state
     _check_numbers(config)
     if not _active(config):
         return
     from benchkit.pytest_plugin.session import check_options
-    state["problems"] = check_options(config)
+    state.problems = check_options(config)
 
 
 def _check_numbers(config) -> None:
-    """Numeric options, checked whenever given (cheap, and nothing imported for it)."""
-    processes = config.getoption("--benchkit-processes")
-    min_run_time = config.getoption("--benchkit-min-run-time")
-    if processes < 0:
-        raise pytest.UsageError(f"--benchkit-processes {processes}: must be 0 or more")
-    if not (math.isfinite(min_run_time) and min_run_time > 0):
-        raise pytest.UsageError(f"--benchkit-min-run-time {min_run_time}: must be a finite "
-                                "number > 0")
+    """Numeric options, checked whenever given (the rules of benchkit.core.validate)."""
+    from benchkit.core import validate
+    for option, rule in (("--benchkit-processes", validate.NON_NEGATIVE_INT),
+                         ("--benchkit-min-run-time", validate.POSITIVE_SECONDS)):
+        value = config.getoption(option)
+        if not rule.accepts(value):
+            raise pytest.UsageError(f"{option} {value}: {rule.must}")
 
 
 def _active(config) -> bool:
@@ -98,14 +129,14 @@ def benchkit(request):
     from benchkit.pytest_plugin.fixture import BenchkitFixture
     config = request.config
     marker = request.node.get_closest_marker("benchkit")
-    options = {"min_run_time": config.getoption("--benchkit-min-run-time"),
-               "processes": config.getoption("--benchkit-processes"),
-               "disable": config.getoption("--benchkit-disable")}
+    options = FixtureOptions(config.getoption("--benchkit-min-run-time"),
+                             config.getoption("--benchkit-processes"),
+                             config.getoption("--benchkit-disable"))
     state = config.stash[_STATE]
 
-    def record(fixture, measurement, timer, target):
-        state["measurements"].append(measurement)
-        state["targets"].append((fixture.name, timer, measurement.metadata))
+    def record(fixture, measurement, timer):
+        state.measurements.append(measurement)
+        state.targets.append((fixture.benchmark(), timer))
 
     return BenchkitFixture(request.node.nodeid, options, record,
                            dict(marker.kwargs) if marker else {})
@@ -113,7 +144,7 @@ def benchkit(request):
 
 def pytest_sessionfinish(session, exitstatus):
     state = session.config.stash.get(_STATE, None)
-    if not state or not (state["measurements"] or state["problems"]):
+    if state is None or not state.has_output:
         return
     from benchkit.pytest_plugin.session import finish
     failed = finish(session.config, state)
@@ -123,7 +154,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     state = config.stash.get(_STATE, None)
-    if not state or not (state["measurements"] or state["problems"]):
+    if state is None or not state.has_output:
         return
     from benchkit.pytest_plugin.session import summary_lines
     terminalreporter.section("benchkit")

@@ -20,15 +20,13 @@ import functools
 import inspect
 from typing import Any, Callable
 
-from benchkit.errors import BenchkitError
-
-
-class FixtureAlreadyUsed(BenchkitError, RuntimeError):
-    """The fixture measures one thing per test."""
+from benchkit.core.gates import Gate
+from benchkit.core.records import Benchmark
+from benchkit.errors import BenchkitError, FixtureAlreadyUsed, GlobalNotTransferableError
 
 
 class BenchkitFixture:
-    def __init__(self, node_id: str, options: dict[str, Any], record: Callable,
+    def __init__(self, node_id: str, options: Any, record: Callable,
                  marker: dict[str, Any]):
         self.name = node_id
         self.group: str | None = marker.get("group")
@@ -37,7 +35,7 @@ class BenchkitFixture:
         self._options = options
         self._record = record
         self._gates = marker.get("fail_on")
-        self._min_run_time = marker.get("min_run_time", options["min_run_time"])
+        self._min_run_time = marker.get("min_run_time", options.min_run_time)
         self._used = False
 
     # -- helpers ---------------------------------------------------------------------------
@@ -47,28 +45,26 @@ class BenchkitFixture:
                                      "test; parametrize the test to measure several")
         self._used = True
 
-    def _metadata(self) -> dict[str, Any]:
-        from benchkit.core.gates import parse_gate
+    def benchmark(self) -> Benchmark:
+        """This test's benchmark: its node id, the marker's gates, group and extra_info."""
         gates = [self._gates] if isinstance(self._gates, str) else list(self._gates or [])
-        return {"benchmark": self.name, "gates": [str(parse_gate(g)) for g in gates],
-                "group": self.group, "extra_info": dict(self.extra_info)}
+        return Benchmark(self.name, tuple(Gate.parse(g) for g in gates), group=self.group,
+                         extra_info=dict(self.extra_info))
 
-    def _finish(self, measurement, target: Any, timer: Any) -> None:
-        measurement.metadata = {**(measurement.metadata or {}), **self._metadata()}
+    def _finish(self, measurement, timer: Any) -> None:
+        measurement.metadata = {**(measurement.metadata or {}), **self.benchmark().metadata()}
         self.measurement = measurement
-        self._record(self, measurement, timer, target)
+        self._record(self, measurement, timer)
 
     def _measure(self, timer):
-        processes = self._options["processes"]
+        processes = self._options.processes
         if processes > 1:
             try:
                 return timer.multiprocess_autorange(processes=processes,
                                                     min_run_time=self._min_run_time)
-            except BenchkitError as error:
-                if "cannot be sent to the child" not in str(error):
-                    raise
-        from benchkit.orchestration.sampling.inprocess import chunked_autorange
-        return chunked_autorange(timer, min_run_time=self._min_run_time)
+            except GlobalNotTransferableError:
+                pass    # a local callable or global: measured in this process instead
+        return timer.chunked_autorange(min_run_time=self._min_run_time)
 
     def _label(self) -> str:
         return self.group or self.name
@@ -86,22 +82,22 @@ class BenchkitFixture:
                 self._min_run_time = min_run_time
             kwargs.setdefault("label", self._label())
             timer = Timer(target, *args, **kwargs)
-            if self._options["disable"]:
+            if self._options.disable:
                 timer.timeit(1)
                 return None
             measurement = self._measure(timer)
-            self._finish(measurement, target, timer)
+            self._finish(measurement, timer)
             return measurement
         if not callable(target):
             raise BenchkitError(f"{self.name}: benchkit(...) takes a callable or a string "
                                 f"snippet, got {type(target).__name__}")
         self._claim()
         result = target(*args, **kwargs)          # once: the result, and a warm-up
-        if self._options["disable"]:
+        if self._options.disable:
             return result
         call = functools.partial(target, *args, **kwargs) if args or kwargs else target
         timer = Timer(call, label=self._label(), sub_label=_describe(target))
-        self._finish(self._measure(timer), call, timer)
+        self._finish(self._measure(timer), timer)
         return result
 
     def pedantic(self, target: Callable, args: tuple = (), kwargs: dict | None = None,
@@ -129,7 +125,7 @@ class BenchkitFixture:
                 prepared = setup()
                 if prepared is not None:
                     call_args, call_kwargs = prepared
-            if self._options["disable"]:
+            if self._options.disable:
                 result = target(*call_args, **call_kwargs)
                 if teardown is not None:
                     teardown()
@@ -144,7 +140,7 @@ class BenchkitFixture:
                 times.append(max(elapsed, 1e-9))
         spec = TaskSpec(stmt=_describe(target), setup="pass", label=self._label(),
                         sub_label=_describe(target))
-        self._finish(Measurement(iterations, times, spec), None, None)
+        self._finish(Measurement(iterations, times, spec), None)
         return result
 
 

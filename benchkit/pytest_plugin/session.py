@@ -2,24 +2,24 @@
 save, compare with a baseline and apply gates, and the summary lines."""
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from pathlib import Path
 
 import pytest
 
+from benchkit.core.gates import Gate
 from benchkit.errors import BenchkitError
-
-AUTOSAVE_DIR = ".benchkit"
+from benchkit.pytest_plugin import AUTOSAVE_DIR, SessionState
 
 
 def check_options(config) -> list[str]:
     """Validate options before any test runs; a bad one is a usage error."""
-    from benchkit.core.gates import parse_gate
     from benchkit.system.results_files import check_writable
     opt = config.getoption
     try:
         for gate in opt("--benchkit-fail-on"):
-            parse_gate(gate)
+            Gate.parse(gate)
         if opt("--benchkit-save"):
             check_writable(opt("--benchkit-save"))
         compare = opt("--benchkit-compare")
@@ -41,85 +41,84 @@ def _autosave_path(root: Path) -> Path:
 
 
 def latest_autosave(root: Path) -> Path | None:
+    """The newest results file under AUTOSAVE_DIR, or None."""
     files = sorted((root / AUTOSAVE_DIR).glob("*.json"))
     return files[-1] if files else None
 
 
-def _callgrind(state: dict) -> list:
+def _callgrind(state: SessionState) -> list:
     import benchkit
-    timers = [(name, timer, meta) for name, timer, meta in state["targets"]
-              if timer is not None]
-    if not timers:
+    targets = [(benchmark, timer) for benchmark, timer in state.targets if timer is not None]
+    if not targets:
         return []
     try:
-        stats = benchkit.collect_callgrind_many([t for _, t, _ in timers])
+        stats = benchkit.collect_callgrind_many([timer for _, timer in targets])
     except BenchkitError as error:
-        state["problems"].append(f"instruction counts not collected: {error}")
+        state.problems.append(f"instruction counts not collected: {error}")
         return []
-    for (name, _, meta), s in zip(timers, stats):
-        s.metadata.update({"benchmark": name, "gates": meta.get("gates", [])})
+    for (benchmark, _), s in zip(targets, stats):
+        # counts carry the name and gates only (group and extra_info stay with wall time)
+        s.metadata.update(dataclasses.replace(benchmark, extra_info=None).metadata())
     return stats
 
 
-def finish(config, state: dict) -> bool:
+def finish(config, state: SessionState) -> bool:
     """Count, save, compare; True when a gate failed."""
     import benchkit
-    from benchkit.core import comparison as ab
-    from benchkit.core.gates import parse_gate
-    from benchkit.system.machine import collect
+    from benchkit.core import comparison
     from benchkit.core.schema import Results
+    from benchkit.system.machine import collect
     from benchkit.system.results_files import save_with_fallback
     opt = config.getoption
     root = Path(config.rootpath)
     callgrind = _callgrind(state) if opt("--benchkit-callgrind") else []
-    results = Results(list(state["measurements"]), callgrind, collect(str(root)))
-    state["results"] = results
-    state["written"] = []
+    results = Results(list(state.measurements), callgrind, collect(str(root)))
+    state.results = results
+    state.written = []
     baseline = None
     compare = opt("--benchkit-compare")
     if compare:
         baseline = latest_autosave(root) if compare == "latest" else Path(compare)
         if baseline is None:
-            state["problems"].append(f"--benchkit-compare: no autosaved results under "
-                                     f"{root / AUTOSAVE_DIR} yet; run with "
-                                     "--benchkit-autosave first")
+            state.problems.append(f"--benchkit-compare: no autosaved results under "
+                                  f"{root / AUTOSAVE_DIR} yet; run with "
+                                  "--benchkit-autosave first")
     targets = [opt("--benchkit-save")] if opt("--benchkit-save") else []
     if opt("--benchkit-autosave"):
         targets.append(_autosave_path(root))
     for target in targets:
         written, problem = save_with_fallback(target, results)
-        state["written"].append(str(written))
+        state.written.append(str(written))
         if problem:
-            state["problems"].append(f"could not write {problem}; saved to {written}")
+            state.problems.append(f"could not write {problem}; saved to {written}")
     if baseline is None:
         return False
     try:
         base = benchkit.load(baseline)
     except BenchkitError as error:
-        state["problems"].append(str(error))
+        state.problems.append(str(error))
         return True
-    gates = [parse_gate(g) for g in opt("--benchkit-fail-on")]
-    state["baseline"] = str(baseline)
-    state["comparison"] = ab.compare(base, results, gates)
-    return bool(state["comparison"].regressions)
+    gates = [Gate.parse(g) for g in opt("--benchkit-fail-on")]
+    state.baseline = str(baseline)
+    state.comparison = comparison.of_runs(base, results, gates)
+    return bool(state.comparison.regressions)
 
 
-def summary_lines(state: dict) -> list[str]:
+def summary_lines(state: SessionState) -> list[str]:
+    """The benchkit section of the terminal summary."""
     from benchkit.api.compare import Compare
     from benchkit.core.report import format_callgrind, format_comparison
     lines: list[str] = []
-    if state["measurements"]:
-        lines += str(Compare(state["measurements"])).splitlines()
-    results = state.get("results")
-    if results is not None and results.callgrind:
-        lines += format_callgrind(results.callgrind).splitlines()
-    comparison = state.get("comparison")
-    if comparison is not None:
-        lines.append(f"compared with {state['baseline']}:")
-        lines += format_comparison(comparison).splitlines()
-        for row in comparison.regressions:
+    if state.measurements:
+        lines += str(Compare(state.measurements)).splitlines()
+    if state.results is not None and state.results.callgrind:
+        lines += format_callgrind(state.results.callgrind).splitlines()
+    if state.comparison is not None:
+        lines.append(f"compared with {state.baseline}:")
+        lines += format_comparison(state.comparison).splitlines()
+        for row in state.comparison.regressions:
             lines.append(f"FAILED {row.name}: " + "; ".join(row.failures))
-    for path in state.get("written", []):
+    for path in state.written:
         lines.append(f"benchkit results written to {path}")
-    lines += [f"benchkit: {p}" for p in state["problems"]]
+    lines += [f"benchkit: {p}" for p in state.problems]
     return lines

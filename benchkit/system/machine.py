@@ -1,8 +1,6 @@
-"""Environment fingerprint stored with every results file.
-
-`parse_*` helpers are pure (tested on fake /proc text); `collect()` is the thin edge that
-reads the machine.
-"""
+"""The environment fingerprint stored with every results file, read off this machine:
+versions, CPU, git state, thread settings, the site-packages listing (core.environment
+interprets fingerprints)."""
 from __future__ import annotations
 
 import datetime
@@ -17,15 +15,7 @@ import subprocess
 import sys
 from typing import Any
 
-
-def parse_cpu_model(cpuinfo: str) -> str | None:
-    """The CPU model name from /proc/cpuinfo text (x86 'model name', ARM 'Model'/'CPU part')."""
-    for key in ("model name", "Model", "Hardware", "cpu model"):
-        for line in cpuinfo.splitlines():
-            name, sep, value = line.partition(":")
-            if sep and name.strip() == key and value.strip():
-                return value.strip()
-    return None
+from benchkit.core.environment import parse_cpu_model
 
 
 def _version(package: str) -> str | None:
@@ -118,28 +108,3 @@ def collect(cwd: str | None = None) -> dict[str, Any]:
         "threads": thread_settings(),
         "site_packages": site_packages(),
     }
-
-
-# Fields that make two environments incomparable when they differ.
-COMPARABLE_FIELDS = ("cpu_model", "cpu_count", "machine", "python", "torch", "numpy")
-# The machine alone (an A/B compares two software environments on purpose).
-MACHINE_FIELDS = ("cpu_model", "cpu_count", "machine", "hostname")
-
-
-def listing_difference(base: list[str], new: list[str], limit: int = 6) -> str:
-    """'+only_in_new, -only_in_base' for two site-packages listings (the first `limit`)."""
-    added = [f"+{n}" for n in sorted(set(new) - set(base))]
-    removed = [f"-{n}" for n in sorted(set(base) - set(new))]
-    changes = added + removed
-    more = f", ... ({len(changes) - limit} more)" if len(changes) > limit else ""
-    return ", ".join(changes[:limit]) + more
-
-
-def differences(base: dict[str, Any], new: dict[str, Any],
-                fields: tuple[str, ...] = COMPARABLE_FIELDS) -> list[str]:
-    """Human-readable list of fingerprint fields that differ in ways that matter for timing."""
-    out = []
-    for key in fields:
-        if base.get(key) != new.get(key):
-            out.append(f"{key}: {base.get(key)} vs {new.get(key)}")
-    return out

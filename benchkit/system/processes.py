@@ -1,4 +1,5 @@
-"""Child processes that never outlive benchkit: parent-death signal, process-group kill."""
+"""Child processes that never outlive benchkit (parent-death signal, process-group kill), the
+JSON-lines channel to them, ASLR off, and temp dirs of dead processes swept."""
 from __future__ import annotations
 
 import ctypes
@@ -15,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from benchkit.errors import ChannelError
 
 _PR_SET_PDEATHSIG = 1
 
@@ -70,14 +73,6 @@ def _aslr_prefix() -> tuple[str, ...]:
 def aslr_prefix() -> list[str]:
     """Command prefix that starts a program with ASLR off (empty where that is impossible)."""
     return list(_aslr_prefix())
-
-
-class ChannelError(RuntimeError):
-    """The other end died, or did not answer in time (`timed_out`)."""
-
-    def __init__(self, message: str, timed_out: bool = False):
-        super().__init__(message)
-        self.timed_out = timed_out
 
 
 class JsonLines:

@@ -6,68 +6,20 @@ import gzip
 import importlib.resources
 import json
 import os
-import re
-import secrets
 import tempfile
 import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
 from benchkit.errors import ResultsFileError
-from benchkit.system import machine as fingerprint
+from benchkit.system import machine
+from benchkit.system.files import atomic_write_bytes
 from benchkit.core import schema
 from benchkit.core.schema import Results
 
 
 def _is_gzip(path: Path) -> bool:
     return path.name.endswith(".gz")
-
-
-def _sweep_stale_temp_files(path: Path) -> None:
-    """Remove `.NAME.<pid>.<random>.tmp` files next to `path` left by killed writers."""
-    pattern = re.compile(re.escape(f".{path.name}.") + r"(\d+)\.[0-9a-f]+\.tmp$")
-    try:
-        entries = list(path.parent.iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        match = pattern.match(entry.name)
-        if not match:
-            continue
-        try:
-            os.kill(int(match.group(1)), 0)
-        except ProcessLookupError:
-            entry.unlink(missing_ok=True)
-        except PermissionError:
-            pass
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write to a temp file next to `path`, fsync, then rename: never a half-written file.
-    The file gets the permissions any new file of the user gets (the umask applies)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _sweep_stale_temp_files(path)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | None) -> Results:
@@ -89,7 +41,7 @@ def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | 
     if environment is not None:
         out.environment = environment
     elif not out.environment:
-        out.environment = fingerprint.collect()
+        out.environment = machine.collect()
     return out
 
 

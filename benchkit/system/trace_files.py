@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from benchkit.errors import TraceError
-from benchkit.system.results_files import atomic_write_bytes
+from benchkit.system.files import atomic_write_bytes
 
 
 def load_trace(path: str | Path) -> dict:

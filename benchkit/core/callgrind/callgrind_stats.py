@@ -111,3 +111,6 @@ class CallgrindStats:
                      Source information may be limited. Rebuild with
                      REL_WITH_DEB_INFO=1 for more detailed results.""")
         return out
+
+
+CallgrindStats.__module__ = "benchkit"   # pickles name the public path

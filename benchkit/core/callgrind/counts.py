@@ -172,3 +172,8 @@ def diff_counts(a: FunctionCounts, b: FunctionCounts) -> CountsDiff:
     both = tuple((fn, da[fn], db[fn]) for fn in da if fn in db and da[fn] != db[fn])
     return CountsDiff(tuple(sorted(only_a, reverse=True)), tuple(sorted(only_b, reverse=True)),
                       both)
+
+
+# Pickles name the public path, so they survive moves inside the package.
+for _cls in (FunctionCount, FunctionCounts):
+    _cls.__module__ = "benchkit"

@@ -5,14 +5,14 @@ import json
 from pathlib import Path
 
 from benchkit.errors import CallgrindError, GlobalNotTransferableError
-from benchkit.system.processes import last_lines
-from benchkit.engines.callgrind import toolchain as helper
+from benchkit.system.processes import aslr_prefix, last_lines
+
 CACHE_SIM_ARGS = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
 
 
 def valgrind_command(valgrind: str, out_file: str, cache_sim: bool) -> list[str]:
     """valgrind's command line (before the program) with benchkit's controls."""
-    cmd = helper.aslr_prefix() + [
+    cmd = aslr_prefix() + [
         valgrind, "--tool=callgrind", f"--callgrind-out-file={out_file}",
         "--instr-atstart=no", "--collect-atstart=no", "--dump-line=yes", "--vgdb=no",
         # One name per function: no fn'2 recursion-level variants in diffs.

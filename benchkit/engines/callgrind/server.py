@@ -34,23 +34,20 @@ import traceback  # noqa: E402
 LAYOUT = int(os.environ.get("BENCHKIT_LAYOUT", "0"))
 
 
-class JobFailed(Exception):
-    def __init__(self, info):
-        super().__init__(info.get("message"))
-        self.info = info
-
-
 def _fail(kind, message, **extra):
-    raise JobFailed({"kind": kind, "message": message, **extra})
+    from benchkit.errors import CollectorJobFailed
+    raise CollectorJobFailed({"kind": kind, "message": message, **extra})
 
 
 def run_job(job, setup, lib, prewarm=False):
-    """Run one job's tasks: loops built, warmed up, then measured with dumps named
-    benchkit:<tag>:<task>:<kind>:<repeat>."""
-    from benchkit.errors import SnippetError
-    from benchkit.engines.transfer import RebuildError, read_task
-    from benchkit.engines.wall.loop import CompiledLoop, referenced_names, check_syntax
+    """Run one job's tasks: loops built, warmed up, then measured with dumps named by
+    DumpName (benchkit:<tag>:<task>:<kind>:<repeat>)."""
+    from benchkit.core.callgrind.requests import BASELINE, STMT, DumpName
+    from benchkit.core.snippets import needs_torch
+    from benchkit.engines.transfer import read_task
+    from benchkit.engines.wall.loop import CompiledLoop
     from benchkit.engines.wall.threads import torch_threads
+    from benchkit.errors import RebuildError, SnippetError
 
     sys.path.extend(p for p in job.get("extra_sys_path", []) if p not in sys.path)
     # Layout k > 0: k deliberate heap offsets before anything of the snippets is allocated.
@@ -70,16 +67,16 @@ def run_job(job, setup, lib, prewarm=False):
         number = task["number"]
         _seed_generators()
         try:
-            with torch_threads(task["num_threads"]):
+            with torch_threads(task["spec"]["num_threads"]):
                 for _, loop in loops:
                     for _ in range(2):  # warm-up: same code object as the measured loop
                         loop.time_block(number)
                 lib.bk_start_instrumentation()
                 for kind, loop in loops:
-                    for r in range(task["repeats"] if kind == "stmt" else 1):
+                    for r in range(task["repeats"] if kind == STMT else 1):
                         loop.time_block(number, timer=toggle)
                         lib.bk_dump_stats_at(
-                            f"benchkit:{job['tag']}:{task['id']}:{kind}:{r}".encode())
+                            str(DumpName(job["tag"], str(task["id"]), kind, r)).encode())
                 lib.bk_stop_instrumentation()
         except SnippetError as error:
             outcome.append(error)
@@ -89,20 +86,16 @@ def run_job(job, setup, lib, prewarm=False):
 
     for task in job["tasks"]:
         try:
-            stmt, setup_snippet, values = read_task(task)
+            rebuilt = read_task(task)
         except RebuildError as error:
             _fail("global", str(error), name=error.name, traceback=traceback.format_exc())
-        snippets = {"stmt": stmt, "setup": setup_snippet}
-        names = set()
-        for name, src in snippets.items():
-            if isinstance(src, str):
-                names |= referenced_names(check_syntax(name, src))
-        if "torch" in names and "torch" not in values:
+        values = dict(rebuilt.globals)
+        if needs_torch(rebuilt.stmt, rebuilt.setup, values):
             import torch
             values["torch"] = torch
-        loops = [("stmt", CompiledLoop(snippets["stmt"], snippets["setup"], noop_clock, values))]
+        loops = [(STMT, CompiledLoop(rebuilt.stmt, rebuilt.setup, noop_clock, values))]
         if task["baseline"]:
-            loops.append(("baseline", CompiledLoop("pass", "pass", noop_clock, dict(values))))
+            loops.append((BASELINE, CompiledLoop("pass", "pass", noop_clock, dict(values))))
         if prewarm:
             try:
                 for _, loop in loops:
@@ -161,11 +154,12 @@ def _library(setup):
 
 def _child(setup, lib, job_path):
     """In a forked child: run the job, report a failure in error-<tag>.json, exit."""
+    from benchkit.errors import CollectorJobFailed
     job = _load(job_path)
     code = 0
     try:
         run_job(job, setup, lib)
-    except JobFailed as failure:
+    except CollectorJobFailed as failure:
         with open(f"error-{job['tag']}.json", "w", encoding="utf-8") as f:
             json.dump(failure.info, f)
         code = 3
@@ -179,8 +173,10 @@ def _child(setup, lib, job_path):
     os._exit(code)  # no interpreter teardown under valgrind: it costs seconds
 
 
-CHILD_MODULES = ("benchkit.errors", "benchkit.engines.transfer", "benchkit.engines.wall.loop",
-                 "benchkit.engines.wall.threads")   # what run_job imports (a test checks)
+# What run_job imports (a test checks).
+CHILD_MODULES = ("benchkit.core.callgrind.requests", "benchkit.core.snippets",
+                 "benchkit.engines.transfer", "benchkit.engines.wall.loop",
+                 "benchkit.engines.wall.threads", "benchkit.errors")
 
 
 def _rehearse():
@@ -188,12 +184,15 @@ def _rehearse():
     loop (read a job, parse, compile, loop), so the children inherit valgrind's translations
     of it instead of each making them again. No threads: a thread's malloc arena would be
     handed on to a child's measuring thread, which must get a fresh one."""
-    from benchkit.engines.wall.loop import CompiledLoop, check_syntax, referenced_names
+    from benchkit.core.snippets import needs_torch
     from benchkit.engines.transfer import read_task
-    stmt, setup, values = read_task(json.loads(
-        '{"globals": {}, "stmt": "x = [i for i in range(3)]", "setup": "pass"}'))
-    referenced_names(check_syntax("stmt", stmt))
-    CompiledLoop(stmt, setup, lambda: 0.0, values).time_block(20)
+    from benchkit.engines.wall.loop import CompiledLoop
+    task = read_task(json.loads(
+        '{"globals": {}, "stmt": "x = [i for i in range(3)]", "setup": "pass", '
+        '"spec": {"stmt": "x = [i for i in range(3)]", "setup": "pass"}, '
+        '"language": "python"}'))
+    needs_torch(task.stmt, task.setup, task.globals)
+    CompiledLoop(task.stmt, task.setup, lambda: 0.0, dict(task.globals)).time_block(20)
 
 
 def serve(setup):
@@ -239,9 +238,10 @@ def main(argv):
     sys.path.extend(setup["extra_sys_path"])
     if len(argv) > 2 and argv[1] == "--prewarm":
         job = _load(argv[2])
+        from benchkit.errors import CollectorJobFailed
         try:
             run_job(job, setup, None, prewarm=True)
-        except JobFailed as failure:
+        except CollectorJobFailed as failure:
             with open(f"error-{job['tag']}.json", "w", encoding="utf-8") as f:
                 json.dump(failure.info, f)
             return 3

@@ -1,4 +1,5 @@
-"""Find valgrind and build the client-request helper library (an edge: runs gcc)."""
+"""Find valgrind and build the client-request library (client requests and the collector's
+fork loop) with the system C compiler, cached."""
 from __future__ import annotations
 
 import functools
@@ -11,7 +12,7 @@ import sysconfig
 from pathlib import Path
 
 from benchkit.errors import ValgrindNotFoundError
-from benchkit.system.processes import aslr_prefix  # noqa: F401  (used as helper.aslr_prefix)
+from benchkit.system.files import cache_dir
 
 # Client requests, and the collector server's fork loop: one library, loaded with ctypes.
 SOURCES = [Path(__file__).with_name("client.c"), Path(__file__).with_name("fork_loop.c")]
@@ -21,6 +22,7 @@ INSTALL_HINT = ("Install valgrind and its headers (Debian/Ubuntu: `apt-get insta
 
 
 def find_valgrind() -> str:
+    """valgrind's path, or ValgrindNotFoundError saying how to install it."""
     path = shutil.which("valgrind")
     if path is None:
         raise ValgrindNotFoundError(
@@ -30,20 +32,17 @@ def find_valgrind() -> str:
 
 @functools.lru_cache(maxsize=None)
 def valgrind_version(valgrind: str) -> str:
+    """`valgrind --version` (recorded with every collection)."""
     out = subprocess.run([valgrind, "--version"], capture_output=True, text=True, timeout=30)
     return out.stdout.strip()
 
 
 def header_dirs() -> list[str]:
+    """Include directories that hold valgrind/callgrind.h."""
     dirs = [os.environ.get("BENCHKIT_VALGRIND_INCLUDE", "")]
     prefix = Path(sys.prefix)
     dirs += [str(prefix / "include"), "/usr/include", "/usr/local/include"]
     return [d for d in dirs if d and (Path(d) / "valgrind" / "callgrind.h").is_file()]
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "benchkit"
 
 
 def required_header_dirs() -> list[str]:

@@ -7,7 +7,6 @@ only the import-path entries the collector needs, and a small fixed environment.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -18,14 +17,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import benchkit
+from benchkit.core.callgrind.requests import CollectorControls, CountRequest
 from benchkit.engines import transfer
-from benchkit.system import machine as fingerprint
-from benchkit.system.processes import last_lines, owned_prefix
-from benchkit.core.task import TaskSpec
 from benchkit.engines.callgrind.command import child_failure
+from benchkit.system import machine
+from benchkit.system.processes import last_lines, owned_prefix
+
+DEFAULT_CONTROLS = CollectorControls()
 
 PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
 # glibc malloc without trimming, with a fixed mmap threshold and a large top pad: the measured
@@ -40,33 +41,19 @@ STACK_STEP = 4096 + 48
 HEAP_STEP = 4099
 # The benchkit files that shape a counted process, relative to the package: a change to any
 # of them can move counts a little with no change to the code measured. Python snippets run
-# in the collector server and its forks; C++ snippets in a program built from benchkit.engines.cpp.
+# in the collector server and its forks; C++ snippets in a program built by engines/cpp.
 PYTHON_COLLECTOR_SOURCES = (
-    "__init__.py", "errors.py", "engines/__init__.py", "engines/transfer.py",
-    "engines/wall/__init__.py", "engines/wall/loop.py", "engines/wall/threads.py",
-    "engines/callgrind/__init__.py", "engines/callgrind/server.py",
+    "__init__.py", "errors.py", "core/__init__.py", "core/task.py", "core/snippets.py",
+    "core/callgrind/__init__.py", "core/callgrind/requests.py", "engines/__init__.py",
+    "engines/transfer.py", "engines/wall/__init__.py", "engines/wall/loop.py",
+    "engines/wall/threads.py", "engines/callgrind/__init__.py", "engines/callgrind/server.py",
     "engines/callgrind/fork_loop.c", "engines/callgrind/client.c",
     "engines/callgrind/workdir.py", "engines/callgrind/command.py",
     "engines/callgrind/toolchain.py", "engines/callgrind/collector.py")
 CPP_COLLECTOR_SOURCES = (
-    "engines/cpp/__init__.py", "engines/cpp/driver.c", "engines/cpp/source.py",
-    "engines/cpp/toolchain.py", "engines/callgrind/workdir.py", "engines/callgrind/command.py",
-    "engines/callgrind/toolchain.py")
-# Seams for benchmarks/perf_layouts.py, which measures what each step removes.
-FIXED_PATHS = True
-PREWARM = True
-OWN_THREAD = True
-
-
-@dataclasses.dataclass
-class CallgrindTask:
-    task_spec: TaskSpec
-    stmt: str | Callable[[], object]
-    setup: str | Callable[[], object]
-    globals: dict[str, Any]
-    number: int
-    repeats: int = 1
-    collect_baseline: bool = True
+    "core/callgrind/requests.py", "engines/cpp/__init__.py", "engines/cpp/driver.c",
+    "engines/cpp/source.py", "engines/cpp/toolchain.py", "engines/callgrind/workdir.py",
+    "engines/callgrind/command.py", "engines/callgrind/toolchain.py")
 
 
 @functools.lru_cache(maxsize=None)
@@ -142,18 +129,18 @@ def _mirror_lib(real: Path, mirror: Path) -> None:
             if inner.name != "site-packages":
                 (mirror / entry.name / inner.name).symlink_to(inner)
         for package in sorted(site_dir.iterdir()):
-            if not fingerprint.OWN_INSTALL_HOOKS.fullmatch(package.name):
+            if not machine.OWN_INSTALL_HOOKS.fullmatch(package.name):
                 (mirror / entry.name / "site-packages" / package.name).symlink_to(package)
 
 
-def interpreter(workdir: Path) -> str:
+def interpreter(workdir: Path, controls: CollectorControls = DEFAULT_CONTROLS) -> str:
     """The interpreter the collector runs. For a virtualenv: a mirror of it at a fixed-length
     path in the working directory (its pyvenv.cfg, a link to its bin/python, its lib as
     links without benchkit's own install hooks), so the strings Python builds from its own
     location (sys.executable, sys.prefix, the site-packages entries) have the same length
     wherever the virtualenv lives, and nothing in it depends on where benchkit lives."""
     config = Path(sys.prefix) / "pyvenv.cfg"
-    if not FIXED_PATHS or sys.prefix == sys.base_prefix or not config.is_file():
+    if not controls.fixed_paths or sys.prefix == sys.base_prefix or not config.is_file():
         return sys.executable
     mirror = workdir / "venv"
     if not mirror.exists():
@@ -174,7 +161,8 @@ def interpreter(workdir: Path) -> str:
     return str(mirror / "bin" / "python")
 
 
-def child_environment(layout: int = 0) -> dict[str, str]:
+def child_environment(layout: int = 0,
+                      controls: CollectorControls = DEFAULT_CONTROLS) -> dict[str, str]:
     """A small fixed environment: same counts whatever the caller's shell holds."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LC_ALL": "C", "LANG": "C",
            "HOME": os.path.expanduser("~"), "GLIBC_TUNABLES": MALLOC_TUNABLES}
@@ -183,15 +171,17 @@ def child_environment(layout: int = 0) -> dict[str, str]:
             env[name] = os.environ[name]
     if layout:
         env["BENCHKIT_LAYOUT_PAD"] = "." * (layout * STACK_STEP)
+    env.update(controls.child_environment)
     return env
 
 
-def write_setup(workdir: Path, name: str, library: Path, modules: Sequence[str]) -> None:
+def write_setup(workdir: Path, name: str, library: Path, modules: Sequence[str],
+                controls: CollectorControls = DEFAULT_CONTROLS) -> None:
     """A collector server's setup: the client library, the import path it needs, the modules
     to import before forking, the layout parameters."""
     setup: dict[str, Any] = {"library": str(library), "modules": list(modules),
-                             "heap_step": HEAP_STEP, "own_thread": OWN_THREAD}
-    if FIXED_PATHS:
+                             "heap_step": HEAP_STEP, "own_thread": controls.own_thread}
+    if controls.fixed_paths:
         # benchkit through a link in the working directory: the same file names for its code
         # objects wherever it is installed.
         link = workdir / "path" / "benchkit"
@@ -206,17 +196,17 @@ def write_setup(workdir: Path, name: str, library: Path, modules: Sequence[str])
     (workdir / name).write_text(json.dumps(setup), encoding="utf-8")
 
 
-def _task_fields(tag: str, task: CallgrindTask, workdir: Path) -> dict[str, Any]:
-    return {"id": 0, "number": task.number, "repeats": task.repeats,
-            "baseline": task.collect_baseline, "num_threads": task.task_spec.num_threads,
-            **transfer.write_task(tag, task.stmt, task.setup, task.globals, workdir)}
+def _task_fields(tag: str, request: CountRequest, workdir: Path) -> dict[str, Any]:
+    return {"id": 0, "number": request.number, "repeats": request.repeats,
+            "baseline": request.collect_baseline,
+            **transfer.write_task(tag, request.task, workdir)}
 
 
-def write_task_job(workdir: Path, tag: str, task: CallgrindTask) -> list[Path]:
+def write_task_job(workdir: Path, tag: str, request: CountRequest) -> list[Path]:
     """job-<tag>.json for one task (and its globals' files); returns the files written for
     the globals."""
     before = set(workdir.iterdir())
-    fields = _task_fields(tag, task, workdir)
+    fields = _task_fields(tag, request, workdir)
     written = sorted(set(workdir.iterdir()) - before)
     needed = set()
     for path in written:
@@ -231,10 +221,11 @@ def write_task_job(workdir: Path, tag: str, task: CallgrindTask) -> list[Path]:
 
 
 def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
-            tasks: Sequence[CallgrindTask]) -> None:
+            requests: Sequence[CountRequest],
+            controls: CollectorControls = DEFAULT_CONTROLS) -> None:
     """Run the jobs natively up to their loops, once, in one process: bytecode caches are
     written before any counted run (and a broken snippet or global fails fast)."""
-    if not PREWARM:
+    if not controls.prewarm:
         return
     jobs = [json.loads((workdir / f"job-{tag}.json").read_text(encoding="utf-8"))
             for tag in tags]
@@ -244,8 +235,9 @@ def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
                 "extra_sys_path": sorted({p for j in jobs for p in j["extra_sys_path"]})}
     name = f"job-prewarm-{tags[0]}.json"
     (workdir / name).write_text(json.dumps(combined), encoding="utf-8")
-    done = subprocess.run([interpreter(workdir), str(workdir / "server.py"), setup_name,
-                           "--prewarm", name], cwd=workdir, env=child_environment(),
+    done = subprocess.run([interpreter(workdir, controls), str(workdir / "server.py"),
+                           setup_name, "--prewarm", name], cwd=workdir,
+                          env=child_environment(0, controls),
                           capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         failed = workdir / "error-prewarm.json"
@@ -254,5 +246,5 @@ def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
             info = json.loads(failed.read_text(encoding="utf-8"))
             index = min(int(info.get("task", 0) or 0), len(tags) - 1)
             failed.rename(workdir / f"error-{tags[index]}.json")
-        raise child_failure(workdir, tags[index], tasks[index].task_spec.title,
+        raise child_failure(workdir, tags[index], requests[index].task.spec.title,
                             done.returncode, last_lines(done.stderr))

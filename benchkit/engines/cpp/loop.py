@@ -4,14 +4,8 @@ from __future__ import annotations
 import ctypes
 from typing import Callable
 
-from benchkit.engines.cpp import source
-
-from benchkit.engines.cpp import toolchain
-from benchkit.errors import SnippetError
-
-
-class CppError(RuntimeError):
-    """A C++ exception thrown by the snippet."""
+from benchkit.engines.cpp import source, toolchain
+from benchkit.errors import CppError, SnippetError
 
 
 class CppLoop:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from benchkit.core.callgrind.requests import BASELINE, CPP_TAG, STMT, DumpName
+
 PCH_HEADER = "#include <torch/torch.h>\n"
 
 _SNIPPET = """\
@@ -57,7 +59,7 @@ extern "C" double bk_time_block(std::int64_t bk_number) {{
 #ifdef BK_HAVE_CALLGRIND
 static void bk_dump(const char* kind, int repeat) {{
   char name[64];
-  std::snprintf(name, sizeof name, "benchkit:0:%s:%d", kind, repeat);
+  std::snprintf(name, sizeof name, "{dump_format}", kind, repeat);
   CALLGRIND_DUMP_STATS_AT(name);
 }}
 
@@ -80,14 +82,14 @@ extern "C" int bk_callgrind_main(std::int64_t bk_number, int bk_repeats, int bk_
 {stmt}
     }}
     CALLGRIND_TOGGLE_COLLECT;
-    bk_dump("stmt", bk_r);
+    bk_dump("{stmt_kind}", bk_r);
   }}
   if (bk_baseline) {{
     CALLGRIND_TOGGLE_COLLECT;
     for (std::int64_t bk_i = 0; bk_i < bk_number; ++bk_i) {{
     }}
     CALLGRIND_TOGGLE_COLLECT;
-    bk_dump("baseline", 0);
+    bk_dump("{baseline_kind}", 0);
   }}
   CALLGRIND_STOP_INSTRUMENTATION;
   return 0;
@@ -118,7 +120,8 @@ def _indent(code: str, spaces: int) -> str:
 
 def _render(template: str, stmt: str, setup: str, global_setup: str) -> Source:
     text = template.format(global_setup=_indent(global_setup, 0), setup=_indent(setup, 4),
-                           stmt=_indent(stmt, 6))
+                           stmt=_indent(stmt, 6), dump_format=DumpName.c_format(CPP_TAG, "0"),
+                           stmt_kind=STMT, baseline_kind=BASELINE)
     spans = []
     lines = text.splitlines()
     markers = {"// benchkit: global_setup": ("global_setup", global_setup),

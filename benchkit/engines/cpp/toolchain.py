@@ -18,31 +18,16 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from benchkit.engines.callgrind.toolchain import header_dirs
 from benchkit.engines.cpp.source import PCH_HEADER, Source, map_diagnostics
-from benchkit.errors import BenchkitError
+from benchkit.errors import CppCompileError, CppToolchainError
+from benchkit.system.files import cache_dir
 from benchkit.system.processes import last_lines, owned_prefix
-from benchkit.engines.callgrind.toolchain import cache_dir, header_dirs
 
 PCH_NAME = "benchkit_torch.h"
 DRIVER = Path(__file__).with_name("driver.c")
 # The snippet's directory in its debug info: absolute, so debug readers take it as it is.
 SNIPPET_DIR = "/benchkit-snippet"
-
-
-class CppToolchainError(BenchkitError, RuntimeError):
-    """No C++ compiler, or no torch headers/libraries to compile against."""
-
-
-class CppCompileError(BenchkitError, ValueError):
-    """A C++ snippet does not compile; the message maps the compiler's errors to the
-    snippet's own lines."""
-
-    def __init__(self, errors: list[str], command: str, raw: str):
-        self.errors = errors
-        shown = "\n".join(f"  {e}" for e in errors[:10]) or last_lines(raw, 20)
-        super().__init__(f"the C++ snippet does not compile:\n{shown}\n"
-                         f"Fix the snippet passed to Timer(..., language='cpp'). "
-                         f"(compiler: {command})")
 
 
 
@@ -160,8 +145,9 @@ def build(source: Source) -> Path:
                "-o", str(out), *_link_flags(install)]
         done = _run(cmd, Path(tmp))
         if done.returncode != 0:
-            raise CppCompileError(map_diagnostics(done.stderr, source, "snippet.cpp"),
-                                  " ".join(cmd[:1] + ["..."] + cmd[-3:]), done.stderr)
+            errors = map_diagnostics(done.stderr, source, "snippet.cpp")
+            shown = "\n".join(f"  {e}" for e in errors[:10]) or last_lines(done.stderr, 20)
+            raise CppCompileError(errors, " ".join(cmd[:1] + ["..."] + cmd[-3:]), shown)
         _install_artifact(out, target)
     return target
 

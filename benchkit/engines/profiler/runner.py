@@ -1,4 +1,4 @@
-"""Run a Timer's snippet under torch.profiler, with the Timer's own loop as the schedule."""
+"""Run a task's statement under torch.profiler, one block of its own loop per profiler step."""
 from __future__ import annotations
 
 import contextlib
@@ -12,12 +12,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from benchkit.errors import BenchkitError
-from benchkit.system.results_files import atomic_write_bytes
 from benchkit.core.stats import format_time
+from benchkit.core.task import Task, TaskSpec
+from benchkit.engines.wall.clock import default_timer
+from benchkit.engines.wall.loop import CompiledLoop
 from benchkit.engines.wall.threads import torch_threads
+from benchkit.errors import BenchkitError
+from benchkit.system.files import atomic_write_bytes
 
 # Unless `number` is given, each profiler step holds about STEP_TIME seconds of undisturbed
 # runs (at most MAX_RUNS_PER_STEP), so per-op shares rest on many runs, not three.
@@ -131,41 +134,71 @@ def backend_lines_held_back():
                 sys.stderr.flush()
 
 
-def _stmt_only_loop(timer):
-    """The Timer's loop without its setup: setup runs once here, outside the profiler, so the
+@dataclasses.dataclass(frozen=True)
+class ProfileSchedule:
+    """torch.profiler's schedule: `wait` skipped steps, `warmup` steps, `active` recorded
+    steps, `repeat` cycles."""
+
+    wait: int = 1
+    warmup: int = 1
+    active: int = 3
+    repeat: int = 1
+
+    def __post_init__(self) -> None:
+        if min(self.wait, self.warmup) < 0 or self.active < 1 or self.repeat < 1:
+            raise BenchkitError("profile needs wait >= 0, warmup >= 0, active >= 1, "
+                                "repeat >= 1")
+
+    @property
+    def steps(self) -> int:
+        return self.repeat * (self.wait + self.warmup + self.active)
+
+    def is_active(self, step: int) -> bool:
+        return step % (self.wait + self.warmup + self.active) >= self.wait + self.warmup
+
+
+def _stmt_only_loop(task: Task, namespace: dict[str, Any]) -> CompiledLoop:
+    """The task's loop without its setup: setup runs once here, outside the profiler, so the
     profile holds only the measured statement."""
-    from benchkit.engines.wall.loop import CompiledLoop
-    namespace = dict(timer._loop.globals)
-    setup = timer._setup
-    if callable(setup):
-        setup()
+    namespace = dict(namespace)
+    if callable(task.setup):
+        task.setup()
     else:
-        exec(compile(timer.task_spec.setup or "pass", "<setup>", "exec"), namespace)
-    return CompiledLoop(timer._stmt, "pass", timer._timer_fn, namespace)
+        exec(compile(task.spec.setup or "pass", "<setup>", "exec"), namespace)
+    return CompiledLoop(task.stmt, "pass", task.clock or default_timer, namespace)
 
 
-def region_name(timer) -> str:
-    spec = timer.task_spec
+def region_name(spec: TaskSpec) -> str:
+    """The record_function region of a task: its label (or stmt) and description."""
     name = spec.title.splitlines()[0] if spec.label or "\n" not in spec.stmt else "stmt"
     return name + (f" [{spec.description}]" if spec.description else "")
 
 
-def profile_timer(timer, *, wait: int = 1, warmup: int = 1, active: int = 3, repeat: int = 1,
-                  number: int | None = None, record_shapes: bool = True,
-                  profile_memory: bool = False, with_stack: bool = False,
-                  with_flops: bool = True, min_run_time: float = 0.1) -> ProfileResult:
+def require_torch_profiler():
+    """torch and torch.profiler, or a BenchkitError saying to install torch."""
     try:
         import torch
-        from torch.profiler import ProfilerActivity, profile, record_function, schedule
+        import torch.profiler
     except ImportError:
         raise BenchkitError("Timer.profile needs torch (pip install torch)") from None
-    if min(wait, warmup) < 0 or active < 1 or repeat < 1:
-        raise BenchkitError("profile needs wait >= 0, warmup >= 0, active >= 1, repeat >= 1")
-    undisturbed = timer.blocked_autorange(min_run_time=min_run_time)
-    loop = _stmt_only_loop(timer)
+    return torch
+
+
+def profile_task(task: Task, undisturbed: Callable[[], float], loop: Any,
+                 schedule: ProfileSchedule, *, number: int | None = None,
+                 record_shapes: bool = True, profile_memory: bool = False,
+                 with_stack: bool = False, with_flops: bool = True) -> ProfileResult:
+    """Run `task`'s statement under torch.profiler, one block of `number` runs per profiler
+    step. `undisturbed()` measures the per-run time without the profiler (for the overhead
+    and the default `number`); `loop` is the task's wall-time loop (its globals are used)."""
+    torch = require_torch_profiler()
+    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.profiler import schedule as torch_schedule
+    per_run = undisturbed()
+    stmt_loop = _stmt_only_loop(task, loop.globals)
     if number is None:
         number = int(min(MAX_RUNS_PER_STEP,
-                         max(1, math.ceil(STEP_TIME / max(undisturbed.median, 1e-9)))))
+                         max(1, math.ceil(STEP_TIME / max(per_run, 1e-9)))))
     activities = [ProfilerActivity.CPU]
     if torch.cuda.is_available():
         activities.append(ProfilerActivity.CUDA)
@@ -173,23 +206,23 @@ def profile_timer(timer, *, wait: int = 1, warmup: int = 1, active: int = 3, rep
     if with_stack:
         # Stacks come back empty without the verbose experimental config (torch 2.x).
         extra["experimental_config"] = torch._C._profiler._ExperimentalConfig(verbose=True)
-    name = region_name(timer)
-    total_steps = repeat * (wait + warmup + active)
+    name = region_name(task.spec)
     step_times: list[tuple[int, float]] = []
-    with torch_threads(timer.task_spec.num_threads), backend_lines_held_back():
+    with torch_threads(task.spec.num_threads), backend_lines_held_back():
         with profile(activities=activities,
-                     schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=repeat),
+                     schedule=torch_schedule(wait=schedule.wait, warmup=schedule.warmup,
+                                             active=schedule.active, repeat=schedule.repeat),
                      record_shapes=record_shapes, profile_memory=profile_memory,
                      with_stack=with_stack, with_flops=with_flops, **extra) as prof:
-            for step in range(total_steps):
+            for step in range(schedule.steps):
                 start = time.perf_counter()
                 with record_function(name):
-                    loop.time_block(number)
+                    stmt_loop.time_block(number)
                 step_times.append((step, time.perf_counter() - start))
                 prof.step()
-    cycle = wait + warmup + active
-    active_times = [t for step, t in step_times if step % cycle >= wait + warmup]
+    active_times = [t for step, t in step_times if schedule.is_active(step)]
     with_profiler = statistics.median(active_times) / number
-    return ProfileResult(prof, name, number, active * repeat, undisturbed.median, with_profiler,
-                         {"record_shapes": record_shapes, "profile_memory": profile_memory,
-                          "with_stack": with_stack, "with_flops": with_flops})
+    return ProfileResult(prof, name, number, schedule.active * schedule.repeat, per_run,
+                         with_profiler, {"record_shapes": record_shapes,
+                                         "profile_memory": profile_memory,
+                                         "with_stack": with_stack, "with_flops": with_flops})

@@ -1,44 +1,20 @@
 """Compile stmt/setup into one timeit-style loop function.
 
 The loop is compiled source (like `timeit`), so a string `stmt` costs no Python-level
-call per iteration and a `pass` statement times the same as with `timeit`.
+call per iteration and a `pass` statement times the same as with `timeit`. Standard library
+only: the callgrind server runs this very loop under valgrind.
 """
 from __future__ import annotations
 
 import itertools
 import linecache
-import textwrap
-import types
 from typing import Any, Callable
 
+from benchkit.core.snippets import normalize
 from benchkit.errors import SnippetError, SnippetSyntaxError
 
 _FILENAME_PREFIX = "<benchkit-loop-"
 _counter = itertools.count()
-
-
-def normalize(source: str) -> str:
-    """Dedent and trim a snippet the way Timer stores it."""
-    source = textwrap.dedent(source)
-    if source.startswith("\n"):
-        source = source[1:]
-    return source.rstrip()
-
-
-def check_syntax(name: str, source: str) -> types.CodeType:
-    try:
-        return compile(source or "pass", f"<{name}>", "exec")
-    except SyntaxError as error:
-        raise SnippetSyntaxError(name, source, error) from None
-
-
-def referenced_names(code: types.CodeType) -> set[str]:
-    """All global/attribute names a code object (and nested ones) mentions."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= referenced_names(const)
-    return names
 
 
 class CompiledLoop:
@@ -99,3 +75,14 @@ class CompiledLoop:
 
     def __del__(self) -> None:
         linecache.cache.pop(getattr(self, "_filename", ""), None)
+
+
+class TimeitClassLoop:
+    """time_block over a user-supplied timeit.Timer-like class (Timer's `_timer_cls` seam,
+    as in torch.utils.benchmark): `cls(stmt, setup, timer, globals).timeit(number)`."""
+
+    def __init__(self, timer: Any):
+        self._timer = timer
+
+    def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
+        return self._timer.timeit(number)

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from benchkit.errors import BenchkitError
-from benchkit.orchestration.sampling.runs import Side
+from benchkit.errors import SideError
+from benchkit.orchestration.sampling.workers import Interpreter
 from benchkit.system.processes import last_lines, owned_prefix
 
 DEFAULT_INSTALL = ("{python} -m venv {env} && {python} -c \"import sys; open(sys.argv[1], 'w')"
@@ -27,11 +27,8 @@ DEFAULT_INSTALL = ("{python} -m venv {env} && {python} -c \"import sys; open(sys
                    "--disable-pip-version-check {src}")
 
 
-class SideError(BenchkitError, ValueError):
-    """A side of an A/B cannot be set up: no such interpreter, revision, or a failed install."""
-
-
 def parse_env(pairs: list[str] | None, option: str) -> tuple[tuple[str, str], ...]:
+    """NAME=VALUE pairs of --base-env/--new-env."""
     out = []
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
@@ -71,8 +68,9 @@ def _caller_site() -> str:
 
 @contextlib.contextmanager
 def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir: Path,
-                  env: tuple[tuple[str, str], ...], log=None) -> Iterator[Side]:
-    """Check out `rev` of `repo` into a worktree, run the install command, yield the Side."""
+                  env: tuple[tuple[str, str], ...], log=None) -> Iterator[Interpreter]:
+    """Check out `rev` of `repo` into a worktree, run the install command, yield the
+    Interpreter of the virtual environment it made."""
     check = _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     if check.returncode != 0:
         raise SideError(f"--{name}-rev {rev!r}: not a revision of the git repository at "
@@ -106,7 +104,7 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
         if not python.is_file():
             raise SideError(f"--{name}-rev {rev}: the install command left no {python}; it "
                             "must create a virtual environment at {env}")
-        yield Side(name, str(python), env, None)
+        yield Interpreter(name, str(python), env, None)
     finally:
         _git(repo, "worktree", "remove", "--force", str(src))
         _git(repo, "worktree", "prune")
@@ -116,7 +114,7 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
 def sides(*, base_python: str | None = None, new_python: str | None = None,
           base_env: list[str] | None = None, new_env: list[str] | None = None,
           base_rev: str | None = None, new_rev: str | None = None, repo: str | None = None,
-          install: str | None = None, log=None) -> Iterator[tuple[Side, Side]]:
+          install: str | None = None, log=None) -> Iterator[tuple[Interpreter, Interpreter]]:
     """Validate the options of both sides and set them up (revisions installed)."""
     envs = {"base": parse_env(base_env, "--base-env"), "new": parse_env(new_env, "--new-env")}
     pythons = {"base": base_python, "new": new_python}
@@ -149,5 +147,6 @@ def sides(*, base_python: str | None = None, new_python: str | None = None,
                 made[name] = stack.enter_context(
                     revision_side(name, root, revs[name], install, workdir, envs[name], log))
             else:
-                made[name] = Side(name, checked.get(name, sys.executable), envs[name], None)
+                made[name] = Interpreter(name, checked.get(name, sys.executable), envs[name],
+                                         None)
         yield made["base"], made["new"]

@@ -23,36 +23,36 @@ import traceback  # noqa: E402
 
 class Worker:
     def __init__(self):
-        self.loops = {}        # name -> (CompiledLoop, num_threads)
+        self.loops = {}        # name -> (loop with time_block, num_threads)
 
     def suite(self, paths, keyword=None, num_threads=None):
-        from benchkit.orchestration.suite import discover, keyword_filter
-        from benchkit.core.schema import task_spec_to_dict
+        from benchkit.core.keywords import keyword_filter
+        from benchkit.engines.loops import loop_for
+        from benchkit.engines.wall.clock import default_timer
+        from benchkit.orchestration.suite import discover
         selected = [b for b in discover(paths) if keyword_filter(keyword)(b.name)]
         out = []
         for b in selected:
-            threads = num_threads or b.timer.task_spec.num_threads
-            self.loops[b.name] = (b.timer._loop, threads)
-            spec = task_spec_to_dict(b.timer.task_spec)
-            spec["num_threads"] = threads
-            out.append({"name": b.name, "task_spec": spec, "gates": [str(g) for g in b.gates]})
+            task = b.task if num_threads is None else b.task.with_threads(num_threads)
+            self.loops[b.name] = (loop_for(task, default_timer), task.spec.num_threads)
+            out.append({"name": b.name, "task_spec": task.spec.to_dict(),
+                        "gates": [str(g) for g in b.gates]})
         return {"benchmarks": out}
 
     def tasks(self, job):
         from pathlib import Path
-        from benchkit.api.timer import Timer
+        from benchkit.engines.loops import loop_for
         from benchkit.engines.transfer import read_task
+        from benchkit.engines.wall.clock import default_timer
         with open(job, encoding="utf-8") as f:
             spec = json.load(f)
         sys.path.extend(spec.get("extra_sys_path", []))
         names = []
-        for task in spec["tasks"]:
-            stmt, setup, values = read_task(task, Path(job).parent)
-            timer = Timer(stmt, setup, task.get("global_setup", ""), globals=values,
-                          num_threads=task["num_threads"],
-                          language=task.get("language", "python"))
-            self.loops[str(task["id"])] = (timer._loop, task["num_threads"])
-            names.append(str(task["id"]))
+        for fields in spec["tasks"]:
+            task = read_task(fields, Path(job).parent)
+            self.loops[str(fields["id"])] = (loop_for(task, default_timer),
+                                             task.spec.num_threads)
+            names.append(str(fields["id"]))
         return {"benchmarks": [{"name": n} for n in names]}
 
     def environment(self):
@@ -73,8 +73,8 @@ class Worker:
         from benchkit.engines.wall.threads import torch_threads
         loop, threads = self.loops[name]
         with torch_threads(threads):
-            return {"chunks": measure_chunks(loop.time_block, number, min_time, chunk_time,
-                                             warmup)}
+            chunks = measure_chunks(loop.time_block, number, min_time, chunk_time, warmup)
+        return {"chunks": [{"probe": c.probe, "times": list(c.times)} for c in chunks]}
 
 
 def _error_reply(error):

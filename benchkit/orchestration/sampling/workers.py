@@ -1,24 +1,103 @@
-"""Parent side of the wall-time worker processes (an edge: spawns and talks to them)."""
+"""Wall-time workers, parent side: what a worker does (the Worker protocol), where it runs
+(an Interpreter), and the real one, a child process spoken to in JSON lines (WorkerProcess).
+The schedulers take a `start` function, so they are tested with fake workers and no processes.
+"""
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Protocol, Sequence
 
 import benchkit
-from benchkit.errors import BenchkitError, SuiteError
-from benchkit.system.processes import (ChannelError, JsonLines, aslr_prefix, die_with_parent,
-                                   kill_group, last_lines, owned_prefix)
+from benchkit.core.gates import Gate
+from benchkit.core.measurement import Chunk
+from benchkit.core.records import Benchmark
+from benchkit.core.task import TaskSpec
+from benchkit.errors import ChannelError, SuiteError, WorkerError
+from benchkit.system.processes import (JsonLines, aslr_prefix, die_with_parent, kill_group,
+                                       last_lines, owned_prefix)
 
 WORKER = Path(__file__).with_name("worker.py")
 PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
 
 
-class WorkerError(BenchkitError, RuntimeError):
-    """A worker process failed to start, died, or did not answer in time."""
+@dataclasses.dataclass(frozen=True)
+class SuiteLoad:
+    """Load suite files in the worker (the benchmarks matching `keyword`, at `num_threads`
+    when given)."""
+
+    paths: tuple[str, ...]
+    keyword: str | None = None
+    num_threads: int | None = None
+
+    def request(self) -> dict[str, Any]:
+        return {"cmd": "suite", "paths": [str(Path(p).resolve()) for p in self.paths],
+                "keyword": self.keyword, "num_threads": self.num_threads}
+
+    def describe(self) -> str:
+        return " ".join(map(str, self.paths)) + (
+            f" match -k {self.keyword!r}" if self.keyword else "")
+
+
+@dataclasses.dataclass(frozen=True)
+class TasksLoad:
+    """Load tasks shipped in a job file (benchkit.engines.transfer), named by position."""
+
+    job: str
+
+    def request(self) -> dict[str, Any]:
+        return {"cmd": "tasks", "job": self.job}
+
+    def describe(self) -> str:
+        return "the tasks"
+
+
+Load = SuiteLoad | TasksLoad
+
+
+class Worker(Protocol):
+    """What the schedulers need of a worker: list what a Load holds, say where it runs, size
+    blocks, and time chunks."""
+
+    label: str
+
+    def load(self, load: Load) -> list[tuple[Benchmark, TaskSpec]]: ...
+
+    def environment(self) -> dict[str, Any]: ...
+
+    def block_size(self, name: str, min_run_time: float) -> int: ...
+
+    def measure(self, name: str, number: int, min_time: float, chunk_time: float,
+                warmup: bool) -> list[Chunk]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Interpreter:
+    """Where workers run: a Python interpreter, extra environment variables, a working
+    directory; `name` labels its workers ('run', or an A/B side's 'base'/'new')."""
+
+    name: str = "run"
+    python: str = sys.executable
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+
+
+# start(interpreter, label, cpu, layout, timeout) -> a Worker
+StartWorker = Callable[[Interpreter, str, "int | None", "int | None", float], Worker]
+
+
+def start_process(where: Interpreter, label: str, cpu: int | None = None,
+                  layout: int | None = None, timeout: float = 600.0) -> "WorkerProcess":
+    """The real worker: a child process of `where` (on `cpu`, with `layout`), whose every
+    answer must come within `timeout` seconds."""
+    return WorkerProcess(where.python, dict(where.env), where.cwd, label=label, cpu=cpu,
+                         layout=layout, timeout=timeout)
 
 
 def layout_environment(layout: int) -> dict[str, str]:
@@ -38,8 +117,9 @@ class WorkerProcess:
 
     def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
                  cwd: str | os.PathLike | None = None, label: str = "worker",
-                 cpu: int | None = None, layout: int | None = None):
+                 cpu: int | None = None, layout: int | None = None, timeout: float = 600.0):
         self.label = label
+        self.timeout = timeout
         self._tmp = tempfile.TemporaryDirectory(prefix=owned_prefix("worker"))
         shim = Path(self._tmp.name) / "path"
         shim.mkdir()
@@ -54,6 +134,7 @@ class WorkerProcess:
         full_env["PYTHONPATH"] = str(shim) + (os.pathsep + prior if prior else "")
         self._stderr_path = Path(self._tmp.name) / "stderr.txt"
         self._stderr = open(self._stderr_path, "wb")
+
         def prepare() -> None:
             die_with_parent()
             if cpu is not None:
@@ -71,20 +152,22 @@ class WorkerProcess:
 
     @property
     def pid(self) -> int:
+        """The worker's process id."""
         return self._process.pid
 
     def stderr_tail(self, lines: int = 25) -> str:
+        """The last lines the worker (and the snippets) wrote to stderr."""
         try:
             return last_lines(self._stderr_path.read_text(encoding="utf-8", errors="replace"),
                               lines)
         except OSError:
             return ""
 
-    def request(self, cmd: str, *, timeout: float, **args: Any) -> dict[str, Any]:
-        """Send one request and wait for its reply; a failed reply raises."""
+    def request(self, cmd: str, **args: Any) -> dict[str, Any]:
+        """Send one request and wait (up to `timeout`) for its reply; a failed reply raises."""
         try:
             self._channel.send({"cmd": cmd, **args})
-            reply = self._channel.receive(timeout)
+            reply = self._channel.receive(self.timeout)
         except ChannelError as error:
             hint = ("; a snippet may hang (raise the timeout or fix the snippet)"
                     if error.timed_out else "")
@@ -96,6 +179,29 @@ class WorkerProcess:
             raise WorkerError(f"{message}\nTraceback in the worker process:\n"
                               f"{reply['traceback'].rstrip()}")
         return reply
+
+    # -- the Worker protocol ------------------------------------------------------------------
+    def load(self, load: Load) -> list[tuple[Benchmark, TaskSpec]]:
+        """The benchmarks `load` holds, as the worker found them."""
+        reply = self.request(**load.request())
+        return [(Benchmark(b["name"], tuple(Gate.parse(g) for g in b.get("gates", []))),
+                 TaskSpec.from_dict(b["task_spec"]) if b.get("task_spec") else None)
+                for b in reply["benchmarks"]]
+
+    def environment(self) -> dict[str, Any]:
+        """The worker's environment fingerprint."""
+        return self.request("environment")["environment"]
+
+    def block_size(self, name: str, min_run_time: float) -> int:
+        """Runs per block for `name`, chosen like blocked_autorange's."""
+        return self.request("block_size", name=name, min_run_time=min_run_time)["number"]
+
+    def measure(self, name: str, number: int, min_time: float, chunk_time: float,
+                warmup: bool) -> list[Chunk]:
+        """Chunks of blocks of `name` behind the speed probe."""
+        reply = self.request("measure", name=name, number=number, min_time=min_time,
+                             chunk_time=chunk_time, warmup=warmup)
+        return [Chunk(c["probe"], tuple(c["times"])) for c in reply["chunks"]]
 
     def close(self) -> None:
         """Ask the worker to quit; kill it if it does not within a few seconds."""
@@ -120,3 +226,8 @@ class WorkerProcess:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def names(listed: Sequence[tuple[Benchmark, Any]]) -> list[str]:
+    """The benchmark names of a worker's listing, in order."""
+    return [b.name for b, _ in listed]

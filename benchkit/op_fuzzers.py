@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from benchkit.api.fuzzer import (FuzzedParameter, FuzzedSparseTensor, FuzzedTensor, Fuzzer,
-                             ParameterAlias)
+                                 ParameterAlias)
 
 MIN_DIM_SIZE = 16
 MAX_DIM_SIZE = 16 * 1024 ** 2

@@ -1,0 +1,188 @@
+"""Commands over results files: show, compare, diff, plot, merge, import-torch."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from benchkit.cli import args as types
+from benchkit.cli.exit_codes import ExitCode
+from benchkit.errors import BenchkitError
+
+
+def add_parsers(sub) -> None:
+    """The subcommands of this module."""
+    show = sub.add_parser("show", help="print the tables of a results file")
+    show.add_argument("file")
+    show.add_argument("--markdown", action="store_true")
+
+    comp = sub.add_parser("compare", help="A/B verdicts between two results files (or of "
+                                          "one `benchkit ab` file)")
+    comp.add_argument("base")
+    comp.add_argument("new", nargs="?", help="omit when BASE is a `benchkit ab` results file")
+    comp.add_argument("--fail-on", type=types.gate, action="append", default=[],
+                      metavar="GATE",
+                      help="exit 1 when a benchmark breaks GATE, e.g. 'slower>5%%' or "
+                           "'instructions>1%%' (repeatable; suite gates take precedence)")
+    comp.add_argument("--noise", type=types.percent, default=None, metavar="PCT",
+                      help="changes inside +-PCT count as noise (default 5%% for separate "
+                           "runs, 2%% for an A/B file)")
+    comp.add_argument("--alpha", type=types.probability, default=0.01,
+                      help="significance level (default 0.01)")
+    comp.add_argument("--markdown", action="store_true")
+    comp.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+
+    diff = sub.add_parser("diff", help="per-function instruction-count diff")
+    diff.add_argument("base")
+    diff.add_argument("new")
+    diff.add_argument("--benchmark", metavar="NAME", help="only this benchmark")
+    diff.add_argument("--top", type=types.non_negative_int, default=20, metavar="N",
+                      help="rows per benchmark (0 = all)")
+    diff.add_argument("--inclusive", action="store_true", help="inclusive instead of self counts")
+
+    plot = sub.add_parser("plot", help="PNG of distributions (and an A/B comparison)")
+    plot.add_argument("files", nargs="+", metavar="FILE")
+    plot.add_argument("-o", "--output", default="benchkit.png", metavar="PNG")
+
+    imp = sub.add_parser("import-torch", help="convert pickled torch.utils.benchmark "
+                                              "Measurements/CallgrindStats (unpickles: "
+                                              "trusted files only)")
+    imp.add_argument("files", nargs="+", metavar="PICKLE")
+    imp.add_argument("-o", "--output", required=True, metavar="FILE",
+                     help="benchkit results file to write (.json or .json.gz)")
+
+    merge = sub.add_parser("merge", help="merge results files into one")
+    merge.add_argument("output")
+    merge.add_argument("files", nargs="+", metavar="FILE")
+
+
+def cmd_show(args) -> int:
+    import benchkit
+    from benchkit.api.compare import Compare
+    from benchkit.core.report import format_callgrind, format_environment
+    results = benchkit.load(args.file)
+    print(format_environment(results.environment))
+    print()
+    if results.ab:
+        from benchkit.core import comparison
+        from benchkit.core.records import Side
+        from benchkit.core.report import format_comparison
+        for side in Side:
+            info = results.ab.sides[side]
+            what = info.rev or info.python
+            print(f"{side.value.upper()}: {what} {dict(info.env) or ''}".rstrip())
+        print(format_comparison(comparison.of_ab(results), markdown=args.markdown))
+    elif results.measurements:
+        print(Compare(results.measurements))
+    if results.callgrind:
+        print(format_callgrind(results.callgrind, markdown=args.markdown))
+    if not results.measurements and not results.callgrind:
+        print(f"{args.file} holds no results")
+    return ExitCode.OK
+
+
+def cmd_compare(args) -> int:
+    import benchkit
+    from benchkit.core import comparison
+    from benchkit.core.report import comparison_to_json, format_comparison
+    base = benchkit.load(args.base)
+    if args.new is None:
+        if not base.ab:
+            raise BenchkitError(f"{args.base} is not a `benchkit ab` results file; pass two "
+                                "results files: compare BASE NEW")
+        compared = comparison.of_ab(base, args.fail_on, noise=args.noise, alpha=args.alpha)
+    else:
+        new = benchkit.load(args.new)
+        for path, r in ((args.base, base), (args.new, new)):
+            if r.ab:
+                raise BenchkitError(f"{path} holds both sides of an A/B; compare it alone: "
+                                    f"benchkit compare {path}")
+        compared = comparison.of_runs(base, new, args.fail_on, noise=args.noise,
+                                      alpha=args.alpha)
+        if not compared.rows:
+            raise BenchkitError(f"{args.base} and {args.new} have no benchmark in common")
+    if args.json:
+        print(json.dumps(comparison_to_json(compared), indent=1))
+    else:
+        print(format_comparison(compared, markdown=args.markdown))
+    return ExitCode.FAILED if compared.regressions else ExitCode.OK
+
+
+def cmd_diff(args) -> int:
+    import benchkit
+    from benchkit.core.callgrind.counts import diff_counts
+    from benchkit.core.comparison import Band, instruction_change
+    from benchkit.core.records import benchmark_name
+    base, new = benchkit.load(args.base), benchkit.load(args.new)
+    for label, r in ((args.base, base), (args.new, new)):
+        if not r.callgrind:
+            raise BenchkitError(f"{label} holds no instruction counts; run with --callgrind")
+    base_by = {benchmark_name(s): s for s in base.callgrind}
+    new_by = {benchmark_name(s): s for s in new.callgrind}
+    names = [n for n in new_by if n in base_by]
+    if args.benchmark:
+        if args.benchmark not in names:
+            raise BenchkitError(f"no benchmark {args.benchmark!r} in both files; "
+                                f"choose from {names}")
+        names = [args.benchmark]
+    for name in names:
+        a = base_by[name].as_standardized().stats(args.inclusive, subtract_baseline=True)
+        b = new_by[name].as_standardized().stats(args.inclusive, subtract_baseline=True)
+        print(f"== {name}: {base_by[name].per_run():,.1f} -> {new_by[name].per_run():,.1f} "
+              f"instructions/run (counts below are of {new_by[name].number_per_run} runs, "
+              "baseline subtracted, paths standardised)")
+        band_a, band_b = Band.of(base_by[name]), Band.of(new_by[name])
+        if band_a.layouts > 1 or band_b.layouts > 1:
+            change = instruction_change(band_a, band_b)
+            verdict = (f"a change of {change:+.2%} beyond both bands" if change else
+                       "the bands overlap: no change claimed; the rows below are layout "
+                       "noise as much as anything")
+            print(f"   layout bands (per run): {band_a} -> {band_b}: {verdict}")
+        print(diff_counts(a, b).format(top=args.top or None))
+        print()
+    return ExitCode.OK
+
+
+def cmd_plot(args) -> int:
+    import benchkit
+    from benchkit.api.plot import render_png
+    from benchkit.core import comparison
+    from benchkit.system.files import atomic_write_bytes
+    loaded = [(Path(f).name, benchkit.load(f)) for f in args.files]
+    compared = comparison.of_runs(loaded[0][1], loaded[1][1]) if len(loaded) == 2 else None
+    atomic_write_bytes(args.output, render_png(loaded, compared))
+    print(f"wrote {args.output}")
+    return ExitCode.OK
+
+
+def cmd_merge(args) -> int:
+    import benchkit
+    from benchkit.system.results_files import check_writable, save_with_fallback
+    output = check_writable(args.output)
+    merged = benchkit.merge([benchkit.load(f) for f in args.files])
+    written, problem = save_with_fallback(output, merged)
+    if problem:
+        print(f"could not write {problem}; saved the merged results to {written} instead",
+              file=sys.stderr)
+    print(f"wrote {written}: {len(merged.measurements)} measurements, "
+          f"{len(merged.callgrind)} callgrind stats from {len(args.files)} files")
+    return ExitCode.OK
+
+
+def cmd_import_torch(args) -> int:
+    import benchkit
+    from benchkit.api.torch_compat import load_torch_pickle
+    from benchkit.system.results_files import check_writable
+    output = check_writable(args.output)
+    items = [item for path in args.files for item in load_torch_pickle(path)]
+    benchkit.save(output, items)
+    kinds = {}
+    for item in items:
+        kinds[type(item).__name__] = kinds.get(type(item).__name__, 0) + 1
+    print(f"wrote {output}: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) +
+          f" from {len(args.files)} torch.utils.benchmark pickle(s)")
+    return ExitCode.OK
+
+
+COMMANDS = {"import-torch": cmd_import_torch, "show": cmd_show, "compare": cmd_compare,
+            "diff": cmd_diff, "plot": cmd_plot, "merge": cmd_merge}

@@ -1,0 +1,69 @@
+"""pytest-style -k expressions over benchmark names: words match as substrings, combined with
+and/or/not and parentheses. Pure."""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from benchkit.errors import BenchkitError
+
+_WORD = re.compile(r"\(|\)|\band\b|\bor\b|\bnot\b|[^\s()]+")
+
+
+def keyword_filter(expression: str | None) -> Callable[[str], bool]:
+    """A predicate over names for `-k EXPR` (everything passes without one)."""
+    if not expression:
+        return lambda name: True
+    tokens = _WORD.findall(expression)
+    if not tokens:
+        raise BenchkitError(f"-k {expression!r} is empty")
+    position = 0
+
+    def fail(why: str):
+        raise BenchkitError(f"-k {expression!r} is not a keyword expression ({why}); use words "
+                            "with and/or/not and parentheses, e.g. -k 'mul and not cpp'")
+
+    def peek():
+        return tokens[position] if position < len(tokens) else None
+
+    def take():
+        nonlocal position
+        position += 1
+        return tokens[position - 1]
+
+    def chain(word, operand, combine):
+        """operand (word operand)*, folded left with combine."""
+        left = operand()
+        while peek() == word:
+            take()
+            left = (lambda a, b: lambda n: combine(a(n), b(n)))(left, operand())
+        return left
+
+    def either():
+        return chain("or", both, lambda a, b: a or b)
+
+    def both():
+        return chain("and", factor, lambda a, b: a and b)
+
+    def factor():
+        token = peek()
+        if token is None:
+            fail("it ends too early")
+        take()
+        if token == "not":
+            inner = factor()
+            return lambda n: not inner(n)
+        if token == "(":
+            inner = either()
+            if peek() != ")":
+                fail("a '(' is not closed")
+            take()
+            return inner
+        if token in ("and", "or", ")"):
+            fail(f"unexpected {token!r}")
+        return lambda n: token in n
+
+    predicate = either()
+    if position != len(tokens):
+        fail(f"unexpected {tokens[position]!r}")
+    return predicate

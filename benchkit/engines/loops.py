@@ -1,0 +1,30 @@
+"""The wall-time loop of any Task: a compiled Python loop, or a C++ snippet's library.
+Used by the Timer facade and by the worker processes, so both time the same code."""
+from __future__ import annotations
+
+from typing import Callable
+
+from benchkit.core.task import Language, Task
+from benchkit.engines.transfer import CopyIfCallgrind
+
+
+def loop_for(task: Task, clock: Callable[[], float]):
+    """An object with `time_block(number) -> seconds` that runs `task`'s setup once and then
+    its stmt `number` times, timed by the task's own clock or `clock`. Python snippets that
+    use torch without importing it get torch in their namespace (when it is installed)."""
+    if task.language is Language.CPP:
+        from benchkit.engines.cpp.loop import CppLoop
+        spec = task.spec
+        return CppLoop(spec.stmt, spec.setup, spec.global_setup)
+    from benchkit.engines.wall.loop import CompiledLoop
+    namespace = CopyIfCallgrind.unwrap_all(dict(task.globals))
+    if task.needs_torch and torch_installed():
+        import torch
+        namespace["torch"] = torch
+    return CompiledLoop(task.stmt, task.setup, task.clock or clock, namespace)
+
+
+def torch_installed() -> bool:
+    """Whether torch can be imported here (without importing it)."""
+    import importlib.util
+    return importlib.util.find_spec("torch") is not None
