@@ -1,3 +1,4 @@
+"""`python -m benchkit`: the command line."""
 import sys
 
 from benchkit.cli.main import main

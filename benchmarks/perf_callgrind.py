@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import benchkit
-from benchkit.system import machine as fingerprint
+from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
 from benchkit.core.callgrind import parser
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +53,7 @@ def bk_collect(stmt, setup):
 
 
 def main(quick=False):
-    figures = {"environment": fingerprint.collect(str(ROOT))}
+    figures = {"environment": machine.collect(str(ROOT))}
     # 1. seed snippet wall time
     bk, bk_wall = timed(lambda: bk_collect(*SEED))
     tu, tu_wall = timed(lambda: torch_collect(*SEED))

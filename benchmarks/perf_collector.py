@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import benchkit
-from benchkit.system import machine as fingerprint
+from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ def timed(fn):
 
 def main(torch_subset: int) -> None:
     import distributed
-    figures: dict = {"environment": fingerprint.collect(str(ROOT)), "snippets": len(SNIPPETS)}
+    figures: dict = {"environment": machine.collect(str(ROOT)), "snippets": len(SNIPPETS)}
     timers = [benchkit.Timer(s, u) for s, u in SNIPPETS]
     runs = {}
     for jobs in (1, 2):

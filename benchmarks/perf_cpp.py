@@ -54,11 +54,11 @@ def main() -> None:
     os.environ["TORCH_EXTENSIONS_DIR"] = str(caches / "torch")
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
     import benchkit
-    from benchkit.system import machine as fingerprint
+    from benchkit.system import machine
     from benchkit.system.files import atomic_write_bytes
     from torch.utils.benchmark import Timer as TorchTimer
 
-    figures: dict = {"environment": fingerprint.collect(str(ROOT)),
+    figures: dict = {"environment": machine.collect(str(ROOT)),
                      "snippet": {"stmt": STMT, "setup": SETUP}}
     try:
         compile_times = {}

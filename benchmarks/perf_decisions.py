@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchkit.system import machine as fingerprint
+from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,7 +174,7 @@ def main(quick: bool, conditions: list[str], no_pyperf: bool = False) -> None:
     plan = {"runs_a": 4 if quick else 5, "runs_b": 1 if quick else 2,
             "ab_aa": 2 if quick else 7, "ab_b": 1 if quick else 2,
             "pyperf_a": 0 if quick else 4, "pyperf_b": 0 if quick else 1}
-    environment = fingerprint.collect(str(ROOT))
+    environment = machine.collect(str(ROOT))
     figures = {"environment": environment, "plan": plan, "conditions": {}}
     if OUT.exists():
         figures["conditions"] = json.loads(OUT.read_text()).get("conditions", {})

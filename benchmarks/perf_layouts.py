@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchkit.system import machine as fingerprint
+from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,25 +25,25 @@ SNIPPETS = {
     "python sum(range(100))": ("sum(range(100))", "pass"),
     "numpy a.sum()": ("a.sum()", "import numpy as np; a = np.ones(1000)"),
 }
-CONFIGS = {
-    "no source fixes": {"FIXED_PATHS": False, "PREWARM": False, "OWN_THREAD": False},
-    "+ fixed child path and benchkit link": {"FIXED_PATHS": True, "PREWARM": False,
-                                             "OWN_THREAD": False},
-    "+ bytecode caches warmed first": {"FIXED_PATHS": True, "PREWARM": True,
-                                       "OWN_THREAD": False},
+CONFIGS = {   # benchkit.core.callgrind.requests.CollectorControls
+    "no source fixes": {"fixed_paths": False, "prewarm": False, "own_thread": False},
+    "+ fixed child path and benchkit link": {"fixed_paths": True, "prewarm": False,
+                                             "own_thread": False},
+    "+ bytecode caches warmed first": {"fixed_paths": True, "prewarm": True,
+                                       "own_thread": False},
     "+ measured in its own thread and malloc arena (default)": {
-        "FIXED_PATHS": True, "PREWARM": True, "OWN_THREAD": True},
+        "fixed_paths": True, "prewarm": True, "own_thread": True},
 }
 CHILD = """
 import json, sys
 import benchkit
-from benchkit.engines.callgrind import workdir as job
+from benchkit.core.callgrind.requests import CallgrindOptions, CollectorControls, CountRequest
+from benchkit.orchestration import counting
 config, stmt, setup, layouts, pycache = json.loads(sys.argv[1])
-for name, value in config.items():
-    setattr(job, name, value)
-plain = job.child_environment
-job.child_environment = lambda layout=0: {**plain(layout), "PYTHONPYCACHEPREFIX": pycache}
-s = benchkit.Timer(stmt, setup).collect_callgrind(number=100, layouts=layouts)
+controls = CollectorControls(**config, child_environment=(("PYTHONPYCACHEPREFIX", pycache),))
+options = CallgrindOptions(layouts=layouts, jobs=1, controls=controls)
+task = benchkit.Timer(stmt, setup).task()
+(s,), = counting.collect([CountRequest(task, number=100)], options)
 print(json.dumps(s.metadata.get("layouts", {}).get("per_run") or [s.per_run()]))
 """
 
@@ -66,7 +66,7 @@ def fresh_copy(target: Path) -> Path:
 
 
 def main():
-    figures = {"environment": fingerprint.collect(str(ROOT)), "configs": {}, "layouts": {}}
+    figures = {"environment": machine.collect(str(ROOT)), "configs": {}, "layouts": {}}
     with tempfile.TemporaryDirectory() as tmp:
         installs = [Path(tmp) / "a", Path(tmp) / "a-longer-install-path",
                     Path(tmp) / "a-much-longer-install-path-of-benchkit-here"]

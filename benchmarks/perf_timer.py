@@ -14,7 +14,7 @@ import torch
 import torch.utils.benchmark as tub
 
 import benchkit
-from benchkit.system import machine as fingerprint
+from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ ROUNDS = 5
 
 
 def main():
-    figures = {"environment": fingerprint.collect(str(ROOT)), "cases": {}}
+    figures = {"environment": machine.collect(str(ROOT)), "cases": {}}
     for name, (stmt, setup) in CASES.items():
         per = {"benchkit": [], "torch.utils.benchmark": [], "timeit": []}
         for _ in range(ROUNDS):  # interleaved, so drift hits all three alike

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchkit.system import machine as fingerprint
+from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,7 +109,7 @@ def peak_kb(args: list[str], pythonpath: str | None = None) -> tuple[int, str]:
 
 
 def main(events: int, other: str | None) -> None:
-    figures = {"environment": fingerprint.collect(str(ROOT))}
+    figures = {"environment": machine.collect(str(ROOT))}
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "big.json"
         count = write_trace(trace, events)

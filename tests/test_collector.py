@@ -105,6 +105,25 @@ def test_a_snippet_error_in_a_forked_child_is_reported_and_others_are_unaffected
         benchkit.collect_callgrind_many([Timer("1 / 0"), Timer("pass")], number=1)
 
 
+def test_a_sessions_jobs_is_the_default_of_collections_in_it():
+    from benchkit.orchestration import counting
+    assert counting.default_jobs() == (os.cpu_count() or 1)
+    with benchkit.callgrind_session(jobs=3) as session:
+        assert session.jobs == counting.default_jobs() == 3
+        assert counting.build_options("collect_callgrind").jobs == 3
+        assert counting.build_options("collect_callgrind", jobs=1).jobs == 1
+        # layouts of one snippet spread over the session's jobs; counts as everywhere
+        stats = Timer("sum(range(50))").collect_callgrind(number=5, layouts=2)
+    assert len(stats.metadata["layouts"]["per_run"]) == 2
+
+
+def test_collectors_take_their_options_as_one_object():
+    import inspect
+    from benchkit.engines.callgrind.collector import Collector
+    assert list(inspect.signature(Collector.collect).parameters) == ["self", "requests",
+                                                                      "options"]
+
+
 def test_progress_counts_collections():
     class Progress:
         total, n = 0, 0

@@ -1,4 +1,5 @@
-"""Layout rules: every import arrow points one way, and the pure core touches no processes."""
+"""Layout rules: every module sits in one layer, imports point down the layers, packages import
+each other in one direction, and the pure core touches no process, file, clock or terminal."""
 from __future__ import annotations
 
 import ast
@@ -8,10 +9,20 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "benchkit"
-PURE_CORE = ["benchkit.core.stats", "benchkit.core.verdicts", "benchkit.core.callgrind.parser",
-             "benchkit.core.callgrind.counts", "benchkit.core.schema", "benchkit.core.table",
-             "benchkit.core.trace.events", "benchkit.core.trace.analysis", "benchkit.core.gates"]
-EDGE_ONLY = {"subprocess", "multiprocessing", "tqdm"}
+# Lowest first. A module may import modules of its own layer and of the layers below it.
+LAYERS = [
+    ("shared", ("benchkit", "benchkit.errors")),
+    ("core", ("benchkit.core",)),
+    ("system", ("benchkit.system",)),
+    ("engines", ("benchkit.engines",)),
+    ("orchestration", ("benchkit.orchestration",)),
+    ("api", ("benchkit.api", "benchkit.op_fuzzers")),
+    ("edges", ("benchkit.cli", "benchkit.pytest_plugin", "benchkit.__main__")),
+]
+# What the pure core must not import: processes, files, clocks, threads, the terminal.
+IMPURE = {"subprocess", "multiprocessing", "tqdm", "os", "shutil", "tempfile", "socket",
+          "select", "signal", "pathlib", "time", "io", "threading", "ctypes", "matplotlib"}
+IMPURE_CALLS = {"print", "open", "input"}
 
 
 def _modules() -> dict[str, Path]:
@@ -35,24 +46,86 @@ def _imports(path: Path) -> list[str]:
     return names
 
 
+def _targets(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The benchkit modules `name` depends on."""
+    imported = _imports(path)
+    out = set()
+    for target in imported:
+        if target not in modules or target == name:
+            continue
+        # A package re-exporting its own modules is not an arrow back into it.
+        if name.startswith(target + "."):
+            continue
+        # `from pkg import mod` depends on pkg.mod, not on everything pkg re-exports.
+        if any(other.startswith(target + ".") for other in imported if other in modules):
+            continue
+        out.add(target)
+    return out
+
+
+def layer_of(module: str) -> int:
+    """The index of the layer holding `module` (the longest matching prefix wins)."""
+    best, best_length = None, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            matches = module == prefix or (prefix != "benchkit" and
+                                           module.startswith(prefix + "."))
+            if matches and len(prefix) > best_length:
+                best, best_length = index, len(prefix)
+    if best is None:
+        raise LookupError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+    return best
+
+
+def package_of(module: str, modules: dict[str, Path]) -> str:
+    """The package a module belongs to (a package's __init__ belongs to the package)."""
+    if modules[module].name == "__init__.py":
+        return module
+    return module.rpartition(".")[0]
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    out = []
+    for name, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if layer_of(target) > layer_of(name):
+                out.append(f"{name} ({LAYERS[layer_of(name)][0]}) imports {target} "
+                           f"({LAYERS[layer_of(target)][0]})")
+    return out
+
+
+def package_graph(graph: dict[str, set[str]], modules: dict[str, Path]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        source = package_of(name, modules)
+        arrows = out.setdefault(source, set())
+        for target in targets:
+            package = package_of(target, modules)
+            # a package and its subpackages: the parent's __init__ is docstring-only
+            if package != source and not package.startswith(source + "."):
+                arrows.add(package)
+    return out
+
+
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        targets = set()
-        for imported in _imports(path):
-            if imported not in modules or imported == name:
-                continue
-            # A package re-exporting its own modules is not an arrow back into it.
-            if name.startswith(imported + "."):
-                continue
-            # `from pkg import mod` depends on pkg.mod, not on everything pkg re-exports.
-            if any(other.startswith(imported + ".") for other in _imports(path)
-                   if other in modules):
-                continue
-            targets.add(imported)
-        graph[name] = targets
-    return graph
+    return {name: _targets(name, path, modules) for name, path in modules.items()}
+
+
+def test_every_module_is_in_a_layer():
+    for name in _modules():
+        layer_of(name)
+
+
+def test_imports_point_down_the_layers():
+    assert layer_violations(_graph()) == []
+
+
+def test_an_upward_import_is_reported():
+    # The check must be able to fail: a core module importing the Timer facade.
+    graph = {"benchkit.core.stats": {"benchkit.api.timer"}, "benchkit.api.timer": set()}
+    assert layer_violations(graph) == [
+        "benchkit.core.stats (core) imports benchkit.api.timer (api)"]
 
 
 def test_the_module_graph_has_no_cycles():
@@ -63,15 +136,82 @@ def test_the_module_graph_has_no_cycles():
     assert "benchkit.core.stats" in order
 
 
-def test_a_cycle_is_detected():
-    # The check must be able to fail: a two-module loop is reported.
-    with pytest.raises(graphlib.CycleError):
-        list(graphlib.TopologicalSorter({"a": {"b"}, "b": {"a"}}).static_order())
-
-
-@pytest.mark.parametrize("name", PURE_CORE)
-def test_pure_core_modules_start_no_processes(name):
+def test_packages_import_each_other_in_one_direction():
     modules = _modules()
-    assert name in modules, f"{name} moved: update PURE_CORE"
-    used = {imported.split(".")[0] for imported in _imports(modules[name])}
-    assert not used & EDGE_ONLY, f"{name} imports {sorted(used & EDGE_ONLY)}"
+    packages = package_graph(_graph(), modules)
+    try:
+        order = list(graphlib.TopologicalSorter(packages).static_order())
+    except graphlib.CycleError as exc:
+        pytest.fail(f"package cycle: {' -> '.join(exc.args[1])}")
+    assert order.index("benchkit.engines.wall") < order.index("benchkit.engines.callgrind")
+
+
+def test_a_package_cycle_is_detected():
+    # Two modules of two packages importing each other: a package-level loop, no module loop.
+    modules = {name: Path(f"{name.replace('.', '/')}.py") for name in
+               ("benchkit.engines.wall.loop", "benchkit.engines.wall.chunks",
+                "benchkit.engines.callgrind.server", "benchkit.engines.callgrind.collect")}
+    graph = {"benchkit.engines.wall.loop": {"benchkit.engines.callgrind.server"},
+             "benchkit.engines.callgrind.collect": {"benchkit.engines.wall.chunks"},
+             "benchkit.engines.wall.chunks": set(), "benchkit.engines.callgrind.server": set()}
+    graphlib.TopologicalSorter(graph).prepare()       # no module cycle
+    with pytest.raises(graphlib.CycleError):
+        graphlib.TopologicalSorter(package_graph(graph, modules)).prepare()
+
+
+def _core_modules() -> list[str]:
+    return sorted(name for name in _modules() if name.startswith("benchkit.core"))
+
+
+@pytest.mark.parametrize("name", _core_modules())
+def test_pure_core_touches_no_process_file_clock_or_terminal(name):
+    path = _modules()[name]
+    used = {imported.split(".")[0] for imported in _imports(path)}
+    assert not used & IMPURE, f"{name} imports {sorted(used & IMPURE)}"
+    calls = {node.func.id for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    assert not calls & IMPURE_CALLS, f"{name} calls {sorted(calls & IMPURE_CALLS)}"
+
+
+def test_the_pure_core_check_can_fail(tmp_path):
+    impure = tmp_path / "impure.py"
+    impure.write_text("import subprocess\n")
+    assert {i.split(".")[0] for i in _imports(impure)} & IMPURE == {"subprocess"}
+
+
+MAX_LINES = 400
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_no_module_is_over_400_lines(name):
+    lines = len(_modules()[name].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines; split it by concept"
+
+
+def undocumented(source: str) -> list[str]:
+    """Public modules, classes, functions and methods without a docstring."""
+    tree = ast.parse(source)
+    out = [] if ast.get_docstring(tree) else ["<module>"]
+
+    def visit(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if child.name.startswith("_"):
+                continue
+            if not ast.get_docstring(child):
+                out.append(prefix + child.name)
+            if isinstance(child, ast.ClassDef):
+                visit(child, prefix + child.name + ".")
+    visit(tree, "")
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_every_public_name_has_a_docstring(name):
+    assert undocumented(_modules()[name].read_text(encoding="utf-8")) == []
+
+
+def test_the_docstring_check_can_fail():
+    assert undocumented('"""m"""\nclass A:\n    """a"""\n    def f(self): pass\n'
+                        'def _private(): pass\n') == ["A.f"]

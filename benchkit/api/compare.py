@@ -23,6 +23,7 @@ class Compare:
         self.extend_results(results)
 
     def extend_results(self, results: Iterable[Measurement]) -> None:
+        """Add Measurements to the tables."""
         results = list(results)
         for r in results:
             if not isinstance(r, Measurement):
@@ -30,15 +31,19 @@ class Compare:
         self._results.extend(results)
 
     def trim_significant_figures(self) -> None:
+        """Show each value to its trustworthy significant figures only."""
         self._trim_significant_figures = True
 
     def colorize(self, rowwise: bool = False) -> None:
+        """Colour cells by how they compare with the best of their column (or row)."""
         self._colorize = Colorize.ROWWISE if rowwise else Colorize.COLUMNWISE
 
     def highlight_warnings(self) -> None:
+        """Mark cells whose measurement has a high IQR."""
         self._highlight_warnings = True
 
     def tables(self) -> list[str]:
+        """One rendered table per label."""
         if not self._results:
             return []
         models = build_tables(self._results, self._colorize, self._trim_significant_figures,
@@ -49,4 +54,5 @@ class Compare:
         return "\n".join(self.tables())
 
     def print(self) -> None:
+        """Print the tables."""
         print(str(self))

@@ -40,6 +40,7 @@ class FuzzedParameter:
 
     @property
     def name(self) -> str:
+        """The parameter's name."""
         return self._name
 
     def _check_distribution(self, distribution):
@@ -110,10 +111,12 @@ class FuzzedTensor:
 
     @property
     def name(self) -> str:
+        """The tensor's name."""
         return self._name
 
     @property
     def dtype(self):
+        """The tensor's dtype."""
         if self._dtype is None:
             import torch
             return torch.float32
@@ -121,6 +124,7 @@ class FuzzedTensor:
 
     @staticmethod
     def default_tensor_constructor(size, dtype, **kwargs):
+        """torch.rand for floating dtypes, torch.randint otherwise (as torch's Fuzzer)."""
         import torch
         if dtype.is_floating_point or dtype.is_complex:
             return torch.rand(size=size, dtype=dtype, device="cpu")
@@ -136,6 +140,7 @@ class FuzzedTensor:
         return size, steps, tuple(s * st for s, st in zip(size, steps))
 
     def satisfies_constraints(self, params) -> bool:
+        """Whether drawn parameters give a tensor within the size and memory limits."""
         size, _, allocation = self._size_and_steps(params)
         elements = _prod(size)
         allocation_bytes = _prod(allocation, base=_dtype_size(self.dtype))
@@ -192,6 +197,7 @@ class Fuzzer:
             [v] if isinstance(v, cls) else v for v in values))
 
     def take(self, n: int) -> Iterator[tuple[dict, dict, dict]]:
+        """`n` draws: (tensors, tensor properties, parameters) each."""
         import numpy as np
         state = np.random.RandomState(self._seed)
         torch_seed = state.randint(low=0, high=2**63, dtype=np.int64)
@@ -207,6 +213,7 @@ class Fuzzer:
 
     @property
     def rejection_rate(self) -> float:
+        """The share of draws rejected by the constraints so far."""
         return self._rejections / self._total_generated if self._total_generated else 0.0
 
     def _generate(self, state) -> dict:

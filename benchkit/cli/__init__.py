@@ -1,0 +1,1 @@
+"""The `benchkit` command line: argument types, exit codes, and the commands."""

@@ -19,6 +19,7 @@ class OneLineErrors(argparse.ArgumentParser):
     """Usage errors as one line that names the argument and points to --help."""
 
     def error(self, message: str):
+        """Exit 2 with the message on one line."""
         self.exit(ExitCode.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

@@ -140,6 +140,7 @@ def _callgrind(selected, args):
 
 
 def cmd_run(args) -> int:
+    """`benchkit run`: measure suites across worker processes (and count instructions)."""
     from benchkit.api.compare import Compare
     from benchkit.core.report import format_callgrind
     from benchkit.orchestration.sampling import runs
@@ -195,6 +196,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_ab(args) -> int:
+    """`benchkit ab`: interleaved A/B of two environments, with verdicts and gates."""
     from benchkit.core import comparison
     from benchkit.core.records import Side
     from benchkit.core.report import comparison_to_json, format_comparison

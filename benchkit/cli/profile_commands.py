@@ -79,6 +79,7 @@ def add_parsers(sub) -> None:
 
 
 def cmd_profile(args) -> int:
+    """`benchkit profile`: each selected benchmark under torch.profiler, tables and traces."""
     from pathlib import Path
 
     from benchkit.api.timer import Timer
@@ -103,6 +104,7 @@ def cmd_profile(args) -> int:
 
 
 def cmd_analyze(args) -> int:
+    """`benchkit analyze`: per-op analysis of a chrome trace."""
     from benchkit.core.trace.analysis import analyze, format_analysis
     from benchkit.system.trace_files import read_slices
     result = analyze(read_slices(args.trace), name=args.name, types=args.type,
@@ -114,6 +116,7 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_trace_diff(args) -> int:
+    """`benchkit trace-diff`: per-op self-time and call deltas of two traces."""
     from benchkit.system.trace_files import read_slices
     from benchkit.core.trace.diff import diff_traces, format_trace_diff
     rows = diff_traces(read_slices(args.base), read_slices(args.new),
@@ -123,6 +126,7 @@ def cmd_trace_diff(args) -> int:
 
 
 def cmd_trace_merge(args) -> int:
+    """`benchkit trace-merge`: add device events to a trace, with launch flows."""
     from pathlib import Path
     from benchkit.core.trace.merge import add_device_events
     from benchkit.system.trace_files import load_trace, save_trace
@@ -144,6 +148,7 @@ def cmd_trace_merge(args) -> int:
 
 
 def cmd_validate(args) -> int:
+    """`benchkit validate-trace`: what would keep a trace from opening cleanly in Perfetto."""
     from benchkit.system.trace_files import load_trace
     from benchkit.core.trace.validate import validate
     problems = validate(load_trace(args.trace))

@@ -57,6 +57,7 @@ def add_parsers(sub) -> None:
 
 
 def cmd_show(args) -> int:
+    """`benchkit show`: the tables of a results file."""
     import benchkit
     from benchkit.api.compare import Compare
     from benchkit.core.report import format_callgrind, format_environment
@@ -82,6 +83,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    """`benchkit compare`: verdicts between two results files (or of one ab file), gates."""
     import benchkit
     from benchkit.core import comparison
     from benchkit.core.report import comparison_to_json, format_comparison
@@ -109,6 +111,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_diff(args) -> int:
+    """`benchkit diff`: per-function instruction-count differences."""
     import benchkit
     from benchkit.core.callgrind.counts import diff_counts
     from benchkit.core.comparison import Band, instruction_change
@@ -144,6 +147,7 @@ def cmd_diff(args) -> int:
 
 
 def cmd_plot(args) -> int:
+    """`benchkit plot`: a PNG of the distributions (and of an A/B comparison)."""
     import benchkit
     from benchkit.api.plot import render_png
     from benchkit.core import comparison
@@ -156,6 +160,7 @@ def cmd_plot(args) -> int:
 
 
 def cmd_merge(args) -> int:
+    """`benchkit merge`: several results files in one."""
     import benchkit
     from benchkit.system.results_files import check_writable, save_with_fallback
     output = check_writable(args.output)
@@ -170,6 +175,7 @@ def cmd_merge(args) -> int:
 
 
 def cmd_import_torch(args) -> int:
+    """`benchkit import-torch`: torch.utils.benchmark pickles as a benchkit results file."""
     import benchkit
     from benchkit.api.torch_compat import load_torch_pickle
     from benchkit.system.results_files import check_writable

@@ -99,6 +99,7 @@ class Measurement:
 
     @property
     def num_processes(self) -> int:
+        """The processes the blocks were timed in (1 for in-process measurements)."""
         return 1 if self.processes is None else len(self.processes)
 
     @functools.cached_property
@@ -107,18 +108,22 @@ class Measurement:
 
     @property
     def median(self) -> float:
+        """Median per-run time, seconds."""
         return self._summary.median
 
     @property
     def mean(self) -> float:
+        """Mean per-run time, seconds."""
         return self._summary.mean
 
     @property
     def iqr(self) -> float:
+        """Interquartile range of the per-run times, seconds."""
         return self._summary.iqr
 
     @property
     def significant_figures(self) -> int:
+        """Trustworthy significant figures of the median."""
         return stats.significant_figures(self.times, self.median)
 
     @property
@@ -127,22 +132,27 @@ class Measurement:
 
     @property
     def has_warnings(self) -> bool:
+        """Whether the IQR is at least 10 % of the median."""
         return bool(self._warnings)
 
     def meets_confidence(self, threshold: float = stats.IQR_WARN_THRESHOLD) -> bool:
+        """Whether IQR / median is below `threshold`."""
         return self.iqr / self.median < threshold
 
     # -- task fields ----------------------------------------------------------------------
     @property
     def title(self) -> str:
+        """The task's title (label or stmt, with sub_label)."""
         return self.task_spec.title
 
     @property
     def env(self) -> str:
+        """The task's env, or 'Unspecified env'."""
         return "Unspecified env" if self.task_spec.env is None else self.task_spec.env
 
     @property
     def as_row_name(self) -> str:
+        """The row name in a Compare table: sub_label, else stmt."""
         return self.task_spec.sub_label or self.task_spec.stmt or "[Unknown]"
 
     # -- pickling: only the stored fields travel -------------------------------------------

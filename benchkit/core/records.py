@@ -83,12 +83,14 @@ class AbSide:
     environment: Mapping[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form in a results file."""
         out = {"python": self.python} if self.python is not None else {}
         return {**out, "env": dict(self.env), "rev": self.rev,
                 "environment": dict(self.environment)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "AbSide":
+        """Inverse of to_dict."""
         return cls(d.get("python"), dict(d.get("env") or {}), d.get("rev"),
                    dict(d.get("environment") or {}))
 
@@ -107,6 +109,7 @@ class AbRecord:
     design: str = "interleaved"
 
     def to_dict(self) -> dict[str, Any]:
+        """The `ab` section of a results file."""
         sizes = {"rounds": self.rounds, "trials": self.trials, "trial_time": self.trial_time}
         return {"design": self.design, **{k: v for k, v in sizes.items() if v is not None},
                 "seed": self.seed,
@@ -115,6 +118,7 @@ class AbRecord:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "AbRecord":
+        """Inverse of to_dict (absent fields stay absent)."""
         return cls(rounds=d.get("rounds"), trials=d.get("trials"),
                    trial_time=d.get("trial_time"), seed=d.get("seed"),
                    sides={side: AbSide.from_dict(d["sides"][side.value]) for side in Side},

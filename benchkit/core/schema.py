@@ -61,6 +61,7 @@ def _jsonable_metadata(metadata: Any, where: str) -> Any:
 
 
 def measurement_to_dict(m: Measurement) -> dict[str, Any]:
+    """A Measurement as results-file JSON."""
     out = {"task_spec": m.task_spec.to_dict(), "number_per_run": m.number_per_run,
            "raw_times": [float(t) for t in m.raw_times],
            "metadata": _jsonable_metadata(m.metadata, "metadata")}
@@ -72,6 +73,7 @@ def measurement_to_dict(m: Measurement) -> dict[str, Any]:
 
 
 def callgrind_to_dict(stats: Any) -> dict[str, Any]:
+    """A CallgrindStats as results-file JSON."""
     out = {"task_spec": stats.task_spec.to_dict(),
            "number_per_run": stats.number_per_run,
            "built_with_debug_symbols": stats.built_with_debug_symbols,
@@ -83,6 +85,7 @@ def callgrind_to_dict(stats: Any) -> dict[str, Any]:
 
 
 def to_document(results: Results) -> dict[str, Any]:
+    """A whole results document of the current format version."""
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -100,6 +103,7 @@ def to_document(results: Results) -> dict[str, Any]:
 
 
 def task_spec_from_dict(d: dict[str, Any], where: str = "task_spec") -> TaskSpec:
+    """A TaskSpec from JSON, or a SchemaError naming `where`."""
     if not isinstance(d, dict) or not isinstance(d.get("stmt"), str):
         raise SchemaError(f"{where}: expected an object with a string 'stmt'")
     return TaskSpec.from_dict(d)
@@ -124,6 +128,7 @@ def _processes(d: list | None, where: str, blocks: int) -> list[ProcessSample] |
 
 
 def measurement_from_dict(d: dict[str, Any], where: str) -> Measurement:
+    """A Measurement from valid results-file JSON."""
     times = [float(t) for t in d["raw_times"]]
     return Measurement(d["number_per_run"], times, task_spec_from_dict(d["task_spec"]),
                        d.get("metadata"),
@@ -131,6 +136,7 @@ def measurement_from_dict(d: dict[str, Any], where: str) -> Measurement:
 
 
 def callgrind_from_dict(d: dict[str, Any], where: str) -> Any:
+    """A CallgrindStats from valid results-file JSON."""
     from benchkit.core.callgrind.callgrind_stats import CallgrindStats
     from benchkit.core.callgrind.counts import FunctionCount, FunctionCounts
     counts = {name: FunctionCounts(tuple(FunctionCount(c, fn) for c, fn in d[name]),

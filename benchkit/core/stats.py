@@ -31,6 +31,7 @@ class Summary:
 
     @property
     def iqr(self) -> float:
+        """p75 - p25."""
         return self.p75 - self.p25
 
 
@@ -83,6 +84,7 @@ def format_time(seconds: float) -> str:
 
 
 def unit_to_english(unit: str) -> str:
+    """'us' -> 'microsecond'."""
     return _UNIT_NAMES[unit]
 
 
@@ -109,6 +111,7 @@ def iqr_warnings(summary: Summary) -> tuple[str, ...]:
 
 
 def geometric_mean(values: Sequence[float]) -> float:
+    """Geometric mean of the positive finite values (NaN when there are none)."""
     arr = np.asarray([v for v in values if v > 0 and math.isfinite(v)], dtype=np.float64)
     if len(arr) == 0:
         return float("nan")

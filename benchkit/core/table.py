@@ -17,6 +17,8 @@ from benchkit.core.measurement import Measurement
 
 
 class Colorize(enum.Enum):
+    """How Compare colours cells: not, by column or by row."""
+
     NONE = "none"
     COLUMNWISE = "columnwise"
     ROWWISE = "rowwise"
@@ -24,12 +26,16 @@ class Colorize(enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Cell:
+    """One cell of a table."""
+
     text: str                  # formatted value (and warning suffix), or spaces when missing
     color: str | None = None   # best | good | bad | very_bad
 
 
 @dataclasses.dataclass(frozen=True)
 class Row:
+    """One row of a table."""
+
     name: str                       # "  " + "(env)" padding + row name
     cells: tuple[Cell, ...]         # one per column
     thread_group: int | None        # set on the first row of each thread-count group
@@ -37,6 +43,8 @@ class Row:
 
 @dataclasses.dataclass(frozen=True)
 class TableModel:
+    """One Compare table, ready to render."""
+
     label: str | None
     columns: tuple[str, ...]
     rows: tuple[Row, ...]
@@ -50,6 +58,7 @@ def ordered_unique(elements) -> list:
 
 
 def color_for(value: float, best: float) -> str | None:
+    """The colour of a cell, from how far its value is from the best."""
     if value <= best * 1.01 or value <= best + 100e-9:
         return "best"
     if value <= best * 1.1:

@@ -110,7 +110,8 @@ class Task:
 class Measurable(Protocol):
     """Anything that yields a Task: a Timer, or a user's own Timer-like object."""
 
-    def task(self) -> Task: ...
+    def task(self) -> Task:
+        """The Task to measure."""
 
 
 # Pickles name the public path, so they survive moves inside the package.

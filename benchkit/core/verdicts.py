@@ -90,6 +90,7 @@ class Interval:
 
     @property
     def half_width(self) -> float:
+        """Half the interval's width (log scale)."""
         return (self.high - self.low) / 2
 
 

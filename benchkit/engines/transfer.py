@@ -40,14 +40,17 @@ class CopyIfCallgrind:
 
     @property
     def value(self) -> Any:
+        """The wrapped value (used as it is in this process)."""
         return self._value
 
     @property
     def setup(self) -> str | None:
+        """Code the child runs before rebuilding the value (e.g. an import)."""
         return self._setup
 
     @property
     def serialization(self) -> str:
+        """How the value travels: pickle, torch or jit."""
         return self._serialization
 
     @staticmethod

@@ -48,6 +48,7 @@ class SessionState:
 
     @property
     def has_output(self) -> bool:
+        """Whether the session has anything to save or report."""
         return bool(self.measurements or self.problems)
 
 
@@ -55,6 +56,7 @@ _STATE = pytest.StashKey[SessionState]()
 
 
 def pytest_addoption(parser):
+    """The --benchkit-* options."""
     group = parser.getgroup("benchkit")
     group.addoption("--benchkit-save", metavar="PATH", default=None,
                     help="write this session's measurements (and counts) to PATH "
@@ -114,6 +116,7 @@ def _active(config) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    """--benchkit-skip: skip the tests that use the fixture."""
     if not config.getoption("--benchkit-skip"):
         return
     skip = pytest.mark.skip(reason="--benchkit-skip: benchmarks are not run")
@@ -143,6 +146,7 @@ def benchkit(request):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    """Count, save and compare; a broken gate fails the session."""
     state = session.config.stash.get(_STATE, None)
     if state is None or not state.has_output:
         return
@@ -153,6 +157,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The benchkit section of the summary."""
     state = config.stash.get(_STATE, None)
     if state is None or not state.has_output:
         return

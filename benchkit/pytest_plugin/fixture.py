@@ -26,6 +26,8 @@ from benchkit.errors import BenchkitError, FixtureAlreadyUsed, GlobalNotTransfer
 
 
 class BenchkitFixture:
+    """pytest-benchmark's `benchmark` fixture, measured benchkit's way (module docstring)."""
+
     def __init__(self, node_id: str, options: Any, record: Callable,
                  marker: dict[str, Any]):
         self.name = node_id

@@ -79,6 +79,7 @@ def site_packages_digest() -> str:
 
 
 def thread_settings() -> dict[str, Any]:
+    """Thread-count environment variables and torch's thread settings."""
     settings: dict[str, Any] = {
         name: os.environ[name] for name in
         ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS") if name in os.environ}

@@ -85,6 +85,7 @@ class JsonLines:
         self._buffer = b""
 
     def send(self, obj: Any) -> None:
+        """Send one JSON message; ChannelError if the child is gone."""
         try:
             self.process.stdin.write((json.dumps(obj) + "\n").encode())
             self.process.stdin.flush()
@@ -94,6 +95,7 @@ class JsonLines:
                                f"Last lines of its stderr:\n{self._stderr_tail()}") from None
 
     def receive(self, timeout: float | None, what: str = "answer") -> Any:
+        """The next JSON message, within `timeout` seconds; ChannelError otherwise."""
         deadline = None if timeout is None else time.monotonic() + timeout
         out = self.process.stdout
         while b"\n" not in self._buffer:

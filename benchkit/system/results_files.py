@@ -97,7 +97,7 @@ def load(path: str | os.PathLike) -> Results:
         return schema.from_document(doc, results_validator())
     except schema.SchemaError as error:
         raise ResultsFileError(path, f"{error} (see the results format in the README; "
-                               "schema: benchkit/results/results.schema.json)") from None
+                               "schema: benchkit/core/results.schema.json)") from None
     except RecursionError:
         raise ResultsFileError(path, "is nested too deeply to be a results file") from None
 

@@ -18,6 +18,7 @@ from benchkit.system.files import atomic_write_bytes
 
 
 def load_trace(path: str | Path) -> dict:
+    """A whole chrome trace (.json or .json.gz) as a dict; TraceError if it is not one."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -90,6 +91,7 @@ def read_slices(path: str | Path):
 
 
 def save_trace(path: str | Path, trace: dict) -> Path:
+    """Write a chrome trace atomically (.json.gz compressed)."""
     path = Path(path)
     data = json.dumps(trace, default=_decimal_default).encode("utf-8")
     if path.name.endswith(".gz"):

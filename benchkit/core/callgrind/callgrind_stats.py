@@ -42,6 +42,7 @@ class CallgrindStats:
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def stats(self, inclusive: bool = False, *, subtract_baseline: bool = False) -> FunctionCounts:
+        """The stmt's FunctionCounts (inclusive or exclusive), optionally minus the baseline's."""
         counts = self.stmt_inclusive_stats if inclusive else self.stmt_exclusive_stats
         if subtract_baseline:
             counts = counts - (self.baseline_inclusive_stats if inclusive

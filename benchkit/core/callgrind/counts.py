@@ -21,6 +21,8 @@ def _linewidth() -> int:
 
 
 class FunctionCount(NamedTuple):
+    """One row: an instruction count and the function ('file:function [object]')."""
+
     count: int
     function: str
 
@@ -115,6 +117,7 @@ class FunctionCounts:
                               self.inclusive)
 
     def sum(self) -> int:
+        """The total count of the rows."""
         return sum(c for c, _ in self._data)
 
     def denoise(self) -> "FunctionCounts":
@@ -122,6 +125,7 @@ class FunctionCounts:
         return self.filter(lambda fn: not any(s in fn for s in NOISY_SYMBOLS))
 
     def as_dict(self) -> dict[str, int]:
+        """{function: count}."""
         return {fn: c for c, fn in self._data}
 
 
@@ -142,9 +146,11 @@ class CountsDiff:
 
     @property
     def total(self) -> int:
+        """The total change, B minus A."""
         return sum(r[1] for r in self.rows())
 
     def format(self, top: int | None = None, width: int = 100) -> str:
+        """The diff as text, largest changes first (`top` rows, all when None)."""
         rows = self.rows()
         shown = rows if not top else rows[:top]
         lines = [f"{'delta':>12}  {'A':>12}  {'B':>12}  {'':6}  function"]
@@ -164,6 +170,7 @@ class CountsDiff:
 
 
 def diff_counts(a: FunctionCounts, b: FunctionCounts) -> CountsDiff:
+    """Functions only in A, only in B, and changed in both."""
     if a.inclusive != b.inclusive:
         raise CountsMismatchError("cannot diff inclusive against exclusive FunctionCounts")
     da, db = a.as_dict(), b.as_dict()

@@ -28,6 +28,8 @@ SKIP_CATEGORIES = {"Trace"}   # the whole-trace span
 
 @dataclasses.dataclass
 class Row:
+    """One aggregated row of a trace analysis."""
+
     key: str
     shapes: str
     calls: int
@@ -42,18 +44,22 @@ class Row:
 
     @property
     def flop_per_s(self) -> float | None:
+        """FLOP per second of self time."""
         return self.flops / (self.self_ns * 1e-9) if self.flops and self.self_ns > 0 else None
 
     @property
     def gb_per_s(self) -> float | None:
+        """Bytes moved per second of self time, in GB/s."""
         return self.bytes / self.self_ns if self.bytes and self.self_ns > 0 else None
 
     @property
     def incl_flop_per_s(self) -> float | None:
+        """FLOP per second of total (inclusive) time."""
         return (self.incl_flops / (self.total_ns * 1e-9)
                 if self.incl_flops and self.total_ns > 0 else None)
 
     def sort_value(self, key: str):
+        """The value --order-by sorts this row by."""
         return {"self": self.self_ns, "total": self.total_ns, "calls": self.calls,
                 "flops": self.flops or 0, "bytes": self.bytes or 0,
                 "incl_flops": self.incl_flops or 0, "flop/s": self.flop_per_s or 0,
@@ -62,6 +68,8 @@ class Row:
 
 @dataclasses.dataclass
 class Analysis:
+    """The rows of an analysis and the totals they are shares of."""
+
     rows: list[Row]
     total_ns: int             # unfiltered total self time
     shown_events: int
@@ -86,6 +94,7 @@ def analyze(items: Sequence[Slice], *, name: str | None = None,
             types: Sequence[str] | None = None, min_time_ns: int | None = None,
             max_time_ns: int | None = None, aggregate_by: str = "name",
             aggregate: str = "sum", order_by: str = "self", top: int = 0) -> Analysis:
+    """Filter, aggregate and order a trace's slices (MegEngine's profile_analyze options)."""
     if aggregate_by not in AGGREGATE_BY:
         raise BenchkitError(f"--aggregate-by {aggregate_by!r}: choose one of {AGGREGATE_BY}")
     if aggregate not in AGGREGATES:
@@ -191,6 +200,7 @@ def _si(value: float | None, unit: str) -> str:
 
 
 def format_analysis(result: Analysis, markdown: bool = False) -> str:
+    """An Analysis as a text or markdown table."""
     key_header = {"name": "name", "name+shapes": "name", "region": "region"}[result.aggregate_by]
     headers = [key_header]
     if result.aggregate_by == "name+shapes":

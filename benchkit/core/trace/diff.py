@@ -12,6 +12,8 @@ from benchkit.core.trace.events import Slice
 
 @dataclasses.dataclass(frozen=True)
 class OpDelta:
+    """One op's self time and calls in BASE and NEW."""
+
     name: str
     base_calls: int
     new_calls: int
@@ -20,10 +22,12 @@ class OpDelta:
 
     @property
     def delta_ns(self) -> int:
+        """NEW minus BASE self time, ns."""
         return self.new_self_ns - self.base_self_ns
 
     @property
     def status(self) -> str:
+        """added, removed, slower, faster or same."""
         if self.base_calls == 0:
             return "added"
         if self.new_calls == 0:
@@ -59,6 +63,7 @@ def diff_traces(base: Sequence[Slice], new: Sequence[Slice],
 
 
 def format_trace_diff(rows: Sequence[OpDelta], top: int = 0, markdown: bool = False) -> str:
+    """The largest per-op changes as a table."""
     shown = rows[:top] if top else rows
     body = [[r.status, r.name, f"{r.base_calls} -> {r.new_calls}", f"{r.base_self_ns:,} ns",
              f"{r.new_self_ns:,} ns", f"{r.delta_ns:+,} ns",

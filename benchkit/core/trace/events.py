@@ -60,6 +60,8 @@ def _field_ns(e: dict, field: str, index: int, source: str, *, required: bool = 
 
 @dataclasses.dataclass(slots=True)
 class Slice:
+    """One complete span of a trace, with only the fields the analysis uses."""
+
     index: int                 # position in traceEvents
     name: str
     cat: str
@@ -81,6 +83,7 @@ class Slice:
 
     @property
     def end(self) -> int:
+        """ts + dur, ns."""
         return self.ts + self.dur
 
 

@@ -10,6 +10,8 @@ from benchkit.core.trace.events import to_ns, trace_events
 
 @dataclasses.dataclass(frozen=True)
 class Problem:
+    """One thing that would keep a trace from opening cleanly in Perfetto."""
+
     index: int
     name: str
     ph: str
@@ -20,6 +22,7 @@ class Problem:
 
 
 def validate(trace: Any) -> list[Problem]:
+    """Every Problem of a chrome trace (none: it opens cleanly)."""
     events = trace_events(trace)
     problems: list[Problem] = []
     spans: dict[tuple, list[tuple[int, int, int, str]]] = {}   # thread -> (start, end, i, name)

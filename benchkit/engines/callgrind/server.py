@@ -229,6 +229,7 @@ def serve(setup):
 
 
 def main(argv):
+    """Serve (or prewarm) as the command line says; returns the exit status."""
     setup = _load(argv[0])
     # Only the path entries the collector needs (usually none but the `benchkit` link):
     # allocations before the measured loop shift object addresses, which CPython's

@@ -24,6 +24,7 @@ class CppLoop:
         self.path = path
 
     def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
+        """Seconds of `number` runs of stmt after setup (the library's bk_time_block)."""
         taken = self._lib.bk_time_block(number)
         if taken < 0:
             message = self._lib.bk_last_error().decode("utf-8", "replace")

@@ -33,6 +33,7 @@ SNIPPET_DIR = "/benchkit-snippet"
 
 @functools.lru_cache(maxsize=None)
 def compiler() -> str:
+    """The C++ compiler: $CXX, else c++, g++ or clang++ on PATH."""
     for candidate in (os.environ.get("CXX"), "c++", "g++", "clang++"):
         if candidate and shutil.which(candidate):
             return shutil.which(candidate)
@@ -44,6 +45,7 @@ def compiler() -> str:
 
 @functools.lru_cache(maxsize=None)
 def compiler_identity(cxx: str) -> str:
+    """The compiler's version line (part of every cache key)."""
     out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60)
     return (out.stdout.splitlines() or ["unknown"])[0]
 

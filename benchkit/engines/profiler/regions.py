@@ -36,6 +36,7 @@ class RegionRecorder:
         _recorders.remove(self)
 
     def chrome_trace(self) -> dict[str, Any]:
+        """The recorded regions as a chrome trace."""
         pid = os.getpid()
         events: list[dict[str, Any]] = [
             {"ph": "M", "name": "process_name", "pid": pid, "tid": 0,

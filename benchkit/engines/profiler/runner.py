@@ -53,6 +53,7 @@ class ProfileResult:
         return self.per_run_with_profiler / self.per_run_without_profiler
 
     def overhead_summary(self) -> str:
+        """The profiler's overhead in one line."""
         note = ("per-op times are distorted; read them relatively" if self.overhead > 1.5
                 else "per-op times are close to undisturbed")
         return (f"profiler overhead: {format_time(self.per_run_with_profiler)} per run with "
@@ -79,6 +80,7 @@ class ProfileResult:
         return f"{text}\n{self.coverage()}\n{self.overhead_summary()}"
 
     def coverage(self) -> str:
+        """How many runs the table covers."""
         return (f"this table covers {self.steps * self.number} runs ({self.steps} active "
                 f"steps of {self.number} runs)")
 
@@ -151,9 +153,11 @@ class ProfileSchedule:
 
     @property
     def steps(self) -> int:
+        """Profiler steps in all."""
         return self.repeat * (self.wait + self.warmup + self.active)
 
     def is_active(self, step: int) -> bool:
+        """Whether step `step` is recorded."""
         return step % (self.wait + self.warmup + self.active) >= self.wait + self.warmup
 
 

@@ -59,6 +59,7 @@ class CompiledLoop:
         return "stmt", None
 
     def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
+        """Seconds of `number` runs of stmt after setup, by `timer` (default: the loop's clock)."""
         try:
             return self._inner(itertools.repeat(None, number), timer or self._timer)
         except Exception as error:
@@ -85,4 +86,5 @@ class TimeitClassLoop:
         self._timer = timer
 
     def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
+        """Seconds of `number` runs, as the user's class times them."""
         return self._timer.timeit(number)

@@ -1,4 +1,4 @@
-"""A wall-time worker process: `python worker.py`, driven over a pipe by `sampling.pool`.
+"""A wall-time worker process: `python worker.py`, driven over a pipe by `sampling.workers`.
 
 One JSON request per line on stdin, one JSON reply per line on the protocol fd (the original
 stdout; the snippets' own prints go to stderr). Requests:
@@ -22,10 +22,13 @@ import traceback  # noqa: E402
 
 
 class Worker:
+    """The worker's loops by benchmark name, and the requests it answers."""
+
     def __init__(self):
         self.loops = {}        # name -> (loop with time_block, num_threads)
 
     def suite(self, paths, keyword=None, num_threads=None):
+        """Load suite files: their benchmarks (matching `keyword`), loops built."""
         from benchkit.core.keywords import keyword_filter
         from benchkit.engines.loops import loop_for
         from benchkit.engines.wall.clock import default_timer
@@ -40,6 +43,7 @@ class Worker:
         return {"benchmarks": out}
 
     def tasks(self, job):
+        """Load tasks shipped in a job file, named by position."""
         from pathlib import Path
         from benchkit.engines.loops import loop_for
         from benchkit.engines.transfer import read_task
@@ -56,10 +60,12 @@ class Worker:
         return {"benchmarks": [{"name": n} for n in names]}
 
     def environment(self):
+        """This worker's environment fingerprint."""
         from benchkit.system.machine import collect
         return {"environment": collect()}
 
     def block_size(self, name, min_run_time):
+        """Runs per block, chosen like blocked_autorange's."""
         from benchkit.engines.wall.autorange import estimate_block_size
         from benchkit.engines.wall.threads import torch_threads
         loop, threads = self.loops[name]
@@ -87,6 +93,7 @@ def _error_reply(error):
 
 
 def serve(requests, reply):
+    """Answer requests until `quit` (or the end of input)."""
     worker = Worker()
     for line in requests:
         request = json.loads(line)
@@ -104,6 +111,7 @@ def serve(requests, reply):
 
 def main():
     # The protocol owns the real stdout; anything the suite prints goes to stderr.
+    """The protocol on the real stdout; the suites' own output to stderr."""
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr

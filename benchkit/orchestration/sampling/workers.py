@@ -35,10 +35,12 @@ class SuiteLoad:
     num_threads: int | None = None
 
     def request(self) -> dict[str, Any]:
+        """The worker's request."""
         return {"cmd": "suite", "paths": [str(Path(p).resolve()) for p in self.paths],
                 "keyword": self.keyword, "num_threads": self.num_threads}
 
     def describe(self) -> str:
+        """What was loaded, for messages."""
         return " ".join(map(str, self.paths)) + (
             f" match -k {self.keyword!r}" if self.keyword else "")
 
@@ -50,9 +52,11 @@ class TasksLoad:
     job: str
 
     def request(self) -> dict[str, Any]:
+        """The worker's request."""
         return {"cmd": "tasks", "job": self.job}
 
     def describe(self) -> str:
+        """What was loaded, for messages."""
         return "the tasks"
 
 
@@ -65,16 +69,21 @@ class Worker(Protocol):
 
     label: str
 
-    def load(self, load: Load) -> list[tuple[Benchmark, TaskSpec]]: ...
+    def load(self, load: Load) -> list[tuple[Benchmark, TaskSpec]]:
+        """The benchmarks `load` holds, with their TaskSpecs."""
 
-    def environment(self) -> dict[str, Any]: ...
+    def environment(self) -> dict[str, Any]:
+        """The worker's environment fingerprint."""
 
-    def block_size(self, name: str, min_run_time: float) -> int: ...
+    def block_size(self, name: str, min_run_time: float) -> int:
+        """Runs per block for benchmark `name`."""
 
     def measure(self, name: str, number: int, min_time: float, chunk_time: float,
-                warmup: bool) -> list[Chunk]: ...
+                warmup: bool) -> list[Chunk]:
+        """Chunks of blocks of `name`, each after a speed probe."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Stop the worker."""
 
 
 @dataclasses.dataclass(frozen=True)
