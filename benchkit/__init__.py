@@ -99,5 +99,7 @@ class _PickledModuleFinder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_loader(name, _PickledModuleLoader(moved))
 
 
+# First: an old name inside an aliased package (benchkit.valgrind.counts) must not be found
+# again as a second copy of the file by the path finder.
 if not any(isinstance(f, _PickledModuleFinder) for f in sys.meta_path):
-    sys.meta_path.append(_PickledModuleFinder())
+    sys.meta_path.insert(0, _PickledModuleFinder())

@@ -158,20 +158,31 @@ def read_task(fields: dict[str, Any], workdir: Path = Path(".")) -> Task:
 
 
 def pickled_modules(data: bytes) -> set[str]:
-    """Top-level modules a pickle refers to (GLOBAL / STACK_GLOBAL opcodes)."""
+    """Top-level modules a pickle refers to (GLOBAL / STACK_GLOBAL opcodes, with the strings
+    STACK_GLOBAL takes either pushed just before or fetched from the memo)."""
     import pickletools  # parent side only
-    modules, strings, memo = set(), [], {}
+    modules: set[str] = set()
+    stack: list[str | None] = []        # the strings pushed (None: something else)
+    memo: dict[int, str | None] = {}
     for op, arg, _ in pickletools.genops(data):
-        if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
-            strings.append(arg)
-        elif op.name == "MEMOIZE" and strings:
-            memo[len(memo)] = strings[-1]
-        elif op.name in ("BINGET", "LONG_BINGET", "GET") and arg in memo:
-            strings.append(memo[arg])
-        elif op.name == "GLOBAL":
+        name = op.name
+        if name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
+            stack.append(arg)
+        elif name == "MEMOIZE":
+            memo[len(memo)] = stack[-1] if stack else None
+        elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
+            memo[arg] = stack[-1] if stack else None
+        elif name in ("GET", "BINGET", "LONG_BINGET"):
+            stack.append(memo.get(arg))
+        elif name == "GLOBAL":
             modules.add(arg.split(" ")[0].split(".")[0])
-        elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
-            modules.add(strings[-2].split(".")[0])
+            stack.append(None)
+        elif name == "STACK_GLOBAL":
+            if len(stack) >= 2 and isinstance(stack[-2], str):
+                modules.add(stack[-2].split(".")[0])
+            stack[-2:] = [None]
+        else:
+            stack.append(None)
     return modules
 
 

@@ -16,9 +16,9 @@ from benchkit.core.callgrind import parser
 from benchkit.core.callgrind.callgrind_stats import CallgrindStats
 from benchkit.core.callgrind.counts import FunctionCounts
 from benchkit.core.callgrind.requests import (BASELINE, CPP_TAG, STMT, CallgrindOptions,
-                                              CountRequest, DumpName)
+                                              CountRequest)
 from benchkit.engines.callgrind import toolchain, workdir
-from benchkit.engines.callgrind.collector import Collector, Dumps
+from benchkit.engines.callgrind.collector import Collector, Dumps, read_dumps
 from benchkit.engines.callgrind.command import valgrind_command
 from benchkit.errors import CallgrindError
 from benchkit.system import machine
@@ -148,18 +148,8 @@ def _run_cpp_layout(valgrind: str, program: list[str], directory: Path, layout: 
                else f"exited with status {return_code}")
         raise CallgrindError(f"the C++ snippet program {how} under valgrind. Last lines of "
                              f"its output:\n{last_lines(result.stdout + result.stderr)}")
-    dumps: Dumps = {}
-    for out_file in sorted(directory.glob(f"callgrind.L{layout}.out*")):
-        for profile in parser.parse(out_file.read_text(encoding="utf-8", errors="replace"),
-                                    source=str(out_file)):
-            name = DumpName.parse(profile.trigger)
-            if name is not None and name.tag == CPP_TAG:
-                dumps[name.slot] = (profile, out_file)
-    for r in range(request.repeats):
-        if (STMT, r) not in dumps:
-            raise CallgrindError(f"valgrind wrote no profile for repeat {r}; its "
-                                 f"output:\n{last_lines(result.stderr)}")
-    return dumps
+    return read_dumps(directory.glob(f"callgrind.L{layout}.out*"), CPP_TAG, request.repeats,
+                      "", f"its output:\n{last_lines(result.stderr)}")
 
 
 # ----------------------------------------------------------------------------- CallgrindStats

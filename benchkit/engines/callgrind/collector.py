@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from benchkit.core.callgrind import parser
 from benchkit.core.callgrind.requests import (STMT, CallgrindOptions, CollectorControls,
@@ -104,6 +104,23 @@ class Server:
             kill_group(self.process)
         self.process.stdout.close()
         self._stderr.close()
+
+
+def read_dumps(files: Iterable[Path], tag: str, repeats: int, what: str,
+               context: str) -> Dumps:
+    """The dumps named with `tag` in callgrind.out `files`, by (kind, repeat); every repeat
+    of the stmt must be there (else a CallgrindError about `what`, with `context`)."""
+    dumps: Dumps = {}
+    for out_file in sorted(files):
+        for profile in parser.parse(out_file.read_text(encoding="utf-8", errors="replace"),
+                                    source=str(out_file)):
+            name = DumpName.parse(profile.trigger)
+            if name is not None and name.tag == tag:
+                dumps[name.slot] = (profile, out_file)
+    for r in range(repeats):
+        if (STMT, r) not in dumps:
+            raise CallgrindError(f"valgrind wrote no profile for {what}repeat {r}; {context}")
+    return dumps
 
 
 def _module_group(request: CountRequest, files: Sequence[Path]) -> tuple[str, ...]:
@@ -222,19 +239,9 @@ class Collector:
         title = request.task.spec.title
         if reply["status"] != 0:
             raise child_failure(self.workdir, tag, title, reply["status"], server.stderr_tail())
-        dumps: Dumps = {}
-        for out_file in sorted(self.workdir.glob(f"callgrind.{reply['pid']}.out*")):
-            for profile in parser.parse(out_file.read_text(encoding="utf-8", errors="replace"),
-                                        source=str(out_file)):
-                name = DumpName.parse(profile.trigger)
-                if name is not None and name.tag == tag:
-                    dumps[name.slot] = (profile, out_file)
-        for r in range(request.repeats):
-            if (STMT, r) not in dumps:
-                raise CallgrindError(f"valgrind wrote no profile for {title!r} "
-                                     f"repeat {r}; the collector's stderr:\n"
-                                     f"{server.stderr_tail()}")
-        return dumps
+        return read_dumps(self.workdir.glob(f"callgrind.{reply['pid']}.out*"), tag,
+                          request.repeats, f"{title!r} ", f"the collector's stderr:\n"
+                                                          f"{server.stderr_tail()}")
 
     def forget(self, dumps: Dumps) -> None:
         """Delete the callgrind.out files behind `dumps` (after they are read)."""
