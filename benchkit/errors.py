@@ -183,7 +183,20 @@ class ChannelError(BenchkitError, RuntimeError):
 
 
 class WorkerError(BenchkitError, RuntimeError):
-    """A worker process failed to start, died, or did not answer in time."""
+    """A worker process failed to start, died, or did not answer in time (`timed_out`)."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+class BenchmarkTimedOut(BenchkitError):
+    """A benchmark measured in this process did not finish within its --timeout."""
+
+
+class BenchmarkFailed(BenchkitError, RuntimeError):
+    """A benchmark's snippet raised in a worker process (which lives on); the message holds
+    the error and the worker's traceback."""
 
 
 class SideError(BenchkitError, ValueError):
@@ -196,3 +209,9 @@ class FuzzerError(BenchkitError, ValueError):
 
 class FixtureAlreadyUsed(BenchkitError, RuntimeError):
     """The pytest fixture measures one thing per test."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C raises KeyboardInterrupt, so a run
+    stopped either way saves what it measured and removes what it made. Like
+    KeyboardInterrupt it is not a BenchkitError: nothing may catch it as an error."""

@@ -1,7 +1,12 @@
 """`benchkit ab` end to end: real worker processes, real environments, real git revisions."""
 import json
+import signal
 import subprocess
+import sys
+import tempfile
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +154,36 @@ def test_ab_revision_errors_show_what_failed(project):
     out = cli("ab", "bench_tiny.py", "--base-rev", "HEAD~1", "--new-rev", "HEAD",
               "--install", "echo installing; exit 3", cwd=project, check_code=2)
     assert "the install command failed (exit 3)" in out.stderr and "installing" in out.stderr
+
+
+def test_a_terminated_ab_between_revisions_removes_its_checkouts_and_keeps_its_rounds(project):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchkit", "ab", "bench_tiny.py", "--base-rev", "HEAD~1",
+         "--new-rev", "HEAD", "--rounds", "50", "--trials", "4", "--trial-time", "0.01",
+         "-o", "stopped.json"],
+        cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={"PATH": "/usr/bin:/bin"})
+    partial = project / "stopped.partial.json"
+    workers: set[int] = set()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and len(workers) < 6:   # round 3 has started
+        workers |= _workers_of(process.pid)
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stdout + stderr
+    assert "Traceback" not in stderr and "terminated (SIGTERM)" in stderr
+    kept = benchkit.load(partial)
+    assert kept.partial == "interrupted (SIGTERM) during the A/B" and kept.ab.rounds >= 1
+    worktrees = subprocess.run(["git", "-C", str(project), "worktree", "list"],
+                               capture_output=True, text=True).stdout
+    assert len(worktrees.splitlines()) == 1
+    assert not [p for p in Path(tempfile.gettempdir()).iterdir()
+                if p.name.startswith(f"benchkit-ab-{process.pid:010d}-")]
+
+
+def _workers_of(pid: int) -> set[int]:
+    """The worker processes `pid` runs now (two per round of an A/B)."""
+    out = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(pid)],
+                         capture_output=True, text=True).stdout
+    return {int(line.split()[0]) for line in out.splitlines() if "worker.py" in line}

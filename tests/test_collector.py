@@ -121,7 +121,7 @@ def test_collectors_take_their_options_as_one_object():
     import inspect
     from benchkit.engines.callgrind.collector import Collector
     assert list(inspect.signature(Collector.collect).parameters) == ["self", "requests",
-                                                                      "options"]
+                                                                      "options", "on_request"]
 
 
 def test_progress_counts_collections():

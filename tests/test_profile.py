@@ -276,7 +276,7 @@ def test_cli_analyze_diff_merge_validate(traces, tmp_path):
     out = _cli("validate-trace", bad)
     assert out.returncode == 1 and "overlaps" in out.stdout
     out = _cli("analyze", tmp_path / "missing.json")
-    assert out.returncode == 2 and "missing.json: cannot be read" in out.stderr
+    assert out.returncode == 2 and "missing.json: no such file" in out.stderr
 
 
 def test_cli_profile_keeps_the_terminal_clean(tmp_path):

@@ -226,3 +226,88 @@ def test_results_file_is_the_open_format(pytester):
     pytester.runpytest_subprocess("--benchkit-save", "r.json", *NO_CACHE)
     doc = json.loads((pytester.path / "r.json").read_text())
     assert doc["format"] == "benchkit-results" and doc["measurements"][0]["processes"]
+
+
+def test_extra_info_stores_numpy_scalars_and_non_finite_numbers(pytester):
+    pytester.makepyfile(test_info="""
+        import math
+        import numpy as np
+        import pytest
+
+        def test_numbers(benchkit):
+            benchkit.extra_info["n"] = np.int64(3)
+            benchkit.extra_info.update(ratio=np.float32(0.5), nan=math.nan, inf=-math.inf)
+            benchkit(sum, [1, 2, 3])
+
+        def test_an_object_is_refused_when_assigned(benchkit):
+            with pytest.raises(Exception, match=r"test_info.py::test_an_object_is_refused_when_"
+                                                r"assigned: extra_info\\['obj'\\] holds"):
+                benchkit.extra_info["obj"] = object()
+            benchkit(sum, [1])
+    """)
+    out = pytester.runpytest_subprocess("--benchkit-save", "r.json", "--benchkit-min-run-time",
+                                        "0.02", *NO_CACHE)
+    out.assert_outcomes(passed=2)
+    results = benchkit.load(pytester.path / "r.json")
+    info = {m.metadata["benchmark"].split("::")[1]: m.metadata["extra_info"]
+            for m in results.measurements}
+    assert info["test_numbers"] == {"n": 3, "ratio": 0.5, "nan": "NaN", "inf": "-Infinity"}
+    assert info["test_an_object_is_refused_when_assigned"] == {}
+
+
+XDIST_TESTS = """
+    import pytest
+
+    @pytest.mark.parametrize("n", [10, 20, 30, 40])
+    def test_sum(benchkit, n):
+        benchkit(sum, range(n))
+"""
+
+
+def test_under_xdist_every_workers_measurements_are_saved_and_gated(pytester):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_x=XDIST_TESTS)
+    names = {f"test_x.py::test_sum[{n}]" for n in (10, 20, 30, 40)}
+    for attempt in range(2):
+        out = pytester.runpytest_subprocess("-n", "2", "--benchkit-save", f"r{attempt}.json",
+                                            "--benchkit-min-run-time", "0.02", *NO_CACHE)
+        out.assert_outcomes(passed=4)
+        results = benchkit.load(pytester.path / f"r{attempt}.json")
+        assert {m.metadata["benchmark"] for m in results.measurements} == names
+    pytester.makepyfile(test_x=XDIST_TESTS.replace("[10, 20, 30, 40]", "[10, 20, 30]"))
+    out = pytester.runpytest_subprocess("-n", "2", "--benchkit-compare", "r0.json",
+                                        "--benchkit-fail-on", "slower>1000%",
+                                        "--benchkit-min-run-time", "0.02", *NO_CACHE)
+    assert out.ret == 1      # test_sum[40] is in the baseline only: its gate cannot pass
+    out.stdout.fnmatch_lines(["*test_sum?40?: slower>1000%: cannot be evaluated: not in NEW*"])
+    out = pytester.runpytest_subprocess("-n", "2", "--benchkit-compare", "r0.json",
+                                        "--benchkit-fail-on", "slower>1000%",
+                                        "--benchkit-allow-missing",
+                                        "--benchkit-min-run-time", "0.02", *NO_CACHE)
+    assert out.ret == 0
+    out.stdout.fnmatch_lines(["*3 benchmarks compared*"])
+
+
+@pytest.mark.parametrize("how, code", [("raise KeyboardInterrupt", 130),
+                                       ("os.kill(os.getpid(), signal.SIGTERM)", 143)])
+def test_an_interrupted_session_saves_what_it_measured_marked_partial(pytester, how, code):
+    pytester.makepyfile(test_stop=f"""
+        import os, signal
+
+        def test_first(benchkit):
+            benchkit(sum, range(10))
+
+        def test_stops(benchkit):
+            benchkit(sum, range(10))
+            {how}
+
+        def test_never_runs(benchkit):
+            benchkit(sum, range(10))
+    """)
+    out = pytester.runpytest_subprocess("--benchkit-save", "r.json", "--benchkit-min-run-time",
+                                        "0.02", *NO_CACHE)
+    assert out.ret == code, out.stdout.str()
+    results = benchkit.load(pytester.path / "r.json")
+    assert results.partial and results.partial.startswith("interrupted (SIG")
+    assert [m.metadata["benchmark"] for m in results.measurements] == [
+        "test_stop.py::test_first", "test_stop.py::test_stops"]

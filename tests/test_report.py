@@ -10,6 +10,7 @@ import pytest
 
 from benchkit.core.comparison import Band, Comparison, Row
 from benchkit.core.gates import Gate
+from benchkit.core.records import Failure, FailureKind, Phase
 from benchkit.core.report import comparison_to_json, format_comparison, format_environment
 from benchkit.core.verdicts import Decision, Design, Verdict
 
@@ -40,9 +41,16 @@ def comparison(design=Design.ROUNDS, alpha=0.01) -> Comparison:
                                            "CI below -30% (one process a side)", noise=0.30,
                                            n=1)),
         Row("bench::counts only", None, Band(2000, 2000, 2000), Band(1500, 1500, 1500)),
+        Row("bench::added", None, gates=(Gate.parse("instructions>1%"),),
+            skipped=("instructions>1%: cannot be evaluated: not in BASE",)),
     )
+    failed = Failure("bench::broken", Phase.WALL_TIME, FailureKind.RAISED,
+                     "stmt raised ZeroDivisionError\x1b[2J: division by zero\ntraceback...",
+                     "/suite/bench_x.py")
     return Comparison(rows, ("bench::gone",), ("bench::added",),
-                      ("python: 3.11.7 vs 3.12.1",), 0.87, 0.93, design, alpha)
+                      ("python: 3.11.7 vs 3.12.1",), 0.87, 0.93, design, alpha,
+                      failed_new=(failed,), partial=("NEW stopped early: interrupted (SIGINT) "
+                                                      "during instruction counts",))
 
 
 @pytest.mark.parametrize("name, design, alpha, markdown", [
@@ -71,7 +79,7 @@ def test_json_has_no_nan_and_names_the_verdicts():
     data = comparison_to_json(comparison())
     text = json.dumps(data, allow_nan=False)    # NaN would raise here
     assert [r["wall"]["verdict"] if r["wall"] else None for r in data["rows"]] == [
-        "slower", "unchanged", "inconclusive", "faster", None]
+        "slower", "unchanged", "inconclusive", "faster", None, None]
     assert data["summary"]["regressions"] == ["bench::slow"] and "NaN" not in text
 
 

@@ -2,6 +2,7 @@ import gzip
 import json
 import os
 import pickle
+from pathlib import Path
 
 import pytest
 
@@ -70,7 +71,8 @@ def test_failed_save_keeps_the_old_file(tmp_path):
     path = benchkit.save(tmp_path / "r.json", [M1])
     before = path.read_bytes()
     bad = make_measurement([1.0], metadata={"obj": object()})
-    with pytest.raises(ResultsFileError, match="JSON cannot store"):
+    with pytest.raises(ResultsFileError,
+                       match=r"metadata.obj holds <object .*> \(object\), which a results file"):
         benchkit.save(path, [bad])
     assert path.read_bytes() == before and os.listdir(tmp_path) == ["r.json"]
 
@@ -176,7 +178,7 @@ def test_process_structure_and_ab_section_round_trip(tmp_path):
     assert loaded.measurements == [m] and loaded.ab == ab
     assert loaded.measurements[0].chunk_times()[0] == [m.times[:2], m.times[2:3]]
     doc = json.loads(path.read_text())
-    assert doc["version"] == 3 and doc["ab"] == AB_SECTION
+    assert doc["version"] == 4 and doc["ab"] == AB_SECTION
     assert doc["measurements"][0]["processes"][1] == {"chunks": [2], "probes": [5.8e-4]}
 
 
@@ -229,3 +231,35 @@ def test_recorded_packages_and_collector_revision_are_checked_on_load(tmp_path):
     doc["callgrind"][0]["metadata"]["controls"]["collector_revision"] = 5
     path.write_text(json.dumps(doc))
     _expect_error(path, "callgrind[0].metadata.controls.collector_revision")
+
+
+def test_a_version_3_ab_file_migrates_and_saves_as_version_4(tmp_path):
+    from benchkit.core.records import Side
+    source = Path(__file__).parent / "fixtures" / "results" / "v3_ab.json"
+    original = json.loads(source.read_text())
+    assert original["version"] == 3 and "failures" not in original
+    loaded = benchkit.load(source)
+    assert loaded.failures == [] and loaded.partial is None
+    assert loaded.ab.rounds == original["ab"]["rounds"] and loaded.ab.sides[Side.BASE].python
+    saved = json.loads(benchkit.save(tmp_path / "v4.json", loaded).read_text())
+    assert saved["version"] == 4 and saved["failures"] == [] and saved["partial"] is None
+    for key in ("environment", "measurements", "callgrind", "extra", "ab"):
+        assert saved[key] == original[key], key
+
+
+def test_failures_and_partial_round_trip(tmp_path):
+    from benchkit.core.records import Failure, FailureKind, Phase
+    from benchkit.core.schema import Results
+    failure = Failure("bench_x::bad", Phase.WALL_TIME, FailureKind.RAISED,
+                      "stmt raised ZeroDivisionError: division by zero", "/s/bench_x.py")
+    path = benchkit.save(tmp_path / "r.json", Results([M1], [], {"python": "x"},
+                                                      failures=[failure],
+                                                      partial="interrupted (SIGTERM)"))
+    loaded = benchkit.load(path)
+    assert loaded.failures == [failure] and loaded.partial == "interrupted (SIGTERM)"
+    assert failure.summary() == ("bench_x::bad (/s/bench_x.py): raised in wall time: stmt "
+                                 "raised ZeroDivisionError: division by zero")
+    doc = json.loads(path.read_text())
+    doc["failures"][0]["kind"] = "exploded"
+    path.write_text(json.dumps(doc))
+    _expect_error(path, "failures[0].kind: 'exploded' is not one of")

@@ -8,11 +8,11 @@ import pytest
 
 from benchkit.core.gates import Gate
 from benchkit.core.measurement import Chunk
-from benchkit.core.records import Benchmark, Side
+from benchkit.core.records import Benchmark, Failure, FailureKind, Phase, Side
 from benchkit.core.task import TaskSpec
-from benchkit.errors import SuiteError, WorkerError
+from benchkit.errors import BenchmarkFailed, SuiteError, WorkerError
 from benchkit.orchestration.sampling import interleaved, runs
-from benchkit.orchestration.sampling.workers import Interpreter
+from benchkit.orchestration.sampling.workers import Interpreter, Listing
 
 SUITE = {"a": 1e-6, "b": 2e-6, "c": 3e-6}       # name -> seconds per run
 SETTINGS = runs.Settings(processes=4, min_run_time=0.01, chunk_time=0.005, seed=7)
@@ -21,7 +21,7 @@ SETTINGS = runs.Settings(processes=4, min_run_time=0.01, chunk_time=0.005, seed=
 @dataclasses.dataclass
 class FakeWorker:
     """A worker that answers from SUITE and logs every call; `fail_at` makes the n-th
-    measure call raise, as a dying worker would."""
+    measure call raise `failure` (a dying worker, a raising snippet, an interrupt)."""
 
     label: str
     layout: int | None
@@ -29,13 +29,14 @@ class FakeWorker:
     log: list
     suite: dict = dataclasses.field(default_factory=lambda: dict(SUITE))
     fail_at: int | None = None
+    failure: BaseException = WorkerError("exited (status 7)")
     slowdown: float = 1.0
     measured: int = 0
 
     def load(self, load):
         self.log.append((self.label, "load", type(load).__name__))
-        return [(Benchmark(name, (Gate.parse("slower>5%"),)), TaskSpec(name, "pass"))
-                for name in self.suite]
+        return Listing(tuple((Benchmark(name, (Gate.parse("slower>5%"),), file="/s.py"),
+                              TaskSpec(name, "pass")) for name in self.suite))
 
     def environment(self):
         return {"hostname": self.label}
@@ -46,8 +47,8 @@ class FakeWorker:
 
     def measure(self, name, number, min_time, chunk_time, warmup):
         self.measured += 1
-        if self.fail_at is not None and self.measured >= self.fail_at:
-            raise WorkerError(f"{self.label}: exited (status 7)")
+        if self.fail_at is not None and self.measured == self.fail_at:
+            raise self.failure
         self.log.append((self.label, "measure", name, warmup, self.layout, self.cpu))
         block = self.suite[name] * number * self.slowdown
         return [Chunk(1e-4, (block, block)), Chunk(1e-4, (block,))]
@@ -56,13 +57,17 @@ class FakeWorker:
         self.log.append((self.label, "close"))
 
 
-def starter(log, failing: dict | None = None, slow: str | None = None):
-    """A `start` function making FakeWorkers; `failing` maps a label to its fail_at."""
+def starter(log, failing: dict | None = None, slow: str | None = None,
+            failure: BaseException = WorkerError("exited (status 7)")):
+    """A `start` function making FakeWorkers; `failing` maps a label to its fail_at (only
+    the first worker of that label fails: a replacement works)."""
     workers = []
 
     def start(where: Interpreter, label, cpu, layout, timeout):
-        worker = FakeWorker(label, layout, cpu, log, fail_at=(failing or {}).get(label),
-                            slowdown=2.0 if where.name == slow else 1.0)
+        first = not any(w.label == label for w in workers)
+        worker = FakeWorker(label, layout, cpu, log,
+                            fail_at=(failing or {}).get(label) if first else None,
+                            failure=failure, slowdown=2.0 if where.name == slow else 1.0)
         workers.append(worker)
         return worker
     start.workers = workers
@@ -98,17 +103,40 @@ def test_a_run_measures_every_benchmark_once_per_process_in_a_seeded_shuffled_or
         assert m.median == pytest.approx(seconds)
 
 
-def test_a_failing_worker_keeps_what_finished_and_is_closed():
+@pytest.mark.parametrize("failure, kind", [
+    (WorkerError("exited (status 7)"), FailureKind.CRASHED),
+    (WorkerError("no answer within 600 s", timed_out=True), FailureKind.TIMED_OUT),
+    (BenchmarkFailed("stmt raised ZeroDivisionError"), FailureKind.RAISED),
+])
+def test_a_failing_benchmark_is_recorded_and_the_others_are_measured(failure, kind):
+    log = []
+    start = starter(log, failing={"run worker 3": 2}, failure=failure)
+    sampled = runs.sample(runs.SuiteLoad(("s.py",)), settings=SETTINGS, start=start)
+    order_of_third = [e[2] for e in log if e[0] == "run worker 3" and e[1] == "measure"]
+    (failure_record,) = sampled.failures
+    failed = failure_record.benchmark
+    assert failure_record == Failure(failed, Phase.WALL_TIME, kind, str(failure), "/s.py")
+    assert failed not in order_of_third       # the failing call is not logged as measured
+    ms = {m.metadata["benchmark"]: m for m in sampled.measurements()}
+    assert failed not in ms and set(ms) == set(SUITE) - {failed}
+    assert all(m.num_processes == 4 for m in ms.values())       # nothing else was lost
+    workers = [w.label for w in start.workers]
+    restarted = kind is not FailureKind.RAISED                  # a dead worker is replaced
+    assert workers.count("run worker 3") == (2 if restarted else 1)
+    assert not any(e[2] == failed for e in log if e[1] == "measure" and e[0] == "run worker 4")
+
+
+def test_an_interrupt_keeps_what_finished_and_closes_the_worker():
     log = []
     kept = runs.Sampled()
-    with pytest.raises(WorkerError):
+    with pytest.raises(KeyboardInterrupt):
         runs.sample(runs.SuiteLoad(("s.py",)), settings=SETTINGS, into=kept,
-                    start=starter(log, failing={"run worker 3": 2}))
-    assert kept.processes_done == 2
-    ms = kept.measurements()
+                    start=starter(log, failing={"run worker 3": 2},
+                                  failure=KeyboardInterrupt()))
+    assert kept.processes_done == 2 and not kept.failures
     first_of_third = _measured(log, "run worker 3")
     assert len(first_of_third) == 1
-    assert {m.metadata["benchmark"]: m.num_processes for m in ms} == {
+    assert {m.metadata["benchmark"]: m.num_processes for m in kept.measurements()} == {
         name: 3 if name in first_of_third else 2 for name in SUITE}
     assert ("run worker 3", "close") in log
 
@@ -179,6 +207,7 @@ def test_interleaved_results_record_both_sides_and_what_only_one_has():
         if where.name == "new":
             worker.suite = {"a": 1e-6, "b": 2e-6, "d": 1e-6}
         return worker
+
     out = _ab(log, rounds=1, start=new_lacks_c)
     assert (out.only_base, out.only_new) == (["c"], ["d"])
     results = out.results(Interpreter("base"), Interpreter("new", env=(("WORK", "2"),)),
@@ -192,12 +221,23 @@ def test_interleaved_results_record_both_sides_and_what_only_one_has():
         Side.NEW] * 2
 
 
-def test_an_interleaved_failure_keeps_the_rounds_that_finished():
+def test_an_interleaved_interrupt_keeps_the_rounds_that_finished():
     log = []
     kept = interleaved.Interleaved()
-    with pytest.raises(WorkerError):     # during the first benchmark's trials of round 2
-        _ab(log, into=kept, start=starter(log, failing={"new worker (round 2)": 3}))
+    with pytest.raises(KeyboardInterrupt):    # during the first benchmark's trials of round 2
+        _ab(log, into=kept, start=starter(log, failing={"new worker (round 2)": 3},
+                                          failure=KeyboardInterrupt()))
     assert kept.rounds_done == 1
     assert [m.num_processes for m in kept.measurements(Side.BASE)] == [1, 1, 1]
     assert [m.num_processes for m in kept.measurements(Side.NEW)] == [1, 1, 1]
     assert ("base worker (round 2)", "close") in log and ("new worker (round 2)", "close") in log
+
+
+def test_an_interleaved_benchmark_failing_on_one_side_is_recorded_and_the_rest_go_on():
+    log = []
+    out = _ab(log, start=starter(log, failing={"new worker (round 2)": 3}))
+    (failure,) = out.failures
+    assert failure.kind is FailureKind.CRASHED and failure.error.startswith("NEW: ")
+    assert out.rounds_done == 3
+    measured = {m.metadata["benchmark"]: m.num_processes for m in out.measurements(Side.BASE)}
+    assert failure.benchmark not in measured and set(measured.values()) == {3}

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from benchkit.core.measurement import Measurement
 from benchkit.core.task import TASKSPEC_FIELDS, TaskSpec
 from benchkit.errors import TorchConversionError
+from benchkit.system.reading import read_bounded
 
 _TORCH = "torch.utils.benchmark"
 
@@ -81,10 +82,7 @@ def load_torch_pickle(path: str | Path) -> list[Any]:
     """Unpickle a file of torch.utils.benchmark results (this runs the pickle: only for files
     you trust) and convert everything in it."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise TorchConversionError(f"{path}: cannot be read: {error.strerror}") from None
+    data = read_bounded(path, lambda problem: TorchConversionError(f"{path}: {problem}"))
     try:
         obj = pickle.loads(data)
     except ModuleNotFoundError as error:

@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchkit.cli import measure_commands, profile_commands, results_commands
+from benchkit.cli import ab_command, profile_commands, results_commands, run_command
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.errors import BenchkitError
+from benchkit.core.text import printable
+from benchkit.errors import BenchkitError, Terminated
+from benchkit.system.processes import sigterm_as_interrupt
 
-MODULES = (measure_commands, results_commands, profile_commands)
+MODULES = (run_command, ab_command, results_commands, profile_commands)
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -37,13 +39,18 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = next(m.COMMANDS[args.command] for m in MODULES if args.command in m.COMMANDS)
     try:
-        return handler(args)
+        with sigterm_as_interrupt():
+            return handler(args)
     except BenchkitError as error:
-        print(f"benchkit {args.command}: error: {error}", file=sys.stderr)
+        print(f"benchkit {args.command}: error: {printable(error)}", file=sys.stderr)
         theirs = getattr(error, "user_traceback", "")
         if theirs:
-            print("-- where it happened in your code:\n" + theirs.rstrip(), file=sys.stderr)
+            print("-- where it happened in your code:\n" + printable(theirs.rstrip()),
+                  file=sys.stderr)
         return ExitCode.USAGE
+    except Terminated:
+        print("terminated (SIGTERM)", file=sys.stderr)
+        return ExitCode.TERMINATED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED

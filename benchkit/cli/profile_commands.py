@@ -7,6 +7,7 @@ import re
 
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
+from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)?\s*$")
@@ -93,13 +94,13 @@ def cmd_profile(args) -> int:
     for i, b in enumerate(selected):
         result = Timer.from_task(b.task).profile(active=args.active, with_stack=args.with_stack,
                                                  profile_memory=args.profile_memory)
-        print(f"== {b.name}")
+        print(f"== {one_line(b.name)}")
         print(result.table(sort_by=args.sort_by, row_limit=args.row_limit,
                            group_by=args.group_by))
         path = output if len(selected) == 1 else output.with_name(
             f"{output.name.split('.')[0]}-{i}.json.gz")
         result.export_chrome_trace(path)
-        print(f"wrote {path}\n")
+        print(f"wrote {one_line(path)}\n")
     return ExitCode.OK
 
 
@@ -127,22 +128,22 @@ def cmd_trace_diff(args) -> int:
 
 def cmd_trace_merge(args) -> int:
     """`benchkit trace-merge`: add device events to a trace, with launch flows."""
-    from pathlib import Path
     from benchkit.core.trace.merge import add_device_events
     from benchkit.system.trace_files import load_trace, save_trace
     from benchkit.core.trace.validate import validate
+    from benchkit.system.reading import read_bounded
+    raw = read_bounded(args.events, lambda problem: BenchkitError(f"{args.events}: {problem}"))
     try:
-        events = json.loads(Path(args.events).read_bytes().decode("utf-8"),
-                            parse_constant=_refuse_constant)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        events = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as error:
         raise BenchkitError(f"{args.events}: cannot read the device events (a JSON list): "
-                            f"{error}") from None
+                            f"{str(error)[:200] or type(error).__name__}") from None
     if not isinstance(events, list):
         raise BenchkitError(f"{args.events}: expected a JSON list of events")
     merged = add_device_events(load_trace(args.trace), events, track=args.track)
     save_trace(args.output, merged)
     problems = validate(merged)
-    print(f"wrote {args.output}: {len(events)} {args.track} events"
+    print(f"wrote {one_line(args.output)}: {len(events)} {one_line(args.track)} events"
           + (f"; {len(problems)} problems (run validate-trace)" if problems else ", valid"))
     return ExitCode.OK
 
@@ -154,7 +155,7 @@ def cmd_validate(args) -> int:
     problems = validate(load_trace(args.trace))
     for p in problems:
         print(p)
-    print(f"{args.trace}: {'OK' if not problems else f'{len(problems)} problems'}")
+    print(f"{one_line(args.trace)}: {'OK' if not problems else f'{len(problems)} problems'}")
     return ExitCode.FAILED if problems else ExitCode.OK
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
+from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 
 
@@ -29,6 +30,9 @@ def add_parsers(sub) -> None:
                            "runs, 2%% for an A/B file)")
     comp.add_argument("--alpha", type=types.probability, default=0.01,
                       help="significance level (default 0.01)")
+    comp.add_argument("--allow-missing", action="store_true",
+                      help="a gate that cannot be evaluated (no counts on a side, a benchmark "
+                           "missing or failed on a side) is reported, not failed")
     comp.add_argument("--markdown", action="store_true")
     comp.add_argument("--json", action="store_true", help="print the verdicts as JSON")
 
@@ -71,14 +75,19 @@ def cmd_show(args) -> int:
         for side in Side:
             info = results.ab.sides[side]
             what = info.rev or info.python
-            print(f"{side.value.upper()}: {what} {dict(info.env) or ''}".rstrip())
+            print(one_line(f"{side.value.upper()}: {what} {dict(info.env) or ''}".rstrip()))
         print(format_comparison(comparison.of_ab(results), markdown=args.markdown))
     elif results.measurements:
         print(Compare(results.measurements))
     if results.callgrind:
         print(format_callgrind(results.callgrind, markdown=args.markdown))
-    if not results.measurements and not results.callgrind:
-        print(f"{args.file} holds no results")
+    if not results.ab:      # an A/B's comparison above lists its failures already
+        for failure in results.failures:
+            print(f"FAILED {one_line(failure.summary())}")
+        if results.partial:
+            print(f"PARTIAL: this run stopped early: {one_line(results.partial)}")
+    if not results.measurements and not results.callgrind and not results.failures:
+        print(f"{one_line(args.file)} holds no results")
     return ExitCode.OK
 
 
@@ -92,7 +101,8 @@ def cmd_compare(args) -> int:
         if not base.ab:
             raise BenchkitError(f"{args.base} is not a `benchkit ab` results file; pass two "
                                 "results files: compare BASE NEW")
-        compared = comparison.of_ab(base, args.fail_on, noise=args.noise, alpha=args.alpha)
+        compared = comparison.of_ab(base, args.fail_on, noise=args.noise, alpha=args.alpha,
+                                    allow_missing=args.allow_missing)
     else:
         new = benchkit.load(args.new)
         for path, r in ((args.base, base), (args.new, new)):
@@ -100,8 +110,8 @@ def cmd_compare(args) -> int:
                 raise BenchkitError(f"{path} holds both sides of an A/B; compare it alone: "
                                     f"benchkit compare {path}")
         compared = comparison.of_runs(base, new, args.fail_on, noise=args.noise,
-                                      alpha=args.alpha)
-        if not compared.rows:
+                                      alpha=args.alpha, allow_missing=args.allow_missing)
+        if not compared.rows and not (compared.failed_base or compared.failed_new):
             raise BenchkitError(f"{args.base} and {args.new} have no benchmark in common")
     if args.json:
         print(json.dumps(comparison_to_json(compared), indent=1))
@@ -131,9 +141,9 @@ def cmd_diff(args) -> int:
     for name in names:
         a = base_by[name].as_standardized().stats(args.inclusive, subtract_baseline=True)
         b = new_by[name].as_standardized().stats(args.inclusive, subtract_baseline=True)
-        print(f"== {name}: {base_by[name].per_run():,.1f} -> {new_by[name].per_run():,.1f} "
-              f"instructions/run (counts below are of {new_by[name].number_per_run} runs, "
-              "baseline subtracted, paths standardised)")
+        print(f"== {one_line(name)}: {base_by[name].per_run():,.1f} -> "
+              f"{new_by[name].per_run():,.1f} instructions/run (counts below are of "
+              f"{new_by[name].number_per_run} runs, baseline subtracted, paths standardised)")
         band_a, band_b = Band.of(base_by[name]), Band.of(new_by[name])
         if band_a.layouts > 1 or band_b.layouts > 1:
             change = instruction_change(band_a, band_b)
@@ -155,7 +165,7 @@ def cmd_plot(args) -> int:
     loaded = [(Path(f).name, benchkit.load(f)) for f in args.files]
     compared = comparison.of_runs(loaded[0][1], loaded[1][1]) if len(loaded) == 2 else None
     atomic_write_bytes(args.output, render_png(loaded, compared))
-    print(f"wrote {args.output}")
+    print(f"wrote {one_line(args.output)}")
     return ExitCode.OK
 
 
@@ -167,9 +177,10 @@ def cmd_merge(args) -> int:
     merged = benchkit.merge([benchkit.load(f) for f in args.files])
     written, problem = save_with_fallback(output, merged)
     if problem:
-        print(f"could not write {problem}; saved the merged results to {written} instead",
+        print(f"could not write {one_line(problem)}; saved the merged results to "
+              f"{one_line(written)} instead",
               file=sys.stderr)
-    print(f"wrote {written}: {len(merged.measurements)} measurements, "
+    print(f"wrote {one_line(written)}: {len(merged.measurements)} measurements, "
           f"{len(merged.callgrind)} callgrind stats from {len(args.files)} files")
     return ExitCode.OK
 
@@ -185,7 +196,7 @@ def cmd_import_torch(args) -> int:
     kinds = {}
     for item in items:
         kinds[type(item).__name__] = kinds.get(type(item).__name__, 0) + 1
-    print(f"wrote {output}: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) +
+    print(f"wrote {one_line(output)}: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) +
           f" from {len(args.files)} torch.utils.benchmark pickle(s)")
     return ExitCode.OK
 

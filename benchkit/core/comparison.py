@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from benchkit.core import environment, stats, verdicts
 from benchkit.core.enums import TextEnum
 from benchkit.core.gates import Gate, Metric
-from benchkit.core.records import Benchmark, Side, benchmark_name
+from benchkit.core.records import Benchmark, Failure, Side, benchmark_name
 from benchkit.core.schema import Results
 from benchkit.core.verdicts import Decision, Design, Verdict
 
@@ -78,8 +78,9 @@ class Row:
     new_instructions: Band | None = None
     threads: tuple[int | None, int | None] = (None, None)
     gates: tuple[Gate, ...] = ()
-    failures: tuple[str, ...] = ()              # gates this row breaks
+    failures: tuple[str, ...] = ()              # gates this row breaks (or cannot evaluate)
     note: str = ""
+    skipped: tuple[str, ...] = ()               # gates not evaluated, with --allow-missing
 
     @property
     def instructions_change(self) -> float | None:
@@ -110,6 +111,9 @@ class Comparison:
     geomean_instructions: float | None
     design: Design = Design.RUNS
     alpha: float = DEFAULT_ALPHA
+    failed_base: tuple[Failure, ...] = ()       # benchmarks that could not be measured
+    failed_new: tuple[Failure, ...] = ()
+    partial: tuple[str, ...] = ()               # sides that stopped early, and why
 
     @property
     def test(self) -> str:
@@ -126,6 +130,11 @@ class Comparison:
         return f"{round((1 - self.alpha) * 100, 6):g}%"
 
     @property
+    def compared(self) -> int:
+        """Rows with a verdict or counts on both sides (not gate-only rows)."""
+        return sum(1 for r in self.rows if r.wall or r.base_instructions)
+
+    @property
     def regressions(self) -> tuple[Row, ...]:
         """The rows that break a gate."""
         return tuple(r for r in self.rows if r.failures)
@@ -136,43 +145,93 @@ class Comparison:
                 for v in Verdict}
 
 
-def _check(row: Row, gates: Sequence[Gate]) -> tuple[str, ...]:
-    failures = []
+@dataclasses.dataclass(frozen=True)
+class _Side:
+    """One side's results by benchmark name: wall time, counts, failures."""
+
+    label: str
+    measurements: dict[str, Any]
+    counts: dict[str, Any]
+    failed: dict[str, Failure]
+
+    @classmethod
+    def of(cls, label: str, results: Results) -> "_Side":
+        return cls(label, _index(results.measurements), _index(results.callgrind),
+                   {f.benchmark: f for f in results.failures})
+
+    def names(self) -> list[str]:
+        """Every benchmark this side knows, measured or failed, in first-seen order."""
+        return list(dict.fromkeys([*self.measurements, *self.counts, *self.failed]))
+
+    def gates(self, name: str) -> tuple[Gate, ...]:
+        item = self.measurements.get(name) or self.counts.get(name)
+        return Benchmark.of(item).gates if item is not None else ()
+
+
+def _unevaluable(gate: Gate, name: str, base: _Side, new: _Side) -> str | None:
+    """Why `gate` cannot be evaluated for benchmark `name` (None: it can)."""
+    for side in (base, new):
+        if name in side.failed:
+            failure = side.failed[name]
+            return f"it failed in {side.label} ({failure.kind.value} in {failure.phase.value})"
+        if name not in side.names():
+            return f"not in {side.label}"
+    for side in (base, new):
+        if gate.metric is Metric.SLOWER and name not in side.measurements:
+            return f"{side.label} has no wall time for it"
+        if gate.metric is Metric.INSTRUCTIONS and name not in side.counts:
+            return f"{side.label} has no instruction counts for it (collect with --callgrind)"
+    return None
+
+
+def _check(row: Row, gates: Sequence[Gate], base: _Side, new: _Side,
+           allow_missing: bool) -> Row:
+    """The row with the gates it breaks, or cannot evaluate (a failure, unless
+    allow_missing: then skipped)."""
+    failures, skipped = [], []
     for gate in gates:
-        if gate.metric is Metric.SLOWER and row.wall is not None:
+        why = _unevaluable(gate, row.name, base, new)
+        if why is not None:
+            (skipped if allow_missing else failures).append(f"{gate}: cannot be evaluated: {why}")
+        elif gate.metric is Metric.SLOWER and row.wall is not None:
             if row.wall.verdict is Verdict.SLOWER and row.wall.change > gate.limit:
                 failures.append(f"{gate}: {row.wall.change:+.1%} (p={row.wall.p_value:.2g})")
         elif gate.metric is Metric.INSTRUCTIONS and row.base_instructions and row.new_instructions:
             change = instruction_change(row.base_instructions, row.new_instructions)
             if change > gate.limit:
                 failures.append(f"{gate}: {change:+.2%} instructions beyond the layout band")
-    return tuple(failures)
+    return dataclasses.replace(row, failures=tuple(failures), skipped=tuple(skipped))
 
 
 def _index(items) -> dict[str, Any]:
     return {benchmark_name(item): item for item in items}
 
 
-def _rows(names, base_m, new_m, base_c, new_c, gates, judge) -> list[Row]:
+def _rows(names, base: _Side, new: _Side, gates, judge, allow_missing: bool) -> list[Row]:
+    """A row per benchmark both sides measured, and per gated benchmark only one side has
+    (or that failed), whose gates cannot be evaluated."""
     rows = []
     for name in names:
         wall, threads = None, (None, None)
-        if name in base_m and name in new_m:
-            a, b = base_m[name], new_m[name]
+        if name in base.measurements and name in new.measurements:
+            a, b = base.measurements[name], new.measurements[name]
             wall = judge(a, b)
             threads = (a.task_spec.num_threads, b.task_spec.num_threads)
         bi = ni = None
-        if name in base_c and name in new_c:
-            bi, ni = Band.of(base_c[name]), Band.of(new_c[name])
-        item_gates = Benchmark.of(new_m.get(name) or new_c.get(name)).gates or tuple(gates)
+        if name in base.counts and name in new.counts:
+            bi, ni = Band.of(base.counts[name]), Band.of(new.counts[name])
+        item_gates = new.gates(name) or base.gates(name) or tuple(gates)
         note = "threads differ" if threads[0] != threads[1] else ""
-        row = Row(name, wall, bi, ni, threads, item_gates, note=note)
-        rows.append(dataclasses.replace(row, failures=_check(row, item_gates)))
+        row = _check(Row(name, wall, bi, ni, threads, item_gates, note=note), item_gates,
+                     base, new, allow_missing)
+        if wall or bi or row.failures or row.skipped:
+            rows.append(row)
     return rows
 
 
-def _summary(rows: list[Row], only_base, only_new, warnings: list[str], design: Design,
-             alpha: float) -> Comparison:
+def _summary(rows: list[Row], base: _Side, new: _Side, only_base, only_new,
+             warnings: list[str], design: Design, alpha: float,
+             partial: tuple[str, ...]) -> Comparison:
     if any(r.note == "threads differ" for r in rows):
         warnings.append("thread counts differ for some benchmarks (see rows)")
     ratios = [r.wall.ratio for r in rows if r.wall is not None]
@@ -180,25 +239,38 @@ def _summary(rows: list[Row], only_base, only_new, warnings: list[str], design: 
              if r.base_instructions and r.new_instructions and r.base_instructions.median]
     return Comparison(tuple(rows), tuple(only_base), tuple(only_new), tuple(warnings),
                       stats.geometric_mean(ratios),
-                      stats.geometric_mean(instr) if instr else None, design, alpha)
+                      stats.geometric_mean(instr) if instr else None, design, alpha,
+                      tuple(base.failed.values()), tuple(new.failed.values()), partial)
+
+
+def _partial(base: Results, new: Results) -> tuple[str, ...]:
+    return tuple(f"{label} stopped early: {r.partial}" for label, r in (("BASE", base),
+                                                                         ("NEW", new))
+                 if r.partial)
 
 
 def of_runs(base: Results, new: Results, gates: Sequence[Gate] = (),
-            noise: float | None = None, alpha: float = DEFAULT_ALPHA) -> Comparison:
+            noise: float | None = None, alpha: float = DEFAULT_ALPHA,
+            allow_missing: bool = False) -> Comparison:
     """Two separately recorded result sets: match benchmarks by name and decide per
-    benchmark. Per-benchmark gates stored in the NEW results replace `gates` for that one."""
+    benchmark. Per-benchmark gates stored in the results replace `gates` for that one. A
+    gate that cannot be evaluated (no counts on a side, a benchmark missing or failed on a
+    side) fails, unless `allow_missing`."""
     noise = DEFAULT_NOISE[Design.RUNS] if noise is None else noise
-    base_m, new_m = _index(base.measurements), _index(new.measurements)
-    base_c, new_c = _index(base.callgrind), _index(new.callgrind)
-    base_names = list(dict.fromkeys([*base_m, *base_c]))
-    new_names = list(dict.fromkeys([*new_m, *new_c]))
-    rows = _rows([n for n in new_names if n in base_names], base_m, new_m, base_c, new_c,
-                 gates, lambda a, b: verdicts.decide_runs(a, b, alpha=alpha, noise=noise))
+    sides = _Side.of("BASE", base), _Side.of("NEW", new)
+    base_names, new_names = sides[0].names(), sides[1].names()
+    names = [n for n in new_names if n in base_names] + [
+        n for n in dict.fromkeys([*base_names, *new_names])
+        if n not in base_names or n not in new_names]
+    rows = _rows(names, *sides, gates,
+                 lambda a, b: verdicts.decide_runs(a, b, alpha=alpha, noise=noise),
+                 allow_missing)
     warnings = environment.differences(environment.single(base.environment),
                                        environment.single(new.environment))
     warnings += _machine_warnings(base, new) + _collector_warnings(base, new)
-    return _summary(rows, [n for n in base_names if n not in new_names],
-                    [n for n in new_names if n not in base_names], warnings, Design.RUNS, alpha)
+    return _summary(rows, *sides, [n for n in base_names if n not in new_names],
+                    [n for n in new_names if n not in base_names], warnings, Design.RUNS, alpha,
+                    _partial(base, new))
 
 
 def split_ab(results: Results) -> tuple[Results, Results]:
@@ -207,31 +279,38 @@ def split_ab(results: Results) -> tuple[Results, Results]:
         raise ValueError("not an A/B results file")
 
     def side_of(results_: Results, side: Side) -> Results:
+        other = "NEW: " if side is Side.BASE else "BASE: "
         return Results([m for m in results_.measurements if Benchmark.of(m).side is side],
                        [c for c in results_.callgrind if Benchmark.of(c).side is side],
-                       dict(results_.ab.sides[side].environment))
+                       dict(results_.ab.sides[side].environment),
+                       failures=[f for f in results_.failures if not f.error.startswith(other)],
+                       partial=results_.partial)
     return side_of(results, Side.BASE), side_of(results, Side.NEW)
 
 
 def of_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = None,
-          alpha: float = DEFAULT_ALPHA) -> Comparison:
-    """Verdicts of an interleaved A/B (rounds paired by position, trials by position)."""
+          alpha: float = DEFAULT_ALPHA, allow_missing: bool = False) -> Comparison:
+    """Verdicts of an interleaved A/B (rounds paired by position, trials by position).
+    Gates that cannot be evaluated fail, as in of_runs."""
     noise = DEFAULT_NOISE[Design.ROUNDS] if noise is None else noise
     base, new = split_ab(results)
-    base_m, new_m = _index(base.measurements), _index(new.measurements)
-    base_c, new_c = _index(base.callgrind), _index(new.callgrind)
-    names = [n for n in base_m if n in new_m] + [n for n in base_c
-                                                 if n in new_c and n not in base_m]
+    sides = _Side.of("BASE", base), _Side.of("NEW", new)
+    names = [n for n in sides[0].measurements if n in sides[1].measurements] + [
+        n for n in sides[0].counts if n in sides[1].counts and n not in sides[0].measurements]
+    names += [n for n in dict.fromkeys([*results.ab.only_base, *results.ab.only_new,
+                                        *(f.benchmark for f in results.failures)])
+              if n not in names]
 
     def judge(a, b):
         return verdicts.decide_rounds(a.chunk_times(), b.chunk_times(), alpha=alpha,
                                       noise=noise)
-    rows = _rows(names, base_m, new_m, base_c, new_c, gates, judge)
+    rows = _rows(names, *sides, gates, judge, allow_missing)
     warnings = environment.differences(base.environment, new.environment,
                                        fields=environment.MACHINE_FIELDS)
     warnings += _collector_warnings(base, new)
-    return _summary(rows, results.ab.only_base, results.ab.only_new, warnings, Design.ROUNDS,
-                    alpha)
+    partial = (f"the A/B stopped early: {results.partial}",) if results.partial else ()
+    return _summary(rows, *sides, results.ab.only_base, results.ab.only_new, warnings,
+                    Design.ROUNDS, alpha, partial)
 
 
 def _machine_warnings(base: Results, new: Results) -> list[str]:

@@ -22,7 +22,8 @@ class Side(TextEnum):
 class Benchmark:
     """A named benchmark: its name in a suite (`file::function`), a pytest node id or a
     results file, its regression gates, and for pytest its group and extra_info. `task` is
-    what to measure, where known (a suite entry); `side` marks one side of an A/B."""
+    what to measure and `file` the suite file defining it, where known (a suite entry);
+    `side` marks one side of an A/B."""
 
     name: str
     gates: tuple[Gate, ...] = ()
@@ -30,6 +31,7 @@ class Benchmark:
     group: str | None = None
     extra_info: Mapping[str, Any] | None = None     # pytest's; a dict there, None elsewhere
     side: Side | None = None
+    file: str | None = dataclasses.field(default=None, compare=False)
 
     def with_threads(self, num_threads: int) -> "Benchmark":
         """The same benchmark with its task measured at `num_threads` torch threads."""
@@ -125,3 +127,48 @@ class AbRecord:
                    only_base=tuple(d.get("only_base") or ()),
                    only_new=tuple(d.get("only_new") or ()),
                    design=d.get("design", "interleaved"))
+
+
+class Phase(TextEnum):
+    """Where a benchmark failed."""
+
+    LOAD = "load"
+    WALL_TIME = "wall time"
+    INSTRUCTIONS = "instruction counts"
+
+
+class FailureKind(TextEnum):
+    """How a benchmark failed."""
+
+    RAISED = "raised"           # the snippet (or the function returning it) raised
+    CRASHED = "crashed"         # its process died
+    TIMED_OUT = "timed out"     # it did not finish within --timeout
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    """A benchmark that could not be measured, kept in the results file: its name, its suite
+    file, the phase and how it failed, and the error."""
+
+    benchmark: str
+    phase: Phase
+    kind: FailureKind
+    error: str
+    file: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form in a results file."""
+        return {"benchmark": self.benchmark, "file": self.file, "phase": self.phase.value,
+                "kind": self.kind.value, "error": self.error}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Failure":
+        """Inverse of to_dict."""
+        return cls(d["benchmark"], Phase(d["phase"]), FailureKind(d["kind"]), d["error"],
+                   d.get("file"))
+
+    def summary(self) -> str:
+        """One line: the benchmark, its file, the phase and the error's first line."""
+        first = (self.error.strip().splitlines() or [""])[0]
+        where = f" ({self.file})" if self.file else ""
+        return f"{self.benchmark}{where}: {self.kind.value} in {self.phase.value}: {first}"

@@ -10,6 +10,7 @@ from tabulate import tabulate
 from benchkit.core.comparison import Comparison, CountVerdict, finite
 from benchkit.core.records import benchmark_name
 from benchkit.core.stats import format_time
+from benchkit.core.text import one_line
 from benchkit.core.verdicts import Design, Verdict
 
 
@@ -42,12 +43,13 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
         ci = "-"
         if w and finite(w.ci_low):
             ci = f"[{w.ci_low:.3f}, {w.ci_high:.3f}]"
+        name = one_line(r.name)
         if w and w.verdict is Verdict.INCONCLUSIVE:
-            notes.append(f"  {r.name}: inconclusive: {w.reason}")
+            notes.append(f"  {name}: inconclusive: {w.reason}")
         elif w and w.noise > base_noise + 1e-12:
-            widened.append(f"  {r.name}: {w.verdict} against a +-{w.noise:.0%} band: {w.reason}")
+            widened.append(f"  {name}: {w.verdict} against a +-{w.noise:.0%} band: {w.reason}")
         body.append([
-            r.name + threads,
+            name + threads,
             format_time(w.base_median) if w else "-",
             format_time(w.new_median) if w else "-",
             f"{w.ratio:.3f}" if w and finite(w.ratio) else "-",
@@ -61,7 +63,7 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
                     disable_numparse=True)]
     counts = comp.counts()
     out.append("")
-    out.append(f"{len(comp.rows)} benchmarks compared: " +
+    out.append(f"{comp.compared} benchmarks compared: " +
                ", ".join(f"{n} {v}" for v, n in counts.items()))
     out.append(f"geometric mean of time ratios (new/base): {comp.geomean_ratio:.3f}")
     if comp.geomean_instructions is not None:
@@ -81,14 +83,23 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
             out.append("  separate runs cannot see the drift between the moments they were "
                        "taken; `benchkit ab` interleaves BASE and NEW and settles such cases")
     for name in comp.only_base:
-        out.append(f"only in BASE: {name}")
+        out.append(f"only in BASE: {one_line(name)}")
     for name in comp.only_new:
-        out.append(f"only in NEW: {name}")
+        out.append(f"only in NEW: {one_line(name)}")
+    for label, failures in (("BASE", comp.failed_base), ("NEW", comp.failed_new)):
+        for failure in failures:
+            out.append(f"failed in {label}: {one_line(failure.summary())}")
+    skipped = [f"  {one_line(r.name)}: {s}" for r in comp.rows for s in r.skipped]
+    if skipped:
+        out.append("gates not evaluated (--allow-missing):")
+        out.extend(skipped)
+    for reason in comp.partial:
+        out.append(f"PARTIAL: {one_line(reason)}")
     for warning in comp.environment_warnings:
-        out.append(f"WARNING: environments differ: {warning}")
+        out.append(f"WARNING: environments differ: {one_line(warning)}")
     if comp.regressions:
         out.append(f"REGRESSION: {len(comp.regressions)} benchmark(s) broke a gate: " +
-                   ", ".join(r.name for r in comp.regressions))
+                   ", ".join(one_line(r.name) for r in comp.regressions))
     return "\n".join(out)
 
 
@@ -123,13 +134,16 @@ def comparison_to_json(comp: Comparison) -> dict[str, Any]:
                             "verdict": r.instructions_verdict}
         rows.append({"name": r.name, "wall": wall, "instructions": instructions,
                      "threads": list(r.threads), "gates": [str(g) for g in r.gates],
-                     "failures": list(r.failures)})
+                     "failures": list(r.failures), "skipped": list(r.skipped)})
     return {"design": comp.design, "test": comp.test, "alpha": comp.alpha, "rows": rows,
-            "summary": {"compared": len(comp.rows), **comp.counts(),
+            "summary": {"compared": comp.compared, **comp.counts(),
                         "regressions": [r.name for r in comp.regressions]},
             "geomean_ratio": _json_float(comp.geomean_ratio),
             "geomean_instructions": _json_float(comp.geomean_instructions),
             "only_base": list(comp.only_base), "only_new": list(comp.only_new),
+            "failed": {"base": [f.to_dict() for f in comp.failed_base],
+                       "new": [f.to_dict() for f in comp.failed_new]},
+            "partial": list(comp.partial),
             "warnings": list(comp.environment_warnings)}
 
 
@@ -138,7 +152,7 @@ def format_callgrind(items: Sequence[Any], markdown: bool = False) -> str:
     rows = []
     for s in items:
         cache = s.cache_summary()
-        rows.append([benchmark_name(s), f"{s.per_run():,.1f}", f"{s.counts():,}",
+        rows.append([one_line(benchmark_name(s)), f"{s.per_run():,.1f}", f"{s.counts():,}",
                      f"{s.baseline_exclusive_stats.sum():,}", s.number_per_run,
                      f"{cache['estimated cycles'] / s.number_per_run:,.0f}" if cache else "-"])
     return tabulate(rows, headers=["benchmark", "instructions/run", "total", "baseline", "runs",
@@ -158,7 +172,8 @@ def format_environment(env: dict[str, Any]) -> str:
         f"host {env.get('hostname')}, {env.get('timestamp')}",
     ]
     if git:
-        lines.append(f"git {git.get('commit', '')[:12]}{' (dirty)' if git.get('dirty') else ''}")
+        lines.append(f"git {str(git.get('commit', ''))[:12]}"
+                     f"{' (dirty)' if git.get('dirty') else ''}")
     if env.get("threads"):
         lines.append("threads: " + ", ".join(f"{k}={v}" for k, v in env["threads"].items()))
-    return "\n".join(lines)
+    return "\n".join(one_line(line) for line in lines)

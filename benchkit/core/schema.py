@@ -12,19 +12,22 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
       per chunk], "probes": [speed-probe seconds per chunk], "layout": n}] (absent: one
       process);
       adds "ab": the design and both sides of an interleaved `benchkit ab` (or null).
+  4 - adds "failures": benchmarks that could not be measured (name, suite file, phase,
+      kind, error), and "partial": why a run stopped early (null when it finished).
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable, Iterable
 
 from benchkit.core.measurement import Measurement, ProcessSample
-from benchkit.core.records import AbRecord
+from benchkit.core.records import AbRecord, Failure
 from benchkit.core.task import TaskSpec
 from benchkit.errors import SchemaError
 
 FORMAT_NAME = "benchkit-results"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusive_stats",
            "stmt_exclusive_stats")
 
@@ -32,15 +35,18 @@ _COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusi
 @dataclasses.dataclass
 class Results:
     """The content of a results file: Measurements, CallgrindStats, the environment
-    fingerprint, free-form `extra` JSON data (saved as given; benchkit writes none), and for
-    an interleaved A/B (`benchkit ab`) its record, with each measurement's
-    metadata["side"] naming its side."""
+    fingerprint, free-form `extra` JSON data (saved as given; benchkit writes none), for an
+    interleaved A/B (`benchkit ab`) its record (each measurement's metadata["side"] names
+    its side), the benchmarks that failed, and why the run stopped early (None: it did
+    not)."""
 
     measurements: list[Measurement] = dataclasses.field(default_factory=list)
     callgrind: list[Any] = dataclasses.field(default_factory=list)   # CallgrindStats
     environment: dict[str, Any] = dataclasses.field(default_factory=dict)
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
     ab: AbRecord | None = None
+    failures: list[Failure] = dataclasses.field(default_factory=list)
+    partial: str | None = None
 
     def __iter__(self):
         return iter([*self.measurements, *self.callgrind])
@@ -49,15 +55,37 @@ class Results:
 # ----------------------------------------------------------------------------- objects -> JSON
 
 
+NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
+MAX_DEPTH = 32
+
+
+def storable(value: Any, where: str = "value", depth: int = 0) -> Any:
+    """`value` as a results file stores it: str, int, float, bool, None, and lists and dicts
+    of them; numpy scalars become Python numbers, NaN and infinities the strings "NaN",
+    "Infinity" and "-Infinity" (JSON has no such numbers). Anything else is a SchemaError
+    naming `where` it sits."""
+    if depth > MAX_DEPTH:
+        raise SchemaError(f"{where} nests deeper than {MAX_DEPTH} levels, which a results "
+                          "file does not store")
+    if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(
+            value, "shape", None) == ():
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return NON_FINITE.get(value, "NaN")
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): storable(v, f"{where}.{k}", depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise SchemaError(f"{where} holds {shown} ({type(value).__name__}), which a results file "
+                      "(JSON) cannot store; store a number, a string, or a list or dict of them")
+
+
 def _jsonable_metadata(metadata: Any, where: str) -> Any:
-    if metadata is None or isinstance(metadata, (str, int, float, bool)):
-        return metadata
-    if isinstance(metadata, dict):
-        return {str(k): _jsonable_metadata(v, f"{where}.{k}") for k, v in metadata.items()}
-    if isinstance(metadata, (list, tuple)):
-        return [_jsonable_metadata(v, where) for v in metadata]
-    raise SchemaError(f"{where} holds {type(metadata).__name__}, which JSON cannot store; "
-                      "keep metadata to str/int/float/bool/list/dict, or pickle the object.")
+    return storable(metadata, where)
 
 
 def measurement_to_dict(m: Measurement) -> dict[str, Any]:
@@ -94,6 +122,8 @@ def to_document(results: Results) -> dict[str, Any]:
         "callgrind": [callgrind_to_dict(s) for s in results.callgrind],
         "extra": results.extra,
         "ab": results.ab.to_dict() if results.ab is not None else None,
+        "failures": [f.to_dict() for f in results.failures],
+        "partial": results.partial,
     }
 
 
@@ -156,8 +186,12 @@ def _migrate_2_to_3(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 3, "ab": None}
 
 
+def _migrate_3_to_4(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "version": 4, "failures": [], "partial": None}
+
+
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    1: _migrate_1_to_2, 2: _migrate_2_to_3}
+    1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4}
 
 
 def json_path(path: Iterable[Any]) -> str:
@@ -193,7 +227,9 @@ def from_document(doc: Any, validator: Any) -> Results:
         callgrind=[callgrind_from_dict(c, f"callgrind[{i}]")
                    for i, c in enumerate(doc.get("callgrind", []))],
         environment=doc.get("environment") or {}, extra=doc.get("extra") or {},
-        ab=AbRecord.from_dict(doc["ab"]) if doc.get("ab") else None)
+        ab=AbRecord.from_dict(doc["ab"]) if doc.get("ab") else None,
+        failures=[Failure.from_dict(f) for f in doc.get("failures") or []],
+        partial=doc.get("partial"))
 
 
 Results.__module__ = "benchkit"   # pickles name the public path

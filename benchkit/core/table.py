@@ -14,6 +14,7 @@ from typing import Sequence
 
 from benchkit.core import stats
 from benchkit.core.measurement import Measurement
+from benchkit.core.text import printable
 
 
 class Colorize(enum.Enum):
@@ -116,7 +117,7 @@ def build_table(results: Sequence[Measurement], colorize: Colorize = Colorize.NO
         grid[row_key(m)][m.description or ""] = m
     envs = ordered_unique(m.env for m in results)
     render_env = len(envs) > 1
-    env_width = max(len(e) for e in envs) if render_env else 0
+    env_width = max(len(printable(e)) for e in envs) if render_env else 0
 
     groups: list[list[tuple]] = []
     for key in row_keys:
@@ -134,7 +135,7 @@ def build_table(results: Sequence[Measurement], colorize: Colorize = Colorize.NO
         prior_env = ""
         for position, key in enumerate(group):
             threads, env, name = key
-            env_text = f"({env})" if render_env and env != prior_env else ""
+            env_text = f"({printable(env)})" if render_env and env != prior_env else ""
             prior_env = env
             row_best = min(m.median for m in grid[key].values())
             cells: list[Cell] = []
@@ -155,10 +156,12 @@ def build_table(results: Sequence[Measurement], colorize: Colorize = Colorize.NO
                     col_best = min(grid[k][col].median for k in group if col in grid[k])
                     color = color_for(m.median, col_best)
                 cells.append(Cell(text, color))
-            rows.append(Row("  " + env_text.ljust(env_width + 4) + name, tuple(cells),
-                            threads if position == 0 else None))
+            rows.append(Row("  " + env_text.ljust(env_width + 4) + printable(name),
+                            tuple(cells), threads if position == 0 else None))
     has_warnings = highlight_warnings and any(m.has_warnings for m in results)
-    return TableModel(results[0].label, tuple(columns), tuple(rows), unit, has_warnings)
+    label = results[0].label
+    return TableModel(None if label is None else printable(label),
+                      tuple(printable(c) for c in columns), tuple(rows), unit, has_warnings)
 
 
 def build_tables(results: Sequence[Measurement], colorize: Colorize = Colorize.NONE,

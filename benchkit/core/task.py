@@ -62,9 +62,11 @@ class TaskSpec:
         return f"setup: {self.setup}"
 
     def summarize(self) -> str:
-        """The title block shown above a Measurement's statistics."""
+        """The title block shown above a Measurement's statistics (control characters
+        escaped: a spec may come from someone else's results file)."""
+        from benchkit.core.text import printable
         sections = [self.title, self.description or "", self.setup_str()]
-        return "\n".join(f"{s}\n" if "\n" in s else s for s in sections if s)
+        return printable("\n".join(f"{s}\n" if "\n" in s else s for s in sections if s))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (results files, job files for child processes)."""

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import importlib
 import pickle
+import re
 import sys
 import types
 from pathlib import Path
 from typing import Any
 
 from benchkit.core.task import Language, Task, TaskSpec
-from benchkit.errors import BenchkitError, GlobalNotTransferableError, RebuildError
+from benchkit.errors import (BenchkitError, GlobalNotTransferableError, RebuildError,
+                             SuiteError)
 
 
 class CopyIfCallgrind:
@@ -58,6 +60,53 @@ class CopyIfCallgrind:
         """The globals with every CopyIfCallgrind replaced by its value."""
         return {k: (v.value if isinstance(v, CopyIfCallgrind) else v)
                 for k, v in globals.items()}
+
+
+SUITE_MODULE_PREFIX = "benchkit_suite_"
+
+
+def suite_module_name(path: Path) -> str:
+    """The module name a suite file is loaded under, in every process alike."""
+    return SUITE_MODULE_PREFIX + re.sub(r"[^0-9a-zA-Z_]", "_", str(path.with_suffix("")))
+
+
+def load_suite_module(name: str, path: str, source: str | None = None) -> types.ModuleType:
+    """Execute a suite file as module `name` (registered first, so pickles and Timers made
+    by it can refer to it); from `source` when given (a process that cannot read the file)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SuiteError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        if source is None:
+            spec.loader.exec_module(module)
+        else:
+            exec(compile(source, path, "exec"), module.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def suite_modules(data: bytes) -> dict[str, dict[str, str]]:
+    """The suite modules a pickle refers to, each with its file's path and source, so a
+    child process can load it before unpickling (whatever a suite defines travels)."""
+    out = {}
+    for name in sorted(pickled_modules(data)):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if name.startswith(SUITE_MODULE_PREFIX) and path:
+            out[name] = {"path": path, "source": Path(path).read_text(encoding="utf-8")}
+    return out
+
+
+def ensure_suite_modules(specs: dict[str, dict[str, str]]) -> None:
+    """Load the suite modules a task's pickles refer to (child side), once per process."""
+    for name, spec in specs.items():
+        if name not in sys.modules:
+            load_suite_module(name, spec["path"], spec.get("source"))
 
 
 def _serialization_of(value: Any) -> str | None:
@@ -121,15 +170,30 @@ def _snippet_fields(task_id: int | str, name: str, snippet: Any, workdir: Path) 
 
 
 def write_task(task_id: int | str, task: Task, workdir: Path) -> dict[str, Any]:
-    """Write what a child needs to rebuild `task` into `workdir`; returns the JSON fields."""
-    return {"spec": task.spec.to_dict(), "language": task.language.name.lower(),
-            "globals": _write_globals(task_id, dict(task.globals), workdir),
-            **_snippet_fields(task_id, "stmt", task.stmt, workdir),
-            **_snippet_fields(task_id, "setup", task.setup, workdir)}
+    """Write what a child needs to rebuild `task` into `workdir`; returns the JSON fields
+    (with the suite modules its pickles refer to, which the child loads first)."""
+    before = set(workdir.iterdir())
+    fields = {"spec": task.spec.to_dict(), "language": task.language.name.lower(),
+              "globals": _write_globals(task_id, dict(task.globals), workdir),
+              **_snippet_fields(task_id, "stmt", task.stmt, workdir),
+              **_snippet_fields(task_id, "setup", task.setup, workdir)}
+    modules: dict[str, dict[str, str]] = {}
+    for file in sorted(set(workdir.iterdir()) - before):
+        try:
+            modules.update(suite_modules(file.read_bytes()))
+        except Exception:   # a torch.jit archive, not a pickle
+            continue
+    if modules:
+        fields["suite_modules"] = modules
+    return fields
 
 
 def read_task(fields: dict[str, Any], workdir: Path = Path(".")) -> Task:
     """Child side of `write_task`: the Task. Raises RebuildError naming what failed."""
+    try:
+        ensure_suite_modules(fields.get("suite_modules") or {})
+    except Exception as error:
+        raise RebuildError(next(iter(fields["suite_modules"])), error) from error
     values: dict[str, Any] = {}
     for name, spec in fields["globals"].items():
         try:

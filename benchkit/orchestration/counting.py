@@ -10,14 +10,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from benchkit.core import validate
 from benchkit.core.callgrind.callgrind_stats import CallgrindStats
 from benchkit.core.callgrind.requests import CallgrindOptions, CountRequest
 from benchkit.core.task import Language, Measurable
 from benchkit.engines.callgrind import collect as engine
-from benchkit.engines.callgrind.collector import Collector
+from benchkit.engines.callgrind.collector import Collector, JobFailure
 from benchkit.errors import BenchkitError
 
 _active: contextvars.ContextVar["Session | None"] = contextvars.ContextVar(
@@ -97,10 +97,12 @@ def _session_collector(options: CallgrindOptions) -> Collector | None:
     return None
 
 
-def collect(requests: Sequence[CountRequest], options: CallgrindOptions
-            ) -> list[tuple[CallgrindStats, ...]]:
-    """Count Python tasks on this machine, in the active session when it can serve them."""
-    return engine.collect(requests, options, _session_collector(options))
+def collect(requests: Sequence[CountRequest], options: CallgrindOptions, *,
+            keep_going: bool = False, on_result: Callable | None = None) -> list:
+    """Count Python tasks on this machine, in the active session when it can serve them
+    (see engines.callgrind.collect.collect for keep_going and on_result)."""
+    return engine.collect(requests, options, _session_collector(options),
+                          keep_going=keep_going, on_result=on_result)
 
 
 def collect_cpp(request: CountRequest, options: CallgrindOptions) -> tuple[CallgrindStats, ...]:
@@ -110,13 +112,21 @@ def collect_cpp(request: CountRequest, options: CallgrindOptions) -> tuple[Callg
 
 
 def collect_many(requests: Sequence[CountRequest], options: CallgrindOptions,
-                 executor: Any = None) -> list[CallgrindStats]:
+                 executor: Any = None, *, keep_going: bool = False,
+                 on_result: Callable | None = None) -> list:
     """One CallgrindStats per request, in order: on this machine (the active session's
-    collector, or a fresh one), or split over `executor`'s workers."""
+    collector, or a fresh one), or split over `executor`'s workers. A request that fails
+    raises its error, or with `keep_going` leaves its JobFailure in its place;
+    on_result(i, outcome) as each one completes (on this machine)."""
     if any(r.task.language is Language.CPP for r in requests):
         raise BenchkitError("collect_callgrind_many takes Python Timers; collect C++ ones "
                             "with their own collect_callgrind (no interpreter to share).")
     if executor is not None:
         from benchkit.orchestration.distributed import collect_remote
-        return collect_remote(requests, executor, options)
-    return [stats[0] for stats in collect(requests, options)]
+        return collect_remote(requests, executor, options, keep_going=keep_going)
+
+    def first(i: int, outcome) -> None:
+        if on_result is not None:
+            on_result(i, outcome if isinstance(outcome, JobFailure) else outcome[0])
+    outcomes = collect(requests, options, keep_going=keep_going, on_result=first)
+    return [o if isinstance(o, JobFailure) else o[0] for o in outcomes]

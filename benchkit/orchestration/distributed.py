@@ -11,6 +11,7 @@ import os
 from typing import Any, Sequence
 
 from benchkit.core.callgrind.requests import CallgrindOptions, CountRequest
+from benchkit.engines.callgrind.collector import JobFailure
 from benchkit.errors import BenchkitError, DistributedError
 
 
@@ -39,24 +40,25 @@ def _workers(executor: Any) -> int:
     return max(1, getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
 
 
-def collect_on_worker(requests: Sequence[CountRequest], options: CallgrindOptions
-                      ) -> dict[str, Any]:
-    """Runs on a worker: the local forking collector on `requests`; the stats and who
-    counted them."""
+def collect_on_worker(requests: Sequence[CountRequest], options: CallgrindOptions,
+                      keep_going: bool = False) -> dict[str, Any]:
+    """Runs on a worker: the local forking collector on `requests`; the stats (or, with
+    keep_going, the JobFailures) and who counted them."""
     import socket
 
     from benchkit.engines.callgrind.collect import collect
+    from benchkit.engines.callgrind.collector import JobFailure
     from benchkit.system import machine
-    stats = collect(requests, options)
+    outcomes = collect(requests, options, keep_going=keep_going)
     environment = machine.collect()
-    for per_request in stats:
-        for s in per_request:
+    for outcome in outcomes:
+        for s in () if isinstance(outcome, JobFailure) else outcome:
             s.metadata["host"] = socket.gethostname()
-    return {"stats": stats, "environment": environment}
+    return {"stats": outcomes, "environment": environment}
 
 
 def collect_remote(requests: Sequence[CountRequest], executor: Any,
-                   options: CallgrindOptions) -> list:
+                   options: CallgrindOptions, keep_going: bool = False) -> list:
     """Split `requests` over the executor's workers (contiguous shares, so snippets needing
     the same modules tend to share a collector) and gather one CallgrindStats per request;
     `options.progress` steps once per request."""
@@ -68,16 +70,18 @@ def collect_remote(requests: Sequence[CountRequest], executor: Any,
     bounds = [round(i * len(requests) / shares) for i in range(shares + 1)]
     shipped = dataclasses.replace(options, progress=None)   # a progress bar stays here
     kwargs = {"pure": False} if _is_dask(executor) else {}
-    futures = [executor.submit(collect_on_worker, requests[a:b], shipped, **kwargs)
+    futures = [executor.submit(collect_on_worker, requests[a:b], shipped, keep_going, **kwargs)
                for a, b in zip(bounds, bounds[1:]) if b > a]
     out = []
     try:
         for future in futures:
             reply = future.result()
-            for per_request in reply["stats"]:
-                stats = per_request[0]
-                stats.metadata["worker_environment"] = reply["environment"]
-                out.append(stats)
+            for outcome in reply["stats"]:
+                if isinstance(outcome, JobFailure):
+                    out.append(outcome)
+                else:
+                    outcome[0].metadata["worker_environment"] = reply["environment"]
+                    out.append(outcome[0])
                 if options.progress is not None:
                     options.progress.update(1)
     except BenchkitError:

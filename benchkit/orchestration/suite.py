@@ -16,16 +16,14 @@ each becomes a benchmark named `file::function` (with `[i]` when several). Anyth
 """
 from __future__ import annotations
 
-import importlib.util
-import re
-import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from benchkit.core.gates import Gate
 from benchkit.core.keywords import keyword_filter
-from benchkit.core.records import Benchmark
+from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
 from benchkit.core.task import Measurable
+from benchkit.engines.transfer import load_suite_module, suite_module_name
 from benchkit.errors import BenchkitError, SuiteError
 
 _MARK = "__benchkit_benchmark__"
@@ -44,14 +42,10 @@ def benchmark(fn: Callable | None = None, *, fail_on: str | Iterable[str] | None
 
 
 def _load_module(path: Path):
-    name = f"benchkit_suite_{re.sub(r'[^0-9a-zA-Z_]', '_', str(path.with_suffix('')))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise SuiteError(f"{path}: cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # so Timers' pickled globals can refer to its classes
+    # Under the same name in every process (engines.transfer loads it in children too), so
+    # what the suite defines can be pickled into any of them.
     try:
-        spec.loader.exec_module(module)
+        module = load_suite_module(suite_module_name(path), str(path))
     except BenchkitError:
         raise
     except SystemExit as error:
@@ -82,8 +76,13 @@ def _timers(value: Any, where: str) -> list[Measurable]:
     return list(items)
 
 
-def load_file(path: Path) -> list[Benchmark]:
-    """The benchmarks a suite file declares, in file order (its Timers' tasks)."""
+# on_failure(failure, error): a benchmark (or a file) that failed to load, and its error
+OnFailure = Callable[[Failure, SuiteError], None]
+
+
+def load_file(path: Path, on_failure: OnFailure | None = None) -> list[Benchmark]:
+    """The benchmarks a suite file declares, in file order (its Timers' tasks). With
+    `on_failure`, a benchmark function that raises is reported to it and the others load."""
     module = _load_module(path)
     out: list[Benchmark] = []
     for attr, value in vars(module).items():
@@ -91,27 +90,42 @@ def load_file(path: Path) -> list[Benchmark]:
         if mark is None and not attr.startswith("bench_"):
             continue
         if isinstance(value, Measurable) and not isinstance(value, type):
-            out.append(Benchmark(f"{path.stem}::{attr}", task=value.task()))
+            out.append(Benchmark(f"{path.stem}::{attr}", task=value.task(), file=str(path)))
             continue
         if not callable(value) or isinstance(value, type):
             continue
         base = f"{path.stem}::{(mark or {}).get('name') or attr}"
         try:
-            made = value()
-        except BenchkitError:
-            raise
-        except Exception as error:
-            raise _user_error(f"{path}::{attr}() raised", error, path) from None
-        timers = _timers(made, f"{path}::{attr}()")
+            timers = _call(value, attr, path)
+        except SuiteError as error:
+            if on_failure is None:
+                raise
+            on_failure(Failure(base, Phase.LOAD, FailureKind.RAISED, str(error), str(path)),
+                       error)
+            continue
         gates = (mark or {}).get("gates", ())
         for i, timer in enumerate(timers):
             out.append(Benchmark(base if len(timers) == 1 else f"{base}[{i}]", gates,
-                                 task=timer.task()))
+                                 task=timer.task(), file=str(path)))
     return out
 
 
-def discover(paths: Iterable[str | Path]) -> list[Benchmark]:
-    """Benchmarks from files and directories (directories: their bench_*.py files)."""
+def _call(function: Callable, attr: str, path: Path) -> list[Measurable]:
+    """What a benchmark function returns, as Timers; a SuiteError naming it otherwise."""
+    try:
+        made = function()
+    except BenchkitError as error:
+        raise SuiteError(f"{path}::{attr}() raised {type(error).__name__}: {error}") from None
+    except Exception as error:
+        raise _user_error(f"{path}::{attr}() raised", error, path) from None
+    return _timers(made, f"{path}::{attr}()")
+
+
+def discover(paths: Iterable[str | Path],
+             on_failure: OnFailure | None = None) -> list[Benchmark]:
+    """Benchmarks from files and directories (directories: their bench_*.py files). With
+    `on_failure`, a file that cannot be imported (or a benchmark function that raises) is
+    reported to it and the rest load; without, it raises."""
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
@@ -120,7 +134,15 @@ def discover(paths: Iterable[str | Path]) -> list[Benchmark]:
             files.append(p)
         else:
             raise SuiteError(f"{p}: no such file or directory")
-    benchmarks = [b for f in files for b in load_file(f.resolve())]
+    benchmarks = []
+    for f in files:
+        try:
+            benchmarks += load_file(f.resolve(), on_failure)
+        except SuiteError as error:
+            if on_failure is None:
+                raise
+            on_failure(Failure(f.stem, Phase.LOAD, FailureKind.RAISED, str(error),
+                               str(f.resolve())), error)
     names = [b.name for b in benchmarks]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -128,10 +150,23 @@ def discover(paths: Iterable[str | Path]) -> list[Benchmark]:
     return benchmarks
 
 
-def select(paths: Iterable[str | Path], keyword: str | None = None) -> list[Benchmark]:
-    """The benchmarks of `paths` whose names match `-k keyword`; SuiteError if none."""
+def select(paths: Iterable[str | Path], keyword: str | None = None,
+           failures: list[Failure] | None = None) -> list[Benchmark]:
+    """The benchmarks of `paths` whose names match `-k keyword` (and, with `failures`, the
+    ones that failed to load recorded there). Nothing to measure is an error: the first
+    load failure's own (with the user's frames), else 'no benchmarks'."""
     paths = list(paths)
-    selected = [b for b in discover(paths) if keyword_filter(keyword)(b.name)]
+    matches = keyword_filter(keyword)
+    errors: list[tuple[Failure, SuiteError]] = []
+    selected = [b for b in discover(paths, lambda f, e: errors.append((f, e)))
+                if matches(b.name)]
+    errors = [(f, e) for f, e in errors if matches(f.benchmark)]
+    if not selected and errors:
+        raise errors[0][1]
+    if failures is not None:
+        failures += [f for f, _ in errors]
+    elif errors:
+        raise errors[0][1]
     if not selected:
         raise SuiteError(f"no benchmarks in {' '.join(map(str, paths))}"
                          + (f" match -k {keyword!r}" if keyword else ""))

@@ -41,15 +41,18 @@ class SessionState:
     measurements: list = dataclasses.field(default_factory=list)
     targets: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)
     problems: list[str] = dataclasses.field(default_factory=list)
+    received_counts: list = dataclasses.field(default_factory=list)    # from xdist workers
+    interrupted: str | None = None
     results: Any = None
     written: list[str] = dataclasses.field(default_factory=list)
     baseline: str | None = None
     comparison: Any = None
+    signals: Any = None                 # SIGTERM handling while the session runs
 
     @property
     def has_output(self) -> bool:
         """Whether the session has anything to save or report."""
-        return bool(self.measurements or self.problems)
+        return bool(self.measurements or self.problems or self.received_counts)
 
 
 _STATE = pytest.StashKey[SessionState]()
@@ -71,6 +74,9 @@ def pytest_addoption(parser):
                     help="fail the session when a benchmark breaks GATE against the "
                          "--benchkit-compare baseline, e.g. 'slower>10%%', "
                          "'instructions>1%%' (repeatable; markers' fail_on take precedence)")
+    group.addoption("--benchkit-allow-missing", action="store_true",
+                    help="a gate that cannot be evaluated (a test missing from the baseline, "
+                         "no counts on a side) is reported instead of failing the session")
     group.addoption("--benchkit-callgrind", action="store_true",
                     help="also count instructions of each benchmark (valgrind; "
                          "deterministic gates for CI)")
@@ -95,7 +101,27 @@ def pytest_configure(config):
     if not _active(config):
         return
     from benchkit.pytest_plugin.session import check_options
+    from benchkit.system.processes import sigterm_as_interrupt
     state.problems = check_options(config)
+    if not _is_xdist_worker(config):
+        # SIGTERM then ends the session as Ctrl-C does: what was measured is saved
+
+        def note() -> None:
+            state.interrupted = "interrupted (SIGTERM)"
+        state.signals = sigterm_as_interrupt(note)
+        state.signals.__enter__()
+
+
+def pytest_unconfigure(config):
+    """Give SIGTERM back its previous handler."""
+    state = config.stash.get(_STATE, None)
+    if state is not None and state.signals is not None:
+        state.signals.__exit__(None, None, None)
+        state.signals = None
+
+
+def _is_xdist_worker(config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 def _check_numbers(config) -> None:
@@ -145,14 +171,34 @@ def benchkit(request):
                            dict(marker.kwargs) if marker else {})
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist: a worker's measurements and counts join the controller's."""
+    text = getattr(node, "workeroutput", {}).get("benchkit")
+    state = node.config.stash.get(_STATE, None)
+    if not text or state is None:
+        return
+    from benchkit.pytest_plugin.session import receive
+    receive(state, text)
+
+
 def pytest_sessionfinish(session, exitstatus):
-    """Count, save and compare; a broken gate fails the session."""
+    """Count, save and compare (in an xdist worker: hand everything to the controller); a
+    broken gate fails the session, an interrupted one exits 130 (SIGINT) or 143 (SIGTERM)."""
     state = session.config.stash.get(_STATE, None)
     if state is None or not state.has_output:
         return
+    if exitstatus == pytest.ExitCode.INTERRUPTED and state.interrupted is None:
+        state.interrupted = "interrupted (SIGINT)"
+    if _is_xdist_worker(session.config):
+        from benchkit.pytest_plugin.session import hand_over
+        hand_over(session.config, state)
+        return
     from benchkit.pytest_plugin.session import finish
     failed = finish(session.config, state)
-    if failed and session.exitstatus == 0:
+    if state.interrupted:
+        session.exitstatus = 143 if "SIGTERM" in state.interrupted else 130
+    elif failed and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

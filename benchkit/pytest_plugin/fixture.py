@@ -11,8 +11,10 @@ Call styles, as pytest-benchmark users know them:
     def result():
         return fn(3)
 
-`benchkit.core.measurement` holds the Measurement; `benchkit.extra_info` (a dict), `benchkit.group`
-and `benchkit.name` are stored with it.
+`benchkit.measurement` holds the Measurement; `benchkit.extra_info` (a dict whose values must
+be storable in a results file: numbers, strings, lists and dicts of them; numpy scalars are
+stored as numbers, NaN and infinities as the strings "NaN", "Infinity", "-Infinity"),
+`benchkit.group` and `benchkit.name` are stored with it.
 """
 from __future__ import annotations
 
@@ -22,7 +24,37 @@ from typing import Any, Callable
 
 from benchkit.core.gates import Gate
 from benchkit.core.records import Benchmark
-from benchkit.errors import BenchkitError, FixtureAlreadyUsed, GlobalNotTransferableError
+from benchkit.core.schema import storable
+from benchkit.errors import (BenchkitError, FixtureAlreadyUsed, GlobalNotTransferableError,
+                             SchemaError)
+
+
+class ExtraInfo(dict):
+    """pytest-benchmark's `extra_info` dict, checked as values are assigned: a value a results
+    file cannot hold is refused at once, naming the test and the key (not at the end of the
+    session, where it would cost every test's results)."""
+
+    def __init__(self, test: str):
+        super().__init__()
+        self._test = test
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        try:
+            stored = storable(value, f"extra_info[{key!r}]")
+        except SchemaError as error:
+            raise BenchkitError(f"{self._test}: {error}") from None
+        super().__setitem__(str(key), stored)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """dict.update, each value checked."""
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        """dict.setdefault, the value checked."""
+        if key not in self:
+            self[key] = default
+        return self[key]
 
 
 class BenchkitFixture:
@@ -32,7 +64,7 @@ class BenchkitFixture:
                  marker: dict[str, Any]):
         self.name = node_id
         self.group: str | None = marker.get("group")
-        self.extra_info: dict[str, Any] = {}
+        self.extra_info: dict[str, Any] = ExtraInfo(node_id)
         self.measurement = None
         self._options = options
         self._record = record

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.core.gates import Gate
+from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 from benchkit.pytest_plugin import AUTOSAVE_DIR, SessionState
 
@@ -62,6 +63,30 @@ def _callgrind(state: SessionState) -> list:
     return stats
 
 
+def hand_over(config, state: SessionState) -> None:
+    """In a pytest-xdist worker: count (when asked), then give the controller this worker's
+    measurements and counts (`workeroutput`), which it saves and compares with its own."""
+    import json
+
+    from benchkit.core.schema import Results, to_document
+    callgrind = _callgrind(state) if config.getoption("--benchkit-callgrind") else []
+    document = to_document(Results(list(state.measurements), callgrind, {}))
+    config.workeroutput["benchkit"] = json.dumps(document)
+    config.workeroutput["benchkit_problems"] = json.dumps(state.problems)
+
+
+def receive(state: SessionState, text: str) -> None:
+    """In the controller: a worker's measurements and counts (checked like any results
+    file) join the session's."""
+    import json
+
+    from benchkit.core.schema import from_document
+    from benchkit.system.results_files import results_validator
+    results = from_document(json.loads(text), results_validator())
+    state.measurements.extend(results.measurements)
+    state.received_counts.extend(results.callgrind)
+
+
 def finish(config, state: SessionState) -> bool:
     """Count, save, compare; True when a gate failed."""
     import benchkit
@@ -72,7 +97,8 @@ def finish(config, state: SessionState) -> bool:
     opt = config.getoption
     root = Path(config.rootpath)
     callgrind = _callgrind(state) if opt("--benchkit-callgrind") else []
-    results = Results(list(state.measurements), callgrind, collect(str(root)))
+    results = Results(list(state.measurements), state.received_counts + callgrind,
+                      collect(str(root)), partial=state.interrupted)
     state.results = results
     state.written = []
     baseline = None
@@ -100,7 +126,8 @@ def finish(config, state: SessionState) -> bool:
         return True
     gates = [Gate.parse(g) for g in opt("--benchkit-fail-on")]
     state.baseline = str(baseline)
-    state.comparison = comparison.of_runs(base, results, gates)
+    state.comparison = comparison.of_runs(base, results, gates,
+                                          allow_missing=opt("--benchkit-allow-missing"))
     return bool(state.comparison.regressions)
 
 
@@ -117,8 +144,11 @@ def summary_lines(state: SessionState) -> list[str]:
         lines.append(f"compared with {state.baseline}:")
         lines += format_comparison(state.comparison).splitlines()
         for row in state.comparison.regressions:
-            lines.append(f"FAILED {row.name}: " + "; ".join(row.failures))
+            lines.append(one_line(f"FAILED {row.name}: " + "; ".join(row.failures)))
+    if state.interrupted:
+        lines.append(f"benchkit: the session was {state.interrupted}; the results saved are "
+                     "partial (marked so in the file)")
     for path in state.written:
-        lines.append(f"benchkit results written to {path}")
-    lines += [f"benchkit: {p}" for p in state.problems]
+        lines.append(f"benchkit results written to {one_line(path)}")
+    lines += [f"benchkit: {one_line(p)}" for p in state.problems]
     return lines

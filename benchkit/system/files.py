@@ -39,9 +39,14 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *,
+                       exclusive: bool = False) -> Path:
     """Write to a temp file next to `path`, fsync, then rename: never a half-written file.
-    The file gets the permissions any new file of the user gets (the umask applies)."""
+    The file gets the permissions any new file of the user gets (the umask applies).
+
+    `exclusive` never replaces an existing file: when `path` is taken (another run wrote it
+    the same second), `NAME-2.json`, `NAME-3.json`, ... is written instead. Returns the
+    path written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     _sweep_stale_temp_files(path)
@@ -52,12 +57,31 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        if not exclusive:
+            os.replace(tmp, path)
+            return path
+        for candidate in _candidates(path):
+            try:
+                os.link(tmp, candidate)     # atomic, and fails if the name is taken
+            except FileExistsError:
+                continue
+            os.unlink(tmp)
+            return candidate
+        raise FileExistsError(f"{path}: every name up to -999 is taken")
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+
+
+def _candidates(path: Path):
+    """path, then NAME-2.EXT ... NAME-999.EXT (the extension being .json or .json.gz)."""
+    yield path
+    name = path.name
+    stem, ext = (name[:-8], name[-8:]) if name.endswith(".json.gz") else (path.stem, path.suffix)
+    for n in range(2, 1000):
+        yield path.with_name(f"{stem}-{n}{ext}")
 
 

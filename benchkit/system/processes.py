@@ -2,6 +2,7 @@
 JSON-lines channel to them, ASLR off, and temp dirs of dead processes swept."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
@@ -15,9 +16,9 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from benchkit.errors import ChannelError
+from benchkit.errors import BenchmarkTimedOut, ChannelError, Terminated
 
 _PR_SET_PDEATHSIG = 1
 
@@ -133,3 +134,47 @@ def owned_prefix(kind: str) -> str:
         except (PermissionError, OverflowError):
             pass
     return f"{base}{os.getpid():010d}-"
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt(on_signal: Callable[[], None] | None = None) -> Iterator[None]:
+    """Within the block, SIGTERM raises Terminated (a KeyboardInterrupt) in the main thread,
+    so the cleanup and partial saves that Ctrl-C gets run for it too (on_signal() first,
+    when given). A no-op outside the main thread."""
+    def raise_terminated(signum, frame):
+        if on_signal is not None:
+            on_signal()
+        raise Terminated()
+    try:
+        previous = signal.signal(signal.SIGTERM, raise_terminated)
+    except ValueError:      # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise BenchmarkTimedOut in the main thread once `seconds` have passed in the block
+    (Python code is interrupted between bytecodes; None: no limit, and a no-op outside the
+    main thread)."""
+    if seconds is None:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise BenchmarkTimedOut(f"did not finish within --timeout {seconds:g} s")
+    try:
+        previous = signal.signal(signal.SIGALRM, expire)
+    except ValueError:
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -1,17 +1,19 @@
 """Save and load results files (.json or .json.gz) atomically."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import importlib.resources
 import json
+import math
 import os
 import tempfile
-import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
 from benchkit.errors import ResultsFileError
+from benchkit.system.reading import READ_LIMIT_ENV, read_bounded, read_limit
 from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
 from benchkit.core import schema
@@ -25,8 +27,10 @@ def _is_gzip(path: Path) -> bool:
 def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | None) -> Results:
     from benchkit.core.measurement import Measurement
     if isinstance(results, Results):
-        out = Results(list(results.measurements), list(results.callgrind),
-                      dict(results.environment), dict(results.extra), results.ab)
+        out = dataclasses.replace(results, measurements=list(results.measurements),
+                                  callgrind=list(results.callgrind),
+                                  environment=dict(results.environment),
+                                  extra=dict(results.extra), failures=list(results.failures))
     else:
         items = [results] if isinstance(results, Measurement) else list(results)
         out = Results()
@@ -46,64 +50,88 @@ def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | 
 
 
 def save(path: str | os.PathLike, results: Results | Iterable[Any],
-         environment: dict[str, Any] | None = None) -> Path:
+         environment: dict[str, Any] | None = None, *, exclusive: bool = False) -> Path:
     """Write Measurements / CallgrindStats and an environment fingerprint to `path`.
 
-    `.json.gz` is compressed. The write is atomic. Returns the path.
+    `.json.gz` is compressed. The write is atomic. With `exclusive`, an existing file is
+    never replaced: the next free `NAME-N.json` is written. Returns the path written.
     """
     path = Path(path)
     try:
         doc = schema.to_document(_as_results(results, environment))
+        data = json.dumps(doc, indent=1, allow_nan=False).encode("utf-8")
     except schema.SchemaError as error:
         raise ResultsFileError(path, str(error)) from None
-    data = json.dumps(doc, indent=1, allow_nan=False).encode("utf-8")
+    except ValueError as error:     # NaN or infinity in metadata
+        raise ResultsFileError(path, f"cannot be written: {error}; keep metadata to finite "
+                               "numbers") from None
     if _is_gzip(path):
         data = gzip.compress(data, mtime=0)
-    atomic_write_bytes(path, data)
-    return path
+    return atomic_write_bytes(path, data, exclusive=exclusive)
+
+
+# Memory a parsed JSON value takes per value, at most (a small dict in a list): a file is
+# refused when its values could take more than the read limit to hold.
+BYTES_PER_VALUE = 80
+
+
+def parse_estimate(raw: bytes) -> int:
+    """An upper estimate of the memory json.loads needs for `raw`: the text, once decoded,
+    and every value it can hold (values are separated by commas and colons, or open a
+    container)."""
+    values = 1 + sum(raw.count(c) for c in (b",", b":", b"[", b"{"))
+    return 2 * len(raw) + BYTES_PER_VALUE * values
 
 
 def load(path: str | os.PathLike) -> Results:
-    """Read a results file written by `save` (any older format version is migrated)."""
+    """Read a results file written by `save` (any older format version is migrated).
+    Only a regular file is read, at most BENCHKIT_READ_LIMIT bytes (inflated), and only if
+    parsing it fits in that much memory; numbers must be finite."""
     path = Path(path)
+
+    def fail(problem: str) -> ResultsFileError:
+        return ResultsFileError(path, problem)
+    raw = read_bounded(path, fail)
+    limit = read_limit()
+    if parse_estimate(raw) > limit:
+        raise fail(f"would take about {parse_estimate(raw):,} bytes of memory to load, more "
+                   f"than the {limit:,} benchkit allows; set {READ_LIMIT_ENV} (e.g. "
+                   f"{READ_LIMIT_ENV}=4G) to load it")
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ResultsFileError(path, "no such file; check the path") from None
-    except IsADirectoryError:
-        raise ResultsFileError(path, "is a directory, not a results file") from None
-    except OSError as error:
-        raise ResultsFileError(path, f"cannot be read: {error.strerror}") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (EOFError, OSError, zlib.error) as error:
-            raise ResultsFileError(path, f"is a truncated or corrupt gzip file ({error}); "
-                                   "re-run the benchmark to write it again") from None
-    try:
-        doc = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+        doc = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant,
+                         parse_float=_finite_float)
     except UnicodeDecodeError:
-        raise ResultsFileError(path, "is not a text JSON file (binary content); "
-                               "pass a .json or .json.gz results file") from None
+        raise fail("is not a text JSON file (binary content); pass a .json or .json.gz "
+                   "results file") from None
     except json.JSONDecodeError as error:
-        raise ResultsFileError(path, f"is not valid JSON (line {error.lineno}, column "
-                               f"{error.colno}: {error.msg}); the file is truncated or "
-                               "corrupt — re-run the benchmark to write it again") from None
+        raise fail(f"is not valid JSON (line {error.lineno}, column {error.colno}: "
+                   f"{error.msg}); the file is truncated or corrupt — re-run the benchmark to "
+                   "write it again") from None
     except ValueError as error:
-        raise ResultsFileError(path, str(error)) from None
+        raise fail(str(error)[:300]) from None
     except RecursionError:
-        raise ResultsFileError(path, "is nested too deeply to be a results file") from None
+        raise fail("is nested too deeply to be a results file") from None
+    except MemoryError:
+        raise fail(f"does not fit in memory ({len(raw):,} bytes of JSON); set "
+                   f"{READ_LIMIT_ENV} lower to refuse such files early") from None
     try:
         return schema.from_document(doc, results_validator())
     except schema.SchemaError as error:
-        raise ResultsFileError(path, f"{error} (see the results format in the README; "
-                               "schema: benchkit/core/results.schema.json)") from None
+        raise fail(f"{error} (see the results format in the README; "
+                   "schema: benchkit/core/results.schema.json)") from None
     except RecursionError:
-        raise ResultsFileError(path, "is nested too deeply to be a results file") from None
+        raise fail("is nested too deeply to be a results file") from None
 
 
 def _refuse_constant(name: str):
     raise ValueError(f"holds {name}, which is not a number a results file can have")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"holds {text[:40]}, a number too large for a results file")
+    return value
 
 
 @functools.lru_cache(maxsize=None)
@@ -120,12 +148,17 @@ def merge(results: Iterable[Results]) -> Results:
     """Concatenate several results (e.g. runs on several machines) into one."""
     out = Results()
     envs = []
+    partial = []
     for r in results:
         out.measurements += r.measurements
         out.callgrind += r.callgrind
+        out.failures += r.failures
         out.extra.update(r.extra)
         envs.append(r.environment)
+        if r.partial:
+            partial.append(r.partial)
     out.environment = envs[0] if len(envs) == 1 else {"merged": envs}
+    out.partial = "; ".join(partial) or None
     return out
 
 
@@ -149,13 +182,13 @@ def check_writable(path: str | os.PathLike) -> Path:
     return path
 
 
-def save_with_fallback(path: str | os.PathLike, results: Results | Iterable[Any]
-                       ) -> tuple[Path, str | None]:
+def save_with_fallback(path: str | os.PathLike, results: Results | Iterable[Any], *,
+                       exclusive: bool = False) -> tuple[Path, str | None]:
     """save(), and if writing fails, save into the temp directory instead.
 
     Returns (the path written, the reason the first path failed or None)."""
     try:
-        return save(path, results), None
+        return save(path, results, exclusive=exclusive), None
     except (OSError, ResultsFileError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         fd, fallback = tempfile.mkstemp(prefix="benchkit-unsaved-", suffix=".json",

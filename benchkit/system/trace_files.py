@@ -8,34 +8,34 @@ from __future__ import annotations
 
 import gzip
 import json
-import zlib
 from decimal import Decimal
 from pathlib import Path
 from typing import Iterator
 
 from benchkit.errors import TraceError
 from benchkit.system.files import atomic_write_bytes
+from benchkit.system.reading import open_bounded, read_bounded
+
+
+def _failing(path: Path):
+    return lambda problem: TraceError(f"{path}: {problem}")
 
 
 def load_trace(path: str | Path) -> dict:
-    """A whole chrome trace (.json or .json.gz) as a dict; TraceError if it is not one."""
+    """A whole chrome trace (.json or .json.gz) as a dict; TraceError if it is not one
+    (or is not a regular file, or holds more than the read limit)."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise TraceError(f"{path}: cannot be read ({error.strerror}); check the path") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (EOFError, OSError, zlib.error) as error:
-            raise TraceError(f"{path}: truncated or corrupt gzip ({error})") from None
+    raw = read_bounded(path, _failing(path))
     try:
         trace = json.loads(raw.decode("utf-8"), parse_float=Decimal,
                            parse_constant=_refuse_constant)
     except (UnicodeDecodeError, ValueError) as error:
-        raise TraceError(f"{path}: not a JSON chrome trace ({error})") from None
+        raise TraceError(f"{path}: not a JSON chrome trace ({str(error)[:200]})") from None
     except RecursionError:
         raise TraceError(f"{path}: nested too deeply to be a chrome trace") from None
+    except MemoryError:
+        raise TraceError(f"{path}: too large to hold in memory ({len(raw):,} bytes); analyze "
+                         "it with `benchkit analyze`, which streams it") from None
     if isinstance(trace, list):
         trace = {"traceEvents": trace}
     if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
@@ -47,32 +47,19 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a number a trace can hold")
 
 
-def _open(path: Path):
-    try:
-        f = open(path, "rb")
-    except OSError as error:
-        raise TraceError(f"{path}: cannot be read ({error.strerror}); check the path") from None
-    if f.read(2) == b"\x1f\x8b":
-        f.close()
-        return gzip.open(path, "rb")
-    f.seek(0)
-    return f
-
-
 def iter_events(path: str | Path) -> Iterator[dict]:
     """The trace's events one by one (ts/dur as exact Decimals), streamed from the file."""
     import ijson
     path = Path(path)
-    with _open(path) as f:
-        first = f.read(64).lstrip()
-        f.seek(0)
+    with open_bounded(path, _failing(path)) as f:
+        first = f.peek(64).lstrip()
         prefix = "item" if first.startswith(b"[") else "traceEvents.item"
         count = 0
         try:
             for event in ijson.items(f, prefix):
                 count += 1
                 yield event
-        except (ijson.JSONError, EOFError, OSError, zlib.error, UnicodeDecodeError) as error:
+        except (ijson.JSONError, EOFError, OSError, UnicodeDecodeError) as error:
             # The parser's message spans lines (it draws an arrow): keep its first line.
             what = (str(error).strip().splitlines() or [type(error).__name__])[0]
             raise TraceError(f"{path}: not a valid JSON chrome trace after {count} events "

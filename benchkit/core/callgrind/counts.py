@@ -6,6 +6,7 @@ import dataclasses
 import sys
 from typing import Callable, Iterator, NamedTuple
 
+from benchkit.core.text import one_line
 from benchkit.errors import CountsMismatchError
 
 DEFAULT_LINEWIDTH = 80
@@ -61,6 +62,7 @@ class FunctionCounts:
         fn_len = max(linewidth - count_len - 4, 40)
         lines = []
         for c, fn in self._data:
+            fn = one_line(fn)
             if len(fn) > fn_len:
                 left = (fn_len - 5) // 2
                 fn = fn[:left] + " ... " + fn[-(fn_len - left - 5):]
@@ -156,6 +158,7 @@ class CountsDiff:
         lines = [f"{'delta':>12}  {'A':>12}  {'B':>12}  {'':6}  function"]
         fn_len = max(width - 50, 30)
         for fn, delta, a, b, where in shown:
+            fn = one_line(fn)
             if len(fn) > fn_len:
                 left = (fn_len - 5) // 2
                 fn = fn[:left] + " ... " + fn[-(fn_len - left - 5):]

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from tabulate import tabulate
 
+from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 from benchkit.core.trace.events import Slice
 from benchkit.core.trace.flops import op_cost
@@ -213,7 +214,8 @@ def format_analysis(result: Analysis, markdown: bool = False) -> str:
         headers += ["incl. FLOPs", "incl. FLOP/s"]
     body = []
     for r in result.rows:
-        line = [r.key] + ([r.shapes] if result.aggregate_by == "name+shapes" else [])
+        line = [one_line(r.key)] + ([one_line(r.shapes)] if result.aggregate_by == "name+shapes"
+                                    else [])
         line += [r.calls, _time(r.self_ns), _time(r.total_ns), f"{r.self_pct:.2f}%",
                  f"{r.cum_pct:.2f}%", _si(r.flops, ""), _si(r.flop_per_s, "FLOP/s"),
                  _si(r.bytes, "B"), f"{r.gb_per_s:.2f}" if r.gb_per_s else "-"]

@@ -6,6 +6,7 @@ from typing import Sequence
 
 from tabulate import tabulate
 
+from benchkit.core.text import one_line
 from benchkit.core.trace.analysis import SKIP_CATEGORIES, _time
 from benchkit.core.trace.events import Slice
 
@@ -65,8 +66,8 @@ def diff_traces(base: Sequence[Slice], new: Sequence[Slice],
 def format_trace_diff(rows: Sequence[OpDelta], top: int = 0, markdown: bool = False) -> str:
     """The largest per-op changes as a table."""
     shown = rows[:top] if top else rows
-    body = [[r.status, r.name, f"{r.base_calls} -> {r.new_calls}", f"{r.base_self_ns:,} ns",
-             f"{r.new_self_ns:,} ns", f"{r.delta_ns:+,} ns",
+    body = [[r.status, one_line(r.name), f"{r.base_calls} -> {r.new_calls}",
+             f"{r.base_self_ns:,} ns", f"{r.new_self_ns:,} ns", f"{r.delta_ns:+,} ns",
              f"{r.delta_ns / r.base_self_ns:+.1%}" if r.base_self_ns else "-"] for r in shown]
     table = tabulate(body, headers=["status", "op", "calls", "base self", "new self", "delta",
                                     "change"],

@@ -10,7 +10,7 @@ import dataclasses
 import math
 import re
 import sys
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException
 from typing import Any
 
 from benchkit.errors import TraceError
@@ -26,21 +26,36 @@ def op_name(name: Any) -> str:
     return _ADDRESS.sub("", str(name))
 
 
+# Timestamps and durations beyond this many microseconds (about 3,000 years) are not times.
+MAX_MICROSECONDS = Decimal(10) ** 17
+
+
 def to_ns(value: Any) -> int:
     """Microseconds (JSON number, Decimal or str) -> integer nanoseconds, without float
-    rounding (so short ops never come out negative)."""
+    rounding (so short ops never come out negative). Only numbers within +-MAX_MICROSECONDS
+    are times; anything else is a TraceError before any arithmetic."""
     if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
-        raise TraceError(f"timestamp {value!r} is not a number")
+        raise TraceError(f"timestamp {_shown(value)} is not a number")
     if isinstance(value, float) and not math.isfinite(value):
-        raise TraceError(f"timestamp {value!r} is not a finite number")
+        raise TraceError(f"timestamp {_shown(value)} is not a finite number")
+    if isinstance(value, str) and len(value) > 64:
+        raise TraceError(f"timestamp {_shown(value)} is not a number")
     try:
         d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(
             value, float) else str(value))
-        if not d.is_finite():
-            raise TraceError(f"timestamp {value!r} is not a finite number")
-        return int((d * 1000).to_integral_value())
-    except (InvalidOperation, ValueError):
-        raise TraceError(f"timestamp {value!r} is not a number") from None
+    except (DecimalException, ValueError):
+        raise TraceError(f"timestamp {_shown(value)} is not a number") from None
+    if not d.is_finite():
+        raise TraceError(f"timestamp {_shown(value)} is not a finite number")
+    if abs(d) > MAX_MICROSECONDS:
+        raise TraceError(f"timestamp {_shown(value)} is out of range (more than "
+                         f"{MAX_MICROSECONDS:.0e} microseconds)")
+    return int((d * 1000).to_integral_value())
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _field_ns(e: dict, field: str, index: int, source: str, *, required: bool = True,
@@ -96,6 +111,16 @@ def trace_events(trace: Any) -> list[dict]:
     raise TraceError("not a chrome trace: expected an object with a 'traceEvents' list")
 
 
+def _shallow(value: Any, depth: int) -> bool:
+    """Whether lists and dicts in `value` nest at most `depth` deep."""
+    if isinstance(value, (list, dict)):
+        if depth == 0:
+            return False
+        items = value.values() if isinstance(value, dict) else value
+        return all(_shallow(v, depth - 1) for v in items)
+    return True
+
+
 class _Shared:
     """Interning of names and argument records: a trace repeats the same ops."""
 
@@ -111,7 +136,8 @@ class _Shared:
             return {}
         if self._keep is None:
             return args
-        kept = {k: args[k] for k in self._keep if k in args}
+        # arguments nested deeper than any real shape list are dropped, not walked
+        kept = {k: args[k] for k in self._keep if k in args and _shallow(args[k], 4)}
         if not kept:
             return {}
         key = repr(kept)

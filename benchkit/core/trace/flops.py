@@ -5,8 +5,8 @@ torch.profiler's exported JSON carries no FLOPs and no output shapes, only `Inpu
 """
 from __future__ import annotations
 
-import ast
 import math
+import re
 from typing import Any
 
 DTYPE_BYTES = {
@@ -25,8 +25,24 @@ REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "prod", "norm", "var"
 SOFTMAX = {"softmax", "_softmax", "log_softmax", "_log_softmax"}  # ~5 FLOPs per element
 
 
+# A dimension or an element count beyond these is not a real tensor: the op's cost is unknown.
+MAX_DIM = 1 << 48
+MAX_NUMEL = 1 << 62
+MAX_NDIM = 64
+
+
 def _numel(shape) -> int:
     return math.prod(shape) if shape else 1
+
+
+def _shape(value: Any) -> list[int] | None:
+    """A shape: a list of at most MAX_NDIM ints in [0, MAX_DIM] with a product of at most
+    MAX_NUMEL; None for anything else (the file's word is never used in arithmetic)."""
+    if not isinstance(value, list) or len(value) > MAX_NDIM:
+        return None
+    if not all(type(v) is int and 0 <= v <= MAX_DIM for v in value):
+        return None
+    return value if _numel(value) <= MAX_NUMEL else None
 
 
 def _broadcast(shapes: list[list[int]]) -> list[int]:
@@ -38,24 +54,33 @@ def _broadcast(shapes: list[list[int]]) -> list[int]:
     return out
 
 
-def _int_list(text: str) -> list[int] | None:
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+_INT_LIST = re.compile(r"^\s*[\[(]?\s*(\d{1,9}(?:\s*,\s*\d{1,9})*)?\s*,?\s*[\])]?\s*$")
+
+
+def _int_list(text: Any) -> list[int] | None:
+    """'[2, 2]', '(1,)' or '3' (a Concrete Input) as non-negative ints; None otherwise."""
+    if not isinstance(text, str) or len(text) > 200:
         return None
-    if isinstance(value, int):
-        return [value]
-    if isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value):
-        return list(value)
-    return None
+    match = _INT_LIST.match(text)
+    if not match or match.group(1) is None:
+        return None
+    return [int(v) for v in match.group(1).split(",")]
 
 
 def op_cost(name: str, args: dict[str, Any]) -> tuple[int | None, int | None]:
     """(FLOPs, bytes moved) of one op call, or None where the op is unknown."""
     dims = args.get("Input Dims") or []
     types = args.get("Input type") or []
-    tensors = [(list(d), DTYPE_BYTES.get(t)) for d, t in zip(dims, types)
-               if isinstance(d, list) and d and DTYPE_BYTES.get(t)]
+    if not isinstance(dims, list) or not isinstance(types, list):
+        return None, None
+    tensors = []
+    for d, t in zip(dims, types):
+        size = DTYPE_BYTES.get(t) if isinstance(t, str) else None
+        if size and isinstance(d, list) and d:
+            shape = _shape(d)
+            if shape is None:
+                return None, None
+            tensors.append((shape, size))
     base = name.split("::")[-1]
     shapes = [d for d, _ in tensors]
     elem = tensors[0][1] if tensors else 4
@@ -84,12 +109,15 @@ def op_cost(name: str, args: dict[str, Any]) -> tuple[int | None, int | None]:
             x, w = shapes[0], shapes[1]
             spatial = len(x) - 2
             concrete = args.get("Concrete Inputs") or []
+            concrete = concrete if isinstance(concrete, list) else []
             stride = _int_list(concrete[3]) if len(concrete) > 3 else None
             padding = _int_list(concrete[4]) if len(concrete) > 4 else None
             dilation = _int_list(concrete[5]) if len(concrete) > 5 else None
             stride = (stride or [1]) * (spatial if len(stride or [1]) == 1 else 1)
             padding = (padding or [0]) * (spatial if len(padding or [0]) == 1 else 1)
             dilation = (dilation or [1]) * (spatial if len(dilation or [1]) == 1 else 1)
+            if min(stride) < 1 or min(dilation) < 1:
+                return None, None
             out_spatial = [
                 (x[2 + i] + 2 * padding[i] - dilation[i] * (w[2 + i] - 1) - 1) // stride[i] + 1
                 for i in range(spatial)]
@@ -105,6 +133,6 @@ def op_cost(name: str, args: dict[str, Any]) -> tuple[int | None, int | None]:
             flops = 5 * out_numel
     except (IndexError, TypeError, ValueError):
         return None, None
-    if flops is None:
+    if flops is None or flops < 0 or (out_numel or 0) < 0:
         return None, None
     return flops, in_bytes + (out_numel or 0) * elem

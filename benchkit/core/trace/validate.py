@@ -5,6 +5,7 @@ import dataclasses
 from typing import Any
 
 from benchkit.errors import TraceError
+from benchkit.core.text import one_line
 from benchkit.core.trace.events import to_ns, trace_events
 
 
@@ -18,7 +19,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"event #{self.index} ({self.ph} {self.name!r}): {self.message}"
+        return one_line(f"event #{self.index} ({self.ph} {self.name!r}): {self.message}")
 
 
 def validate(trace: Any) -> list[Problem]:
@@ -36,8 +37,8 @@ def validate(trace: Any) -> list[Problem]:
         """The field in ns, or None (reported) when it is not a non-negative number."""
         try:
             value = to_ns(e.get(key))
-        except TraceError:
-            report(i, e, f"{key} {e.get(key)!r} is not a number")
+        except TraceError as error:
+            report(i, e, f"{key} {str(error).removeprefix('timestamp ')}")
             return None
         if value < 0:
             report(i, e, f"negative {key}")

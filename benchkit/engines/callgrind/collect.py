@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Sequence, Union
 
 from benchkit.core.callgrind import parser
 from benchkit.core.callgrind.callgrind_stats import CallgrindStats
@@ -18,34 +18,54 @@ from benchkit.core.callgrind.counts import FunctionCounts
 from benchkit.core.callgrind.requests import (BASELINE, CPP_TAG, STMT, CallgrindOptions,
                                               CountRequest)
 from benchkit.engines.callgrind import toolchain, workdir
-from benchkit.engines.callgrind.collector import Collector, Dumps, read_dumps
+from benchkit.engines.callgrind.collector import Collector, Dumps, JobFailure, read_dumps
 from benchkit.engines.callgrind.command import valgrind_command
 from benchkit.errors import CallgrindError
 from benchkit.system import machine
 from benchkit.system.processes import aslr_prefix, die_with_parent, kill_group, last_lines
 
+Outcome = Union["tuple[CallgrindStats, ...]", JobFailure]
+
+
 def collect(requests: Sequence[CountRequest], options: CallgrindOptions,
-            collector: Collector | None = None) -> list[tuple[CallgrindStats, ...]]:
+            collector: Collector | None = None, *, keep_going: bool = False,
+            on_result: Callable[[int, Outcome], None] | None = None) -> list[Outcome]:
     """Count every request through the forking collector (`collector`, e.g. a session's,
     or a fresh one closed afterwards): per request one CallgrindStats per repeat, with the
-    per-run counts of every layout in metadata["layouts"] when options.layouts > 1."""
+    per-run counts of every layout in metadata["layouts"] when options.layouts > 1.
+
+    A request that fails raises its error (after the others were collected); with
+    `keep_going` its JobFailure stands in its place instead. `on_result(i, outcome)` is
+    called as each request completes (from collector threads), so a caller interrupted
+    half way keeps what finished."""
     own = collector is None
     if own:
         collector = Collector(options.cache_sim, options.controls)
-    try:
-        per_request = collector.collect(requests, options)
-        stats = _assemble(requests, per_request, _controls(options), collector.valgrind,
-                          options.retain_out_file)
-        for layouts_of_request in per_request:
-            for dumps in layouts_of_request:
+    assemble = _Assembler(_controls(options), collector.valgrind, options.retain_out_file)
+    outcomes: list[Outcome | None] = [None] * len(requests)
+
+    def done(i: int, layouts: list) -> None:
+        failure = next((o for o in layouts if isinstance(o, JobFailure)), None)
+        outcome = failure or assemble(i, requests[i], layouts)
+        for dumps in layouts:
+            if not isinstance(dumps, JobFailure):
                 collector.forget(dumps)
-        return stats
+        outcomes[i] = outcome
+        if on_result is not None:
+            on_result(i, outcome)
+    try:
+        collector.collect(requests, options, on_request=done)
     except BaseException:
         collector.kill()
         raise
     finally:
         if own:
             collector.close()
+    if not keep_going:
+        for outcome in outcomes:
+            if isinstance(outcome, JobFailure):
+                raise outcome.error
+    return outcomes
 
 
 def collect_cpp(request: CountRequest, driver: Path, library: Path,
@@ -75,8 +95,7 @@ def collect_cpp(request: CountRequest, driver: Path, library: Path,
                     "cache_sim": options.cache_sim, "language": "cpp",
                     "collector_revision": workdir.collector_revision(
                         workdir.CPP_COLLECTOR_SOURCES)}
-        return _assemble([request], [by_layout], controls, valgrind,
-                         options.retain_out_file)[0]
+        return _Assembler(controls, valgrind, options.retain_out_file)(0, request, by_layout)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
@@ -190,28 +209,31 @@ def _stats(request: CountRequest, i: int, r: int, dumps: Dumps, metadata_common:
         stmt_exclusive_stats=exclusive, stmt_callgrind_out=kept_path, metadata=metadata)
 
 
-def _assemble(requests: Sequence[CountRequest], per_request: list[list[Dumps]],
-              controls: dict, valgrind: str,
-              retain_out_file: bool) -> list[tuple[CallgrindStats, ...]]:
-    """CallgrindStats per request and repeat from `per_request[i][layout]`: layout 0's
-    counts, every layout's per-run counts."""
-    metadata_common = {"valgrind": toolchain.valgrind_version(valgrind),
-                       "python": sys.version.split()[0], "controls": controls}
-    kept = Path(tempfile.mkdtemp(prefix="benchkit-callgrind-")) if retain_out_file else None
-    out: list[tuple[CallgrindStats, ...]] = []
-    for i, (request, layouts) in enumerate(zip(requests, per_request)):
+class _Assembler:
+    """CallgrindStats of a request from its dumps per layout: layout 0's counts, and every
+    layout's per-run counts in metadata["layouts"]."""
+
+    def __init__(self, controls: dict, valgrind: str, retain_out_file: bool):
+        self._common = {"valgrind": toolchain.valgrind_version(valgrind),
+                        "python": sys.version.split()[0], "controls": controls}
+        self._retain = retain_out_file
+        self._kept: Path | None = None
+
+    def __call__(self, i: int, request: CountRequest,
+                 layouts: list[Dumps]) -> tuple[CallgrindStats, ...]:
+        if self._retain and self._kept is None:
+            self._kept = Path(tempfile.mkdtemp(prefix="benchkit-callgrind-"))
         results = []
         for r in range(request.repeats):
-            main = _stats(request, i, r, layouts[0], metadata_common, kept)
+            main = _stats(request, i, r, layouts[0], self._common, self._kept)
             if len(layouts) > 1:
                 per_run = [main.per_run()] + [
-                    _stats(request, i, r, dumps, metadata_common, None).per_run()
+                    _stats(request, i, r, dumps, self._common, None).per_run()
                     for dumps in layouts[1:]]
                 main.metadata["layouts"] = {"per_run": per_run, "stack_step": workdir.STACK_STEP,
                                             "heap_step": workdir.HEAP_STEP}
             results.append(main)
-        out.append(tuple(results))
-    return out
+        return tuple(results)
 
 
 def _controls(options: CallgrindOptions) -> dict:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import ctypes
+import dataclasses
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -19,91 +19,26 @@ from typing import Callable, Iterable, Sequence
 from benchkit.core.callgrind import parser
 from benchkit.core.callgrind.requests import (STMT, CallgrindOptions, CollectorControls,
                                               CountRequest, DumpName)
+from benchkit.core.records import FailureKind
 from benchkit.engines import transfer
 from benchkit.engines.callgrind import toolchain, workdir
-from benchkit.engines.callgrind.command import child_failure, valgrind_command
-from benchkit.errors import CallgrindError, ChannelError
-from benchkit.system.processes import JsonLines, die_with_parent, kill_group, last_lines
+from benchkit.engines.callgrind.command import child_failure
+from benchkit.engines.callgrind.servers import SERVER, Server
+from benchkit.errors import BenchkitError, CallgrindError
+from benchkit.system.processes import kill_group
 
-SERVER = Path(__file__).with_name("server.py")
 # What one collected task yields, per layout: its dumps by (kind, repeat), each a parsed
 # profile and the callgrind.out file it came from.
 Dumps = dict  # dict[tuple[str, int], tuple[parser.Profile, Path]]
 
 
-class Server:
-    """One forking collector under valgrind, for one module group and memory layout."""
+@dataclasses.dataclass(frozen=True)
+class JobFailure:
+    """Why one request's collection failed: the error collect_callgrind raises for it, and
+    how it failed."""
 
-    def __init__(self, valgrind: str, directory: Path, setup_name: str, layout: int,
-                 cache_sim: bool, controls: CollectorControls, label: str, record: int):
-        self.label, self.workdir, self.record = label, directory, record
-        self._stderr_path = directory / f"server-{label}.stderr"
-        self._stderr = open(self._stderr_path, "wb")
-        command = valgrind_command(valgrind, "callgrind.%p.out", cache_sim) + [
-            workdir.interpreter(directory, controls), str(directory / SERVER.name), setup_name]
-        env = workdir.child_environment(layout, controls)
-        env["BENCHKIT_LAYOUT"] = str(layout)
-        self.process = subprocess.Popen(
-            command, cwd=directory, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr, start_new_session=True, preexec_fn=die_with_parent)
-        self.channel = JsonLines(self.process, label, self.stderr_tail)
-
-    def stderr_tail(self) -> str:
-        """The last lines the server wrote to stderr."""
-        try:
-            return last_lines(self._stderr_path.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            return ""
-
-    def run(self, jobs: Sequence[str], parallel: int, timeout: float | None,
-            on_done: Callable[[dict], None]) -> None:
-        """Run the jobs (job file names), `parallel` at a time; on_done(reply) per job."""
-        jobs = list(jobs)
-        if not jobs:
-            return
-        records = b"".join(
-            f"run {parallel:02d} {int(k == len(jobs) - 1)} {job}".encode().ljust(self.record)
-            for k, job in enumerate(jobs))
-        if len(records) != len(jobs) * self.record:
-            raise CallgrindError(f"a job file name is too long for a {self.record}-byte "
-                                 "request record (benchkit names them; please report this)")
-        # Written from a thread: a big batch must not block us while the server waits for
-        # us to read its replies.
-        writer = threading.Thread(target=self._write, args=(records,), daemon=True)
-        try:
-            writer.start()
-            while True:
-                reply = self.channel.receive(timeout, what="answer")
-                if reply.get("finished"):
-                    return
-                on_done(reply)
-        except ChannelError as error:
-            kill_group(self.process)
-            if error.timed_out:
-                raise CallgrindError(f"valgrind did not finish within timeout={timeout} s; "
-                                     "lower `number` or raise `timeout`.") from None
-            raise CallgrindError(f"the callgrind collector failed: {error}") from None
-
-    def _write(self, data: bytes) -> None:
-        try:
-            self.process.stdin.write(data)
-            self.process.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            pass   # the server died: the reply side reports it
-
-    def close(self) -> None:
-        """Ask the server to quit; kill it if it does not within 30 s."""
-        if self.process.poll() is None:
-            try:
-                self._write(b"quit".ljust(self.record))
-                self.process.stdin.close()
-                self.process.wait(timeout=30)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-        if self.process.poll() is None:
-            kill_group(self.process)
-        self.process.stdout.close()
-        self._stderr.close()
+    error: BenchkitError
+    kind: FailureKind
 
 
 def read_dumps(files: Iterable[Path], tag: str, repeats: int, what: str,
@@ -136,7 +71,9 @@ def _module_group(request: CountRequest, files: Sequence[Path]) -> tuple[str, ..
         module = getattr(value, "__name__", None) if type(value).__name__ == "module" else None
         if module:
             needed.add(module.split(".")[0])
-    return tuple(sorted(m for m in needed if m not in ("benchkit", "builtins", "__main__")))
+    # Suite modules are loaded by the child from the job (engines.transfer), not imported.
+    return tuple(sorted(m for m in needed if m not in ("benchkit", "builtins", "__main__")
+                        and not m.startswith(transfer.SUITE_MODULE_PREFIX)))
 
 
 class Collector:
@@ -172,31 +109,27 @@ class Collector:
                                             f"server-{len(self._servers):03d}", self.record)
             return self._servers[key]
 
-    def collect(self, requests: Sequence[CountRequest], options: CallgrindOptions
-                ) -> list[list[Dumps]]:
-        """Per request, per layout: its dumps by (kind, repeat). `options.jobs` forks run at
-        once; `options.progress` is stepped once per request and layout."""
+    def collect(self, requests: Sequence[CountRequest], options: CallgrindOptions,
+                on_request: Callable[[int, list], None] | None = None
+                ) -> list[list[Dumps | JobFailure]]:
+        """Per request, per layout: its dumps by (kind, repeat), or the JobFailure that
+        stopped it (a request's failure is its own: the others are collected).
+        `options.jobs` forks run at once; `options.progress` is stepped once per request and
+        layout; on_request(i, layouts) is called as each request completes."""
         layouts, jobs = options.layouts, options.jobs
         with self._lock:
             first = self._count
             self._count += len(requests)
         tags = [f"{first + i:06d}" for i in range(len(requests))]
-        groups: dict[tuple, list[int]] = {}
-        for i, (request, tag) in enumerate(zip(requests, tags)):
-            files = workdir.write_task_job(self.workdir, tag, request)
-            groups.setdefault(_module_group(request, files), []).append(i)
-        for modules, members in groups.items():
-            # A warm collector prewarms what it has not prewarmed yet: the same setup in
-            # the same module group imports nothing new (the statement is not part of the
-            # key, so an edited snippet re-collects in about a second).
-            keys = {i: _prewarm_key(modules, requests[i]) for i in members}
-            fresh = [i for i in members if keys[i] not in self._prewarmed]
-            if fresh:
-                workdir.prewarm(self.workdir, self._server_setup(modules),
-                                [tags[i] for i in fresh], [requests[i] for i in fresh],
-                                self.controls)
-                self._prewarmed.update(keys[i] for i in fresh)
-        results: list[list[Dumps | None]] = [[None] * layouts for _ in requests]
+        results: list[list[Dumps | JobFailure | None]] = [[None] * layouts for _ in requests]
+
+        def finish(i: int, k: int, outcome: Dumps | JobFailure) -> None:
+            results[i][k] = outcome
+            if options.progress is not None:
+                options.progress.update(1)
+            if on_request is not None and all(r is not None for r in results[i]):
+                on_request(i, results[i])
+        groups = self._groups(requests, tags, finish, layouts)
         plan = [(modules, k, members) for modules, members in groups.items()
                 for k in range(layouts)]
         width = max(1, min(jobs, len(plan)))
@@ -208,9 +141,8 @@ class Collector:
 
             def done(reply):
                 i = tags.index(reply["job"].removeprefix("job-").removesuffix(".json"))
-                results[i][k] = self._dumps(reply, requests[i], tags[i], server)
-                if options.progress is not None:
-                    options.progress.update(1)
+                finish(i, k, self._outcome(reply, requests[i], tags[i], server,
+                                           options.timeout))
             server.run([f"job-{tags[i]}.json" for i in members], parallel, options.timeout,
                        done)
 
@@ -228,6 +160,41 @@ class Collector:
                 pool.shutdown(wait=True, cancel_futures=True)
         return results
 
+    def _groups(self, requests: Sequence[CountRequest], tags: list[str], finish,
+                layouts: int) -> dict[tuple, list[int]]:
+        """Job files written and prewarmed, by module group; a request that cannot be
+        written or prewarmed is finished as a failure at once."""
+        groups: dict[tuple, list[int]] = {}
+        for i, (request, tag) in enumerate(zip(requests, tags)):
+            try:
+                files = workdir.write_task_job(self.workdir, tag, request)
+            except BenchkitError as error:
+                for k in range(layouts):
+                    finish(i, k, JobFailure(error, FailureKind.RAISED))
+                continue
+            groups.setdefault(_module_group(request, files), []).append(i)
+        for modules, members in list(groups.items()):
+            # A warm collector prewarms what it has not prewarmed yet: the same setup in
+            # the same module group imports nothing new (the statement is not part of the
+            # key, so an edited snippet re-collects in about a second).
+            keys = {i: _prewarm_key(modules, requests[i]) for i in members}
+            fresh = [i for i in members if keys[i] not in self._prewarmed]
+            while fresh:
+                failed = workdir.prewarm(self.workdir, self._server_setup(modules),
+                                         [tags[i] for i in fresh], [requests[i] for i in fresh],
+                                         self.controls)
+                if failed is None:
+                    self._prewarmed.update(keys[i] for i in fresh)
+                    break
+                index, error = failed
+                i = fresh.pop(index)
+                members.remove(i)
+                for k in range(layouts):
+                    finish(i, k, JobFailure(error, FailureKind.RAISED))
+            if not members:
+                del groups[modules]
+        return groups
+
     def _server_setup(self, modules: tuple[str, ...]) -> str:
         """The setup file of a module group (written once per working directory)."""
         name = "setup-" + ("-".join(modules) or "plain") + ".json"
@@ -235,10 +202,27 @@ class Collector:
             workdir.write_setup(self.workdir, name, self.library, modules, self.controls)
         return name
 
+    def _outcome(self, reply: dict, request: CountRequest, tag: str, server: Server,
+                 timeout: float | None) -> Dumps | JobFailure:
+        """A finished job's dumps, or how it failed."""
+        title = request.task.spec.title
+        if reply["timed_out"]:
+            return JobFailure(CallgrindError(
+                f"{title!r} did not finish within timeout={timeout:g} s; raise the timeout or "
+                "lower `number`"), FailureKind.TIMED_OUT)
+        if reply["status"] != 0:
+            error = child_failure(self.workdir, tag, title, reply["status"],
+                                  server.stderr_tail())
+            kind = (FailureKind.RAISED if (self.workdir / f"error-{tag}.json").is_file()
+                    else FailureKind.CRASHED)
+            return JobFailure(error, kind)
+        try:
+            return self._dumps(reply, request, tag, server)
+        except CallgrindError as error:
+            return JobFailure(error, FailureKind.CRASHED)
+
     def _dumps(self, reply: dict, request: CountRequest, tag: str, server: Server) -> Dumps:
         title = request.task.spec.title
-        if reply["status"] != 0:
-            raise child_failure(self.workdir, tag, title, reply["status"], server.stderr_tail())
         return read_dumps(self.workdir.glob(f"callgrind.{reply['pid']}.out*"), tag,
                           request.repeats, f"{title!r} ", f"the collector's stderr:\n"
                                                           f"{server.stderr_tail()}")

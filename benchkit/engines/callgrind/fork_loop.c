@@ -7,9 +7,10 @@
  * memory, whichever jobs were served before it and however many run beside it.
  *
  * Requests: fixed-size records "run PARALLEL LAST JOBFILE" (space-padded to BK_RECORD bytes)
- * or "quit". Replies, one line each: {"job": ..., "pid": ..., "status": ...} per finished
- * child (status as os.waitstatus_to_exitcode gives it), then {"finished": true} after the
- * record with LAST = 1.
+ * or "quit". Replies, one line each: {"job": ..., "pid": ..., "started": 1} per child forked
+ * (so the parent can time each job and kill one that hangs), {"job": ..., "pid": ...,
+ * "status": ...} per finished child (status as os.waitstatus_to_exitcode gives it), then
+ * {"finished": true} after the record with LAST = 1.
  */
 #include <errno.h>
 #include <signal.h>
@@ -59,6 +60,13 @@ static void report(int fd, const char *job, pid_t pid, int status) {
     char line[BK_RECORD + 96];
     snprintf(line, sizeof line, "{\"job\": \"%s\", \"pid\": %d, \"status\": %d}\n",
              job, (int)pid, status);
+    write_line(fd, line);
+}
+
+static void report_started(int fd, const char *job, pid_t pid) {
+    char line[BK_RECORD + 96];
+    snprintf(line, sizeof line, "{\"job\": \"%s\", \"pid\": %d, \"started\": 1}\n",
+             job, (int)pid);
     write_line(fd, line);
 }
 
@@ -117,6 +125,7 @@ int bk_fork_loop(int in_fd, int out_fd, char *job, int job_size) {
             running_pid[n_running] = pid;
             memcpy(running_job[n_running], name, BK_RECORD);
             n_running++;
+            report_started(out_fd, name, pid);
         }
         if (last) {
             while (n_running > 0)

@@ -78,7 +78,7 @@ def run_job(job, setup, lib, prewarm=False):
                         lib.bk_dump_stats_at(
                             str(DumpName(job["tag"], str(task["id"]), kind, r)).encode())
                 lib.bk_stop_instrumentation()
-        except SnippetError as error:
+        except BaseException as error:   # whatever the snippet does, the main thread hears
             outcome.append(error)
         if go is not None:
             os.write(done_w, b"x")
@@ -88,7 +88,8 @@ def run_job(job, setup, lib, prewarm=False):
         try:
             rebuilt = read_task(task)
         except RebuildError as error:
-            _fail("global", str(error), name=error.name, traceback=traceback.format_exc())
+            _fail("global", str(error), name=error.name, task=task["id"],
+                  traceback=traceback.format_exc())
         values = dict(rebuilt.globals)
         if needs_torch(rebuilt.stmt, rebuilt.setup, values):
             import torch
@@ -121,6 +122,9 @@ def run_job(job, setup, lib, prewarm=False):
             measure(task, loops)
         if outcome:
             error = outcome.pop()
+            if not isinstance(error, SnippetError):
+                _fail("crash", f"the measured loop raised {type(error).__name__}: {error}",
+                      task=task["id"], traceback="".join(traceback.format_exception(error)))
             _fail("snippet", str(error).splitlines()[0], task=task["id"], snippet=error.snippet,
                   traceback="".join(traceback.format_exception(error.error)))
     release.set()

@@ -38,6 +38,7 @@ MALLOC_TUNABLES = ("glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=
 # bytes and 97k small strings (of 64 sizes, so every small-object size class shifts) on the heap
 # before the snippet's objects.
 STACK_STEP = 4096 + 48
+STACK_POSITIONS = 16
 HEAP_STEP = 4099
 # The benchkit files that shape a counted process, relative to the package: a change to any
 # of them can move counts a little with no change to the code measured. Python snippets run
@@ -49,7 +50,8 @@ PYTHON_COLLECTOR_SOURCES = (
     "engines/wall/threads.py", "engines/callgrind/__init__.py", "engines/callgrind/server.py",
     "engines/callgrind/fork_loop.c", "engines/callgrind/client.c",
     "engines/callgrind/workdir.py", "engines/callgrind/command.py",
-    "engines/callgrind/toolchain.py", "engines/callgrind/collector.py")
+    "engines/callgrind/toolchain.py", "engines/callgrind/collector.py",
+    "engines/callgrind/servers.py")
 CPP_COLLECTOR_SOURCES = (
     "core/callgrind/requests.py", "engines/cpp/__init__.py", "engines/cpp/driver.c",
     "engines/cpp/source.py", "engines/cpp/toolchain.py", "engines/callgrind/workdir.py",
@@ -169,8 +171,8 @@ def child_environment(layout: int = 0,
     for name in ("LD_LIBRARY_PATH", "VALGRIND_LIB"):
         if name in os.environ:
             env[name] = os.environ[name]
-    if layout:
-        env["BENCHKIT_LAYOUT_PAD"] = "." * (layout * STACK_STEP)
+    if layout:   # stack positions cycle: one environment string may not exceed 128 KiB
+        env["BENCHKIT_LAYOUT_PAD"] = "." * (layout % STACK_POSITIONS * STACK_STEP)
     env.update(controls.child_environment)
     return env
 
@@ -222,11 +224,13 @@ def write_task_job(workdir: Path, tag: str, request: CountRequest) -> list[Path]
 
 def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
             requests: Sequence[CountRequest],
-            controls: CollectorControls = DEFAULT_CONTROLS) -> None:
+            controls: CollectorControls = DEFAULT_CONTROLS) -> tuple[int, Exception] | None:
     """Run the jobs natively up to their loops, once, in one process: bytecode caches are
-    written before any counted run (and a broken snippet or global fails fast)."""
+    written before any counted run (and a broken snippet or global fails fast). Returns
+    None, or the position of the first job that failed and its error (the jobs after it
+    were not prewarmed)."""
     if not controls.prewarm:
-        return
+        return None
     jobs = [json.loads((workdir / f"job-{tag}.json").read_text(encoding="utf-8"))
             for tag in tags]
     combined = {"tag": "prewarm",
@@ -239,12 +243,13 @@ def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
                            setup_name, "--prewarm", name], cwd=workdir,
                           env=child_environment(0, controls),
                           capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        failed = workdir / "error-prewarm.json"
-        index = 0
-        if failed.is_file():
-            info = json.loads(failed.read_text(encoding="utf-8"))
-            index = min(int(info.get("task", 0) or 0), len(tags) - 1)
-            failed.rename(workdir / f"error-{tags[index]}.json")
-        raise child_failure(workdir, tags[index], requests[index].task.spec.title,
-                            done.returncode, last_lines(done.stderr))
+    if done.returncode == 0:
+        return None
+    failed = workdir / "error-prewarm.json"
+    index = 0
+    if failed.is_file():
+        info = json.loads(failed.read_text(encoding="utf-8"))
+        index = min(int(info.get("task", 0) or 0), len(tags) - 1)
+        failed.rename(workdir / f"error-{tags[index]}.json")
+    return index, child_failure(workdir, tags[index], requests[index].task.spec.title,
+                                done.returncode, last_lines(done.stderr))

@@ -62,7 +62,7 @@ class CompiledLoop:
         """Seconds of `number` runs of stmt after setup, by `timer` (default: the loop's clock)."""
         try:
             return self._inner(itertools.repeat(None, number), timer or self._timer)
-        except Exception as error:
+        except (Exception, SystemExit) as error:   # sys.exit() in a snippet is its error too
             tb, lineno = error.__traceback__, None
             while tb is not None:
                 if tb.tb_frame.f_code.co_filename == self._filename:

@@ -9,19 +9,21 @@ import os
 from typing import Any, Sequence
 
 from benchkit.core.measurement import Measurement
-from benchkit.core.records import AbRecord, AbSide, Side
+from benchkit.core.records import AbRecord, AbSide, Failure, Phase, Side
 from benchkit.core.schema import Results
 from benchkit.errors import SuiteError
-from benchkit.orchestration.sampling.runs import Series, Settings, advance
+from benchkit.orchestration.sampling.runs import (Series, Settings, Slot, advance, check_same,
+                                                  nothing_loaded)
 from benchkit.orchestration.sampling.workers import (Interpreter, StartWorker, SuiteLoad,
-                                                     Worker, start_process)
+                                                     start_process)
 
 
 @dataclasses.dataclass
 class Interleaved:
-    """What an interleaved A/B measured so far, filled as it goes (a failure keeps the rounds
-    that finished): per benchmark each side's Series, whose processes are the rounds and
-    whose chunks are the trials (paired by position)."""
+    """What an interleaved A/B measured so far, filled as it goes (a failure or an interrupt
+    keeps the rounds that finished): per benchmark each side's Series, whose processes are
+    the rounds and whose chunks are the trials (paired by position). A benchmark that fails
+    on either side is in `failures` and measured no further."""
 
     base: list[Series] = dataclasses.field(default_factory=list)
     new: list[Series] = dataclasses.field(default_factory=list)
@@ -29,11 +31,18 @@ class Interleaved:
     only_base: list[str] = dataclasses.field(default_factory=list)
     only_new: list[str] = dataclasses.field(default_factory=list)
     environments: dict[str, dict] = dataclasses.field(default_factory=dict)
+    failures: list[Failure] = dataclasses.field(default_factory=list)
+
+    def failed(self, name: str) -> bool:
+        """Whether benchmark `name` failed."""
+        return any(f.benchmark == name for f in self.failures)
 
     def measurements(self, side: Side) -> list[Measurement]:
-        """One side's Measurements, marked with the side in their metadata."""
+        """One side's Measurements (of rounds both sides finished), marked with the side."""
         out = []
         for series in (self.base if side is Side.BASE else self.new):
+            if self.failed(series.benchmark.name):
+                continue
             benchmark = dataclasses.replace(series.benchmark, side=side)
             m = series.measurement(metadata=benchmark.metadata())
             if m is not None:
@@ -42,7 +51,7 @@ class Interleaved:
 
     def results(self, base: Interpreter, new: Interpreter, revisions: dict[Side, str | None],
                 trials: int, trial_time: float, seed: int | None,
-                environment: dict[str, Any]) -> Results:
+                environment: dict[str, Any], partial: str | None = None) -> Results:
         """A results file of both sides, with the A/B's record."""
         def record_of(side: Side, where: Interpreter) -> AbSide:
             return AbSide(where.python, dict(where.env), revisions.get(side),
@@ -52,26 +61,66 @@ class Interleaved:
                                             Side.NEW: record_of(Side.NEW, new)},
                           only_base=tuple(self.only_base), only_new=tuple(self.only_new))
         return Results([*self.measurements(Side.BASE), *self.measurements(Side.NEW)], [],
-                       environment, {}, record)
+                       environment, {}, record, list(self.failures), partial)
 
 
-def _first_round(out: Interleaved, workers: dict[str, Worker], listed: dict[str, list],
-                 settings: Settings) -> None:
+def _first_round(out: Interleaved, slots: dict[str, Slot], settings: Settings) -> None:
     """Match the two sides' benchmarks, record the environments, choose block sizes."""
-    base_names = [b.name for b, _ in listed["base"]]
-    new_names = {b.name for b, _ in listed["new"]}
-    common = [(b, spec) for b, spec in listed["base"] if b.name in new_names]
+    base, new = slots["base"].listing, slots["new"].listing
+    if not base.benchmarks:
+        raise nothing_loaded(base, "BASE")
+    if not new.benchmarks:
+        raise nothing_loaded(new, "NEW")
+    base_names, new_names = base.names(), set(new.names())
+    common = [(b, spec) for b, spec in base.benchmarks if b.name in new_names]
     out.only_base[:] = [n for n in base_names if n not in new_names]
-    out.only_new[:] = [b.name for b, _ in listed["new"] if b.name not in base_names]
-    if not common:
+    out.only_new[:] = [n for n in new.names() if n not in base_names]
+    out.failures += _side_failures(base.failures, "BASE") + _side_failures(new.failures, "NEW")
+    if not common and not out.failures:
         raise SuiteError("BASE and NEW have no benchmark in common")
-    for name, worker in workers.items():
-        out.environments[name] = worker.environment()
+    for name, slot in slots.items():
+        out.environments[name] = slot.worker().environment()
     for benchmark, spec in common:
         # One block size for both sides: each pair times the same work.
-        number = workers["base"].block_size(benchmark.name, settings.block_min_run_time)
+        number = slots["base"].run(benchmark, Phase.WALL_TIME, lambda w: w.block_size(
+            benchmark.name, settings.block_min_run_time))
+        if isinstance(number, Failure):
+            out.failures += _side_failures([number], "BASE")
+            number = 0
         out.base.append(Series(benchmark, spec, number))
         out.new.append(Series(benchmark, spec, number))
+
+
+def _side_failures(failures, side: str) -> list[Failure]:
+    return [dataclasses.replace(f, error=f"{side}: {f.error}") for f in failures]
+
+
+def _trials(i: int, out: Interleaved, slots: dict[str, Slot], trials: int,
+            settings: Settings, rng) -> dict[str, list] | Failure:
+    """One benchmark's trials in one round: a warm-up on each side, then `trials` pairs
+    back to back in random order; or the Failure that stopped it."""
+    benchmark, number = out.base[i].benchmark, out.base[i].number
+    chunks: dict[str, list] = {"base": [], "new": []}
+
+    def measure(side: str, min_time: float, warmup: bool):
+        got = slots[side].run(benchmark, Phase.WALL_TIME, lambda w: w.measure(
+            benchmark.name, number, min_time, settings.chunk_time, warmup))
+        if isinstance(got, Failure):
+            return _side_failures([got], side.upper())[0]
+        return got
+    for side in ("base", "new"):
+        got = measure(side, 0.0, True)
+        if isinstance(got, Failure):
+            return got
+    for _ in range(trials):
+        pair = ["base", "new"]
+        rng.shuffle(pair)
+        for side in pair:
+            got = measure(side, settings.chunk_time, False)
+            if isinstance(got, Failure):
+                return got
+            chunks[side] += got[:1]
+    return chunks
 
 
 def interleave(paths: Sequence[str], base: Interpreter, new: Interpreter, *, rounds: int = 8,
@@ -81,10 +130,12 @@ def interleave(paths: Sequence[str], base: Interpreter, new: Interpreter, *, rou
                cpus: Sequence[int | None] | None = None) -> Interleaved:
     """Interleaved A/B: `rounds` rounds, each with a fresh worker per side; per benchmark
     `trials` pairs of chunks of `settings.chunk_time`, each pair in random order.
-    Fills `into` as it goes, so a failure keeps what was measured."""
+    Fills `into` as it goes, so a failure keeps what was measured; a benchmark that fails
+    on either side is recorded and the others go on."""
     rng = settings.rng()
     load = SuiteLoad(tuple(map(str, paths)), keyword, num_threads)
     out = into if into is not None else Interleaved()
+    first_names: dict[str, list[str]] = {}
     if cpus is None:
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [None]
     for r in range(rounds):
@@ -93,37 +144,32 @@ def interleave(paths: Sequence[str], base: Interpreter, new: Interpreter, *, rou
         # Both workers of a round on one CPU: on shared machines each CPU has its own
         # neighbours, so a pair split across CPUs would compare two machine states.
         cpu = cpus[r % len(cpus)]
-        workers: dict[str, Worker] = {}
+        # The same layout for both sides of a round: what hash seeds and stack position do
+        # to the time cancels in the round's ratio.
+        slots = {name: Slot(start, where, f"{name} worker (round {r + 1})", cpu, r, settings,
+                            load) for name, where in sides}
         try:
-            listed = {}
-            for name, where in sides:
-                # The same layout for both sides of a round: what hash seeds and stack
-                # position do to the time cancels in the round's ratio.
-                workers[name] = start(where, f"{name} worker (round {r + 1})", cpu, r,
-                                      settings.timeout)
-                listed[name] = workers[name].load(load)
+            for slot in slots.values():
+                slot.worker()
             if r == 0:
-                _first_round(out, workers, listed, settings)
+                _first_round(out, slots, settings)
+                first_names = {name: slot.listing.names() for name, slot in slots.items()}
+            else:
+                for name, slot in slots.items():
+                    check_same(slot, first_names[name])
             order = list(range(len(out.base)))
             rng.shuffle(order)
             for i in order:
-                name = out.base[i].benchmark.name
-                chunks: dict[str, list] = {"base": [], "new": []}
-                for side_name in ("base", "new"):   # warm both up before the first pair
-                    workers[side_name].measure(name, out.base[i].number, 0.0,
-                                               settings.chunk_time, True)
-                for _ in range(trials):
-                    pair = ["base", "new"]
-                    rng.shuffle(pair)
-                    for side_name in pair:
-                        chunks[side_name] += workers[side_name].measure(
-                            name, out.base[i].number, settings.chunk_time,
-                            settings.chunk_time, False)[:1]
-                out.base[i].add(chunks["base"], r)
-                out.new[i].add(chunks["new"], r)
+                if not out.failed(out.base[i].benchmark.name):
+                    chunks = _trials(i, out, slots, trials, settings, rng)
+                    if isinstance(chunks, Failure):
+                        out.failures.append(chunks)
+                    else:
+                        out.base[i].add(chunks["base"], r)
+                        out.new[i].add(chunks["new"], r)
                 advance(progress, rounds * len(out.base))
             out.rounds_done = r + 1
         finally:
-            for worker in workers.values():
-                worker.close()
+            for slot in slots.values():
+                slot.close()
     return out

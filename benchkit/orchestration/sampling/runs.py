@@ -15,15 +15,16 @@ import random
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from benchkit.core import validate
 from benchkit.core.measurement import Chunk, Measurement, ProcessSample
-from benchkit.core.records import Benchmark
+from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
 from benchkit.core.task import Task, TaskSpec
-from benchkit.errors import SuiteError
-from benchkit.orchestration.sampling.workers import (Interpreter, Load, StartWorker, SuiteLoad,
-                                                     TasksLoad, names, start_process)
+from benchkit.errors import BenchmarkFailed, SuiteError, WorkerError
+from benchkit.orchestration.sampling.workers import (Interpreter, Listing, Load, StartWorker,
+                                                     SuiteLoad, TasksLoad, Worker,
+                                                     start_process)
 from benchkit.system.processes import owned_prefix
 
 
@@ -88,54 +89,144 @@ class Series:
 
 @dataclasses.dataclass
 class Sampled:
-    """What a run measured so far, filled as it goes: a failure keeps what finished."""
+    """What a run measured so far, filled as it goes: a failure or an interrupt keeps what
+    finished. A benchmark that failed is in `failures` and measured no further."""
 
     series: list[Series] = dataclasses.field(default_factory=list)
+    failures: list[Failure] = dataclasses.field(default_factory=list)
     processes_done: int = 0
 
+    def failed(self, name: str) -> bool:
+        """Whether benchmark `name` failed."""
+        return any(f.benchmark == name for f in self.failures)
+
     def measurements(self) -> list[Measurement]:
-        """One Measurement per benchmark measured, with its name and gates as metadata."""
+        """One Measurement per benchmark measured (and not failed), with its name and gates
+        as metadata."""
         out = []
         for s in self.series:
-            m = s.measurement(metadata=s.benchmark.metadata())
+            m = None if self.failed(s.benchmark.name) else s.measurement(
+                metadata=s.benchmark.metadata())
             if m is not None:
                 out.append(m)
         return out
+
+
+def check_same(slot: "Slot", names: list[str]) -> None:
+    """A later worker must find what the first one found."""
+    if slot.listing.names() != names:
+        why = "".join(f"; {f.error.splitlines()[0]}" for f in slot.listing.failures)
+        raise SuiteError(f"{slot.label} found other benchmarks than the first; the suite "
+                         f"must define the same benchmarks every time{why}")
+
+
+class Slot:
+    """One worker process of a schedule: started on first use, loading `load`, and started
+    again (same layout and CPU) after a benchmark crashes it or times out, so one
+    benchmark's failure is that benchmark's alone."""
+
+    def __init__(self, start: StartWorker, where: Interpreter, label: str, cpu: int | None,
+                 layout: int | None, settings: "Settings", load: Load):
+        self._start, self._where, self.label = start, where, label
+        self._cpu, self._layout, self._settings, self._load = cpu, layout, settings, load
+        self._worker: Worker | None = None
+        self.listing: Listing | None = None
+
+    def worker(self) -> Worker:
+        """The live worker (started and loaded if needed)."""
+        if self._worker is None:
+            self._worker = self._start(self._where, self.label, self._cpu, self._layout,
+                                       self._settings.timeout)
+            try:
+                listing = self._worker.load(self._load)
+            except BaseException:
+                self.close()
+                raise
+            if self.listing is not None and listing.names() != self.listing.names():
+                self.close()
+                raise SuiteError(f"{self.label} found other benchmarks than before; the suite "
+                                 "must define the same benchmarks every time")
+            self.listing = listing
+        return self._worker
+
+    def run(self, benchmark: Benchmark, phase: Phase, call: Callable[[Worker], Any]
+            ) -> Any | Failure:
+        """call(worker), or the Failure of `benchmark` when its snippet raised, its worker
+        died or it did not answer within settings.timeout (the worker is then replaced)."""
+        worker = self.worker()
+        try:
+            return call(worker)
+        except BenchmarkFailed as error:
+            return Failure(benchmark.name, phase, FailureKind.RAISED, str(error),
+                           benchmark.file)
+        except WorkerError as error:
+            self.close()
+            kind = FailureKind.TIMED_OUT if error.timed_out else FailureKind.CRASHED
+            return Failure(benchmark.name, phase, kind, str(error), benchmark.file)
+
+    def close(self) -> None:
+        """Stop the worker (if any)."""
+        if self._worker is not None:
+            worker, self._worker = self._worker, None
+            worker.close()
 
 
 def sample(load: Load, where: Interpreter = Interpreter(), settings: Settings = Settings(), *,
            progress: Any = None, into: Sampled | None = None,
            start: StartWorker = start_process) -> Sampled:
     """Run `settings.processes` workers one after another, each loading `load` and measuring
-    every benchmark once, in an order shuffled per process (seeded by settings.seed)."""
+    every benchmark once, in an order shuffled per process (seeded by settings.seed). A
+    benchmark that fails is recorded in `failures` and left out of later processes."""
     rng = settings.rng()
     out = into if into is not None else Sampled()
     for p in range(settings.processes):
-        worker = start(where, f"{where.name} worker {p + 1}", None, p, settings.timeout)
+        slot = Slot(start, where, f"{where.name} worker {p + 1}", None, p, settings, load)
         try:
-            listed = worker.load(load)
+            slot.worker()
             if p == 0:
-                if not listed:
-                    raise SuiteError(f"no benchmarks in {load.describe()}")
-                for benchmark, spec in listed:
-                    series = Series(benchmark, spec)
-                    series.number = worker.block_size(benchmark.name,
-                                                      settings.block_min_run_time)
-                    out.series.append(series)
-            elif names(listed) != [s.benchmark.name for s in out.series]:
-                raise SuiteError(f"{where.name} worker {p + 1} found other benchmarks than the "
-                                 "first; the suite must define the same benchmarks every time")
+                _first_process(out, slot, load, settings)
+            else:
+                check_same(slot, [s.benchmark.name for s in out.series])
             order = list(out.series)
             rng.shuffle(order)
             for series in order:
-                series.add(worker.measure(series.benchmark.name, series.number,
-                                          settings.min_run_time, settings.chunk_time,
-                                          warmup=True), p)
+                if not out.failed(series.benchmark.name):
+                    chunks = slot.run(series.benchmark, Phase.WALL_TIME, lambda w: w.measure(
+                        series.benchmark.name, series.number, settings.min_run_time,
+                        settings.chunk_time, warmup=True))
+                    if isinstance(chunks, Failure):
+                        out.failures.append(chunks)
+                    else:
+                        series.add(chunks, p)
                 advance(progress, settings.processes * len(out.series))
             out.processes_done = p + 1
         finally:
-            worker.close()
+            slot.close()
     return out
+
+
+def nothing_loaded(listing: Listing, what: str) -> SuiteError:
+    """The error of a load that found no benchmark: the first file's own error when files
+    failed to import (nothing to measure is an input error, not a benchmark's failure)."""
+    if listing.failures:
+        return SuiteError(listing.failures[0].error)
+    return SuiteError(f"no benchmarks in {what}")
+
+
+def _first_process(out: Sampled, slot: Slot, load: Load, settings: Settings) -> None:
+    """The first process lists the benchmarks and chooses each one's block size."""
+    if not slot.listing.benchmarks:
+        raise nothing_loaded(slot.listing, load.describe())
+    out.failures += slot.listing.failures
+    for benchmark, spec in slot.listing.benchmarks:
+        series = Series(benchmark, spec)
+        number = slot.run(benchmark, Phase.WALL_TIME,
+                          lambda w: w.block_size(benchmark.name, settings.block_min_run_time))
+        if isinstance(number, Failure):
+            out.failures.append(number)
+        else:
+            series.number = number
+        out.series.append(series)
 
 
 def sample_suite(paths: Sequence[str], *, keyword: str | None = None,
@@ -172,4 +263,7 @@ def sample_tasks(tasks: Sequence[Task], settings: Settings = Settings(),
     tasks = list(tasks)
     with shipped(tasks) as load:
         sampled = sample(load, Interpreter(), settings, progress=progress, start=start)
+    if sampled.failures:
+        first = sampled.failures[0]
+        raise WorkerError(first.error, timed_out=first.kind is FailureKind.TIMED_OUT)
     return [series.measurement(task.spec) for task, series in zip(tasks, sampled.series)]

@@ -33,14 +33,18 @@ class Worker:
         from benchkit.engines.loops import loop_for
         from benchkit.engines.wall.clock import default_timer
         from benchkit.orchestration.suite import discover
-        selected = [b for b in discover(paths) if keyword_filter(keyword)(b.name)]
+        failures = []
+        matches = keyword_filter(keyword)
+        selected = [b for b in discover(paths, lambda f, e: failures.append(f))
+                    if matches(b.name)]
         out = []
         for b in selected:
             task = b.task if num_threads is None else b.task.with_threads(num_threads)
             self.loops[b.name] = (loop_for(task, default_timer), task.spec.num_threads)
-            out.append({"name": b.name, "task_spec": task.spec.to_dict(),
+            out.append({"name": b.name, "task_spec": task.spec.to_dict(), "file": b.file,
                         "gates": [str(g) for g in b.gates]})
-        return {"benchmarks": out}
+        return {"benchmarks": out,
+                "failed": [f.to_dict() for f in failures if matches(f.benchmark)]}
 
     def tasks(self, job):
         """Load tasks shipped in a job file, named by position."""

@@ -10,14 +10,14 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol
 
 import benchkit
 from benchkit.core.gates import Gate
 from benchkit.core.measurement import Chunk
-from benchkit.core.records import Benchmark
+from benchkit.core.records import Benchmark, Failure
 from benchkit.core.task import TaskSpec
-from benchkit.errors import ChannelError, SuiteError, WorkerError
+from benchkit.errors import BenchmarkFailed, ChannelError, SuiteError, WorkerError
 from benchkit.system.processes import (JsonLines, aslr_prefix, die_with_parent, kill_group,
                                        last_lines, owned_prefix)
 
@@ -63,14 +63,27 @@ class TasksLoad:
 Load = SuiteLoad | TasksLoad
 
 
+@dataclasses.dataclass(frozen=True)
+class Listing:
+    """What a worker found in a Load: the benchmarks, with their TaskSpecs, and the ones that
+    failed to load."""
+
+    benchmarks: tuple[tuple[Benchmark, TaskSpec | None], ...]
+    failures: tuple[Failure, ...] = ()
+
+    def names(self) -> list[str]:
+        """The benchmark names, in order."""
+        return [b.name for b, _ in self.benchmarks]
+
+
 class Worker(Protocol):
     """What the schedulers need of a worker: list what a Load holds, say where it runs, size
     blocks, and time chunks."""
 
     label: str
 
-    def load(self, load: Load) -> list[tuple[Benchmark, TaskSpec]]:
-        """The benchmarks `load` holds, with their TaskSpecs."""
+    def load(self, load: Load) -> Listing:
+        """The benchmarks `load` holds, with their TaskSpecs (and those failing to load)."""
 
     def environment(self) -> dict[str, Any]:
         """The worker's environment fingerprint."""
@@ -109,11 +122,17 @@ def start_process(where: Interpreter, label: str, cpu: int | None = None,
                          layout=layout, timeout=timeout)
 
 
+# Stack positions cycle: one environment string may not exceed 128 KiB (MAX_ARG_STRLEN),
+# which layout 32 and beyond would (round 33 of an A/B could not start its workers).
+STACK_POSITIONS = 16
+
+
 def layout_environment(layout: int) -> dict[str, str]:
     """Reproducible process layout number `layout`: its string-hash seed and its stack
     position (environment padding). With ASLR off, process `layout` of one run and of the
     next start alike, so their times can be compared pair by pair."""
-    return {"PYTHONHASHSEED": str(layout + 1), "BENCHKIT_LAYOUT_PAD": "." * (layout * 4144)}
+    return {"PYTHONHASHSEED": str(layout + 1),
+            "BENCHKIT_LAYOUT_PAD": "." * (layout % STACK_POSITIONS * 4144)}
 
 
 class WorkerProcess:
@@ -178,24 +197,27 @@ class WorkerProcess:
             self._channel.send({"cmd": cmd, **args})
             reply = self._channel.receive(self.timeout)
         except ChannelError as error:
-            hint = ("; a snippet may hang (raise the timeout or fix the snippet)"
+            hint = ("; a snippet may hang (raise --timeout or fix the snippet)"
                     if error.timed_out else "")
-            raise WorkerError(f"{error}{hint}") from None
+            raise WorkerError(f"{error}{hint}", timed_out=error.timed_out) from None
         if not reply.pop("ok"):
             message = f"{self.label}: {reply['error']}"
             if reply["kind"] == "suite":
                 raise SuiteError(message)
-            raise WorkerError(f"{message}\nTraceback in the worker process:\n"
-                              f"{reply['traceback'].rstrip()}")
+            raise BenchmarkFailed(f"{message}\nTraceback in the worker process:\n"
+                                  f"{reply['traceback'].rstrip()}")
         return reply
 
     # -- the Worker protocol ------------------------------------------------------------------
-    def load(self, load: Load) -> list[tuple[Benchmark, TaskSpec]]:
+    def load(self, load: Load) -> Listing:
         """The benchmarks `load` holds, as the worker found them."""
         reply = self.request(**load.request())
-        return [(Benchmark(b["name"], tuple(Gate.parse(g) for g in b.get("gates", []))),
-                 TaskSpec.from_dict(b["task_spec"]) if b.get("task_spec") else None)
-                for b in reply["benchmarks"]]
+        return Listing(
+            tuple((Benchmark(b["name"], tuple(Gate.parse(g) for g in b.get("gates", [])),
+                             file=b.get("file")),
+                   TaskSpec.from_dict(b["task_spec"]) if b.get("task_spec") else None)
+                  for b in reply["benchmarks"]),
+            tuple(Failure.from_dict(f) for f in reply.get("failed", [])))
 
     def environment(self) -> dict[str, Any]:
         """The worker's environment fingerprint."""
@@ -237,6 +259,3 @@ class WorkerProcess:
         self.close()
 
 
-def names(listed: Sequence[tuple[Benchmark, Any]]) -> list[str]:
-    """The benchmark names of a worker's listing, in order."""
-    return [b.name for b, _ in listed]

@@ -1,0 +1,119 @@
+"""`benchkit ab`: an interleaved A/B of two environments on the same suites, judged round by
+round. A benchmark that fails on either side is recorded and the others go on; an A/B stopped
+by Ctrl-C, SIGTERM or an error saves its finished rounds, marked partial, and removes the
+worktrees and environments it made."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from benchkit.cli import args as types
+from benchkit.cli import saving
+from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.run_command import DEFAULT_TIMEOUT
+from benchkit.errors import BenchkitError
+
+
+def add_parsers(sub) -> None:
+    """The `ab` subcommand."""
+    ab = sub.add_parser("ab", help="interleaved A/B of two environments on the same suites")
+    ab.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
+    ab.add_argument("-k", dest="keyword", metavar="EXPR",
+                    type=types.keyword_expression)
+    for side in ("base", "new"):
+        ab.add_argument(f"--{side}-python", metavar="PYTHON",
+                        help=f"interpreter of {side.upper()} (default: this one)")
+        ab.add_argument(f"--{side}-env", action="append", metavar="NAME=VALUE",
+                        help=f"environment variable for {side.upper()} (repeatable)")
+        ab.add_argument(f"--{side}-rev", metavar="REV",
+                        help=f"git revision of --repo installed as {side.upper()}")
+    ab.add_argument("--repo", metavar="DIR", help="git repository of the revisions (default .)")
+    ab.add_argument("--install", metavar="CMD",
+                    help="shell command installing a revision: {src} is its checkout, {env} "
+                         "the virtual environment to create, {python} this interpreter "
+                         "(default: a venv seeing this one's packages + pip install {src})")
+    ab.add_argument("--rounds", type=types.positive_int, default=8, metavar="R",
+                    help="rounds, each with a fresh process per side (default 8)")
+    ab.add_argument("--trials", type=types.positive_int, default=20, metavar="T",
+                    help="back-to-back BASE/NEW trial pairs per benchmark per round (default 20)")
+    ab.add_argument("--trial-time", type=types.positive_float, default=0.025, metavar="S",
+                    help="seconds of one trial (default 0.025)")
+    ab.add_argument("--num-threads", type=types.positive_int, metavar="N")
+    ab.add_argument("--seed", type=int, metavar="N")
+    ab.add_argument("--timeout", type=types.positive_float, default=DEFAULT_TIMEOUT,
+                    metavar="S", help="seconds a benchmark's trial may take before the "
+                                      f"benchmark is recorded as failed (default "
+                                      f"{DEFAULT_TIMEOUT:g})")
+    ab.add_argument("--fail-on", type=types.gate, action="append", default=[], metavar="GATE")
+    ab.add_argument("--allow-missing", action="store_true",
+                    help="a gate that cannot be evaluated (a benchmark failed or missing on "
+                         "a side) is reported, not failed")
+    ab.add_argument("--noise", type=types.percent, default=None, metavar="PCT",
+                    help="changes inside +-PCT count as noise (default 2%%)")
+    ab.add_argument("--alpha", type=types.probability, default=0.01)
+    ab.add_argument("-o", "--output", metavar="FILE",
+                    help="results file holding both sides; default results/ab-<time>.json")
+    ab.add_argument("--save-sides", action="store_true",
+                    help="also write FILE.base.json and FILE.new.json")
+    ab.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    ab.add_argument("--markdown", action="store_true")
+
+
+def cmd_ab(args) -> int:
+    """`benchkit ab`: interleaved A/B of two environments, with verdicts and gates."""
+    from benchkit.core import comparison
+    from benchkit.core.records import Side
+    from benchkit.core.report import comparison_to_json, format_comparison
+    from benchkit.orchestration.sampling import interleaved, runs, sides
+    from benchkit.system import machine
+    from benchkit.system.results_files import check_writable
+
+    for path in args.paths:
+        if not Path(path).exists():
+            raise BenchkitError(f"{path}: no such file or directory")
+    output = check_writable(args.output or saving.default_output("ab"))
+    settings = runs.Settings(chunk_time=args.trial_time, seed=args.seed, timeout=args.timeout)
+    revisions = {Side.BASE: args.base_rev, Side.NEW: args.new_rev}
+    with sides.sides(base_python=args.base_python, new_python=args.new_python,
+                     base_env=args.base_env, new_env=args.new_env, base_rev=args.base_rev,
+                     new_rev=args.new_rev, repo=args.repo, install=args.install,
+                     log=lambda m: print(m, file=sys.stderr)) as (base, new):
+        measured = interleaved.Interleaved()
+
+        def results(partial: str | None = None):
+            return measured.results(base, new, revisions, args.trials, args.trial_time,
+                                    args.seed, machine.collect(), partial)
+        bar = saving.progress(f"A/B ({args.rounds} rounds)")
+        try:
+            interleaved.interleave(args.paths, base, new, rounds=args.rounds,
+                                   trials=args.trials, keyword=args.keyword,
+                                   num_threads=args.num_threads, settings=settings,
+                                   progress=bar, into=measured)
+        except (BenchkitError, KeyboardInterrupt) as error:
+            bar.close()
+            if measured.rounds_done or measured.failures:
+                why = (saving.interruption(error, "the A/B")
+                       if isinstance(error, KeyboardInterrupt)
+                       else saving.stopped_by(error, "the A/B"))
+                saving.save(saving.partial_path(output), results(why),
+                            f"partial results ({measured.rounds_done} complete rounds)")
+            raise
+        bar.close()
+        saved = results()
+    written = saving.save(output, saved, "results", exclusive=args.output is None)
+    if args.save_sides:
+        for side, part in zip(Side, comparison.split_ab(saved)):
+            saving.save(written.with_name(written.name.replace(".json", f".{side.value}.json",
+                                                               1)), part, "results")
+    compared = comparison.of_ab(saved, args.fail_on, noise=args.noise, alpha=args.alpha,
+                                allow_missing=args.allow_missing)
+    if args.json:
+        print(json.dumps(comparison_to_json(compared), indent=1))
+    else:
+        print(format_comparison(compared, markdown=args.markdown))
+    saving.report_failures(saved.failures)
+    return ExitCode.FAILED if compared.regressions or saved.failures else ExitCode.OK
+
+
+COMMANDS = {"ab": cmd_ab}

@@ -1,0 +1,220 @@
+"""`benchkit run`: suites measured across worker processes (and counted under callgrind). A
+benchmark that fails is recorded and the others go on; a run stopped by Ctrl-C, SIGTERM or an
+error saves what it measured, marked partial."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from benchkit.cli import args as types
+from benchkit.cli import saving
+from benchkit.cli.exit_codes import ExitCode
+from benchkit.core.records import Benchmark, Failure, Phase
+from benchkit.errors import BenchkitError
+
+FAST = {"processes": 3, "min_run_time": 0.05}
+DEFAULT_TIMEOUT = 600.0
+
+
+def add_parsers(sub) -> None:
+    """The `run` subcommand."""
+    run = sub.add_parser("run", help="run benchmark suites and write a results file")
+    run.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
+    run.add_argument("-k", dest="keyword", metavar="EXPR",
+                     type=types.keyword_expression,
+                     help="only benchmarks whose name matches (words, and/or/not)")
+    run.add_argument("--processes", type=types.positive_int, default=10, metavar="N",
+                     help="fresh worker processes that each measure every benchmark "
+                          "(default 10)")
+    run.add_argument("--min-run-time", type=types.positive_float, default=0.1, metavar="S",
+                     help="seconds each process measures each benchmark (default 0.1)")
+    run.add_argument("--fast", action="store_true",
+                     help=f"quick look: {FAST['processes']} processes of "
+                          f"{FAST['min_run_time']} s (weaker verdicts)")
+    run.add_argument("--in-process", action="store_true",
+                     help="measure in this process with blocked_autorange, as "
+                          "torch.utils.benchmark (no between-process evidence)")
+    run.add_argument("--seed", type=int, metavar="N", help="seed of the measuring order")
+    run.add_argument("--timeout", type=types.positive_float, default=DEFAULT_TIMEOUT,
+                     metavar="S", help="seconds a benchmark may take in one process (wall "
+                                       "time) or one collection (--callgrind) before it is "
+                                       f"recorded as failed (default {DEFAULT_TIMEOUT:g})")
+    run.add_argument("--callgrind", action="store_true", help="also count instructions")
+    run.add_argument("--cache-sim", action="store_true",
+                     help="with --callgrind: simulate caches (misses, estimated cycles)")
+    run.add_argument("--layouts", type=types.positive_int, default=1, metavar="K",
+                     help="with --callgrind: collect under K memory layouts and keep the "
+                          "band (default 1)")
+    run.add_argument("-j", "--jobs", type=types.positive_int, default=None, metavar="N",
+                     help="with --callgrind: N collections at once (default: the CPUs)")
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="with --callgrind: collect on the workers of a dask.distributed "
+                          "scheduler (tcp://HOST:PORT; needs benchkit[distributed])")
+    run.add_argument("--num-threads", type=types.positive_int, metavar="N",
+                     help="override every benchmark's num_threads")
+    run.add_argument("-o", "--output", metavar="FILE",
+                     help="results file (.json or .json.gz); default results/run-<time>.json")
+    run.add_argument("--no-wall-time", action="store_true",
+                     help="with --callgrind: skip wall-time measurement")
+
+
+@dataclasses.dataclass
+class _Run:
+    """What a run has measured so far, so a run that stops early can save it."""
+
+    phase: str = "loading"
+    measurements: list = dataclasses.field(default_factory=list)
+    counts: dict = dataclasses.field(default_factory=dict)     # benchmark index -> stats
+    failures: list[Failure] = dataclasses.field(default_factory=list)
+    sampled: object = None
+
+    def results(self, partial: str | None = None):
+        from benchkit.core.schema import Results
+        from benchkit.system.machine import collect
+        measurements = list(self.measurements) or (
+            self.sampled.measurements() if self.sampled is not None else [])
+        failures = saving.first_failure_per_benchmark(
+            self.failures + list(getattr(self.sampled, "failures", [])))
+        counts = [self.counts[i] for i in sorted(self.counts)]
+        return Results(measurements, counts, collect(), failures=failures, partial=partial)
+
+    def anything(self) -> bool:
+        return bool(self.measurements or self.counts or self.failures or (
+            self.sampled is not None and (self.sampled.series or self.sampled.failures)))
+
+
+def _wall_in_process(selected: list[Benchmark], min_run_time: float, timeout: float,
+                     state: _Run) -> None:
+    from tqdm import tqdm
+
+    from benchkit.api.timer import Timer
+    from benchkit.core.records import FailureKind
+    from benchkit.errors import BenchmarkTimedOut, SnippetError
+    from benchkit.system.processes import time_limit
+    for b in tqdm(selected, desc="wall time", unit="benchmark", disable=None):
+        try:
+            with time_limit(timeout):
+                m = Timer.from_task(b.task).blocked_autorange(min_run_time=min_run_time)
+        except (SnippetError, BenchmarkTimedOut) as error:
+            timed_out = isinstance(error, BenchmarkTimedOut) or isinstance(
+                getattr(error, "error", None), BenchmarkTimedOut)
+            kind = FailureKind.TIMED_OUT if timed_out else FailureKind.RAISED
+            state.failures.append(Failure(b.name, Phase.WALL_TIME, kind, str(error), b.file))
+            continue
+        m.metadata = b.metadata()
+        state.measurements.append(m)
+
+
+def _counts(selected: list[Benchmark], args, state: _Run) -> None:
+    from benchkit.core.callgrind.requests import CountRequest
+    from benchkit.engines.callgrind.collector import JobFailure
+    from benchkit.orchestration import counting
+    failed = {f.benchmark for f in state.failures} | {
+        f.benchmark for f in getattr(state.sampled, "failures", [])}
+    todo = [b for b in selected if b.name not in failed]
+    executor, where = None, ""
+    if args.scheduler:
+        from benchkit.orchestration.distributed import client
+        executor = client(args.scheduler)
+        where = f" on the workers of {args.scheduler}"
+    bar = saving.progress("instruction counts" + where)
+    bar.total = len(todo) * (1 if executor else args.layouts)
+
+    def done(i: int, outcome) -> None:
+        if isinstance(outcome, JobFailure):
+            state.failures.append(Failure(todo[i].name, Phase.INSTRUCTIONS, outcome.kind,
+                                          str(outcome.error), todo[i].file))
+        else:
+            outcome.metadata.update(todo[i].metadata())
+            state.counts[i] = outcome
+    try:
+        options = counting.build_options("benchkit run", cache_sim=args.cache_sim,
+                                         timeout=args.timeout, layouts=args.layouts,
+                                         jobs=args.jobs, progress=bar)
+        outcomes = counting.collect_many([CountRequest(b.task) for b in todo], options,
+                                         executor, keep_going=True, on_result=done)
+        if executor is not None:    # remote results come back at the end
+            for i, outcome in enumerate(outcomes):
+                done(i, outcome)
+    finally:
+        bar.close()
+        if executor is not None:
+            executor.close()
+
+
+def _measure(args, settings, state: _Run) -> None:
+    from benchkit.orchestration.sampling import runs
+    selected: list[Benchmark] = []
+    if args.callgrind or args.in_process:
+        from benchkit.orchestration.suite import select
+        selected = select(args.paths, args.keyword, state.failures)
+        if args.num_threads is not None:
+            selected = [b.with_threads(args.num_threads) for b in selected]
+    if not args.no_wall_time:
+        state.phase = "wall time"
+        if args.in_process:
+            _wall_in_process(selected, args.min_run_time, args.timeout, state)
+        else:
+            state.sampled = runs.Sampled()
+            bar = saving.progress(f"wall time ({settings.processes} processes)")
+            try:
+                runs.sample_suite(args.paths, keyword=args.keyword,
+                                  num_threads=args.num_threads, settings=settings,
+                                  progress=bar, into=state.sampled)
+            finally:
+                bar.close()
+            state.measurements = state.sampled.measurements()
+    if args.callgrind:
+        state.phase = "instruction counts"
+        _counts(selected, args, state)
+
+
+def cmd_run(args) -> int:
+    """`benchkit run`: measure suites across worker processes (and count instructions)."""
+    from benchkit.api.compare import Compare
+    from benchkit.core.report import format_callgrind
+    from benchkit.orchestration.sampling import runs
+    from benchkit.system.results_files import check_writable
+
+    if args.no_wall_time and not args.callgrind:
+        raise BenchkitError("--no-wall-time without --callgrind measures nothing; drop it or "
+                            "add --callgrind")
+    if (args.jobs or args.scheduler) and not args.callgrind:
+        raise BenchkitError("-j/--scheduler apply to --callgrind collections; add --callgrind")
+    for path in args.paths:
+        if not Path(path).exists():
+            raise BenchkitError(f"{path}: no such file or directory")
+    output = check_writable(args.output or saving.default_output("run"))
+    settings = runs.Settings(
+        processes=FAST["processes"] if args.fast else args.processes,
+        min_run_time=FAST["min_run_time"] if args.fast else args.min_run_time, seed=args.seed,
+        timeout=args.timeout)
+    state = _Run()
+    try:
+        _measure(args, settings, state)
+    except KeyboardInterrupt as interrupt:
+        if state.anything():
+            saving.save(saving.partial_path(output),
+                        state.results(saving.interruption(interrupt, state.phase)),
+                        "partial results")
+        raise
+    except BenchkitError as error:
+        if state.anything():
+            saving.save(saving.partial_path(output),
+                        state.results(saving.stopped_by(error, state.phase)),
+                        "partial results")
+        raise
+    results = state.results()
+    if results.measurements:
+        print(Compare(results.measurements))
+        if results.measurements[0].processes is not None:
+            print(f"each benchmark measured in {settings.processes} fresh processes, "
+                  f"{settings.min_run_time:g} s each")
+    if results.callgrind:
+        print(format_callgrind(results.callgrind))
+    saving.report_failures(results.failures)
+    saving.save(output, results, "results", exclusive=args.output is None)
+    return ExitCode.FAILED if results.failures else ExitCode.OK
+
+
+COMMANDS = {"run": cmd_run}

@@ -1,0 +1,68 @@
+"""What the measuring commands share: results-file names, saving (with a fallback and
+default names that never collide), partial saves when a run stops early, progress bars."""
+from __future__ import annotations
+
+import datetime
+import sys
+from pathlib import Path
+
+from benchkit.core.records import Failure
+from benchkit.core.text import one_line
+from benchkit.errors import Terminated
+
+
+def default_output(kind: str) -> Path:
+    """results/<kind>-<time>.json: saved exclusively (another run of the same second gets
+    -2, -3, ...)."""
+    return Path(f"results/{kind}-{datetime.datetime.now():%Y%m%d-%H%M%S}.json")
+
+
+def partial_path(output: Path) -> Path:
+    """Where a run that stopped early saves what it measured: FILE.partial.json."""
+    return output.with_name(output.name.replace(".json", ".partial.json", 1))
+
+
+def save(path: Path, results, what: str, exclusive: bool = False) -> Path:
+    """Save results and say where (to stderr); into the temp directory if `path` fails."""
+    from benchkit.system.results_files import save_with_fallback
+    written, problem = save_with_fallback(path, results, exclusive=exclusive)
+    if problem:
+        print(f"could not write {one_line(problem)}; saved {what} to {one_line(written)} "
+              "instead", file=sys.stderr)
+    else:
+        print(f"wrote {one_line(written)}", file=sys.stderr)
+    return written
+
+
+def interruption(interrupt: KeyboardInterrupt, phase: str) -> str:
+    """Why a run stopped early, as the results file records it."""
+    signal = "SIGTERM" if isinstance(interrupt, Terminated) else "SIGINT"
+    return f"interrupted ({signal}) during {phase}"
+
+
+def stopped_by(error: BaseException, phase: str) -> str:
+    """Why a run stopped on an error, as the results file records it."""
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return f"stopped by an error during {phase}: {first[:300]}"
+
+
+def report_failures(failures: list[Failure]) -> None:
+    """Print the benchmarks that failed, one line each."""
+    for failure in failures:
+        print(f"FAILED {one_line(failure.summary())}")
+    if failures:
+        print(f"{len(failures)} benchmark(s) failed; the others were measured and saved")
+
+
+def progress(desc: str):
+    """A tqdm bar on stderr, drawn only on a terminal (a CI log gets no frames)."""
+    from tqdm import tqdm
+    return tqdm(desc=desc, total=0, unit="step", file=sys.stderr, leave=False, disable=None)
+
+
+def first_failure_per_benchmark(failures: list[Failure]) -> list[Failure]:
+    """One failure per benchmark (the first), in order."""
+    seen: dict[str, Failure] = {}
+    for failure in failures:
+        seen.setdefault(failure.benchmark, failure)
+    return list(seen.values())
