@@ -176,12 +176,13 @@ def test_instruction_band_and_changes_outside_both_bands():
 
 
 def test_instructions_gate_fires_only_beyond_the_bands():
-    from benchkit.core.comparison import Row, _check
+    from benchkit.core.comparison import Band, Row, _check, _Side
     from benchkit.core.gates import Gate
-    from benchkit.core.comparison import Band
     gate = Gate.parse("instructions>1%")
+    sides = [_Side(label, {}, {"x": object()}, {}) for label in ("BASE", "NEW")]
     base = Band(98.0, 100.0, 104.0, 3)
     inside = Row("x", None, base, Band(103.0, 106.0, 105.0, 3))
-    assert _check(inside, [gate]) == ()
+    assert _check(inside, [gate], *sides, False).failures == ()
     beyond = Row("x", None, base, Band(106.0, 107.0, 108.0, 3))
-    assert "instructions>1%: +1.92% instructions beyond the layout band" in _check(beyond, [gate])
+    assert ("instructions>1%: +1.92% instructions beyond the layout band"
+            in _check(beyond, [gate], *sides, False).failures)
