@@ -200,6 +200,18 @@ def test_dask_workers_count_the_same_as_local_collection(cluster):
     assert remote[0].metadata["worker_environment"]["python"]
 
 
+def test_a_function_a_suite_defines_is_counted_on_dask_workers(cluster, tmp_path):
+    from benchkit.orchestration.suite import select
+    path = tmp_path / "bench_f.py"
+    path.write_text("from benchkit import Timer\n\ndef work(n):\n    return sum(range(n))\n\n"
+                    "bench_w = Timer('work(50)', globals={'work': work})\n")
+    (benchmark,) = select([path])
+    timer = Timer.from_task(benchmark.task)
+    local = benchkit.collect_callgrind_many([timer], number=5)
+    remote = benchkit.collect_callgrind_many([timer], number=5, executor=cluster)
+    assert _counts(remote) == _counts(local) and local[0].per_run() > 0
+
+
 def test_any_executor_works_and_a_bad_one_is_refused():
     import concurrent.futures
     timers = [Timer(stmt, setup) for stmt, setup in SNIPPETS[:2]]

@@ -93,10 +93,8 @@ def cmd_ab(args) -> int:
         except (BenchkitError, KeyboardInterrupt) as error:
             bar.close()
             if measured.rounds_done or measured.failures:
-                why = (saving.interruption(error, "the A/B")
-                       if isinstance(error, KeyboardInterrupt)
-                       else saving.stopped_by(error, "the A/B"))
-                saving.save(saving.partial_path(output), results(why),
+                saving.save(saving.partial_path(output),
+                            results(saving.why_stopped(error, "the A/B")),
                             f"partial results ({measured.rounds_done} complete rounds)")
             raise
         bar.close()

@@ -192,16 +192,10 @@ def cmd_run(args) -> int:
     state = _Run()
     try:
         _measure(args, settings, state)
-    except KeyboardInterrupt as interrupt:
+    except (KeyboardInterrupt, BenchkitError) as stop:
         if state.anything():
             saving.save(saving.partial_path(output),
-                        state.results(saving.interruption(interrupt, state.phase)),
-                        "partial results")
-        raise
-    except BenchkitError as error:
-        if state.anything():
-            saving.save(saving.partial_path(output),
-                        state.results(saving.stopped_by(error, state.phase)),
+                        state.results(saving.why_stopped(stop, state.phase)),
                         "partial results")
         raise
     results = state.results()

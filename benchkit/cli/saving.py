@@ -34,15 +34,12 @@ def save(path: Path, results, what: str, exclusive: bool = False) -> Path:
     return written
 
 
-def interruption(interrupt: KeyboardInterrupt, phase: str) -> str:
-    """Why a run stopped early, as the results file records it."""
-    signal = "SIGTERM" if isinstance(interrupt, Terminated) else "SIGINT"
-    return f"interrupted ({signal}) during {phase}"
-
-
-def stopped_by(error: BaseException, phase: str) -> str:
-    """Why a run stopped on an error, as the results file records it."""
-    first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+def why_stopped(stop: BaseException, phase: str) -> str:
+    """Why a run stopped early (Ctrl-C, SIGTERM or an error), as the results file says."""
+    if isinstance(stop, KeyboardInterrupt):
+        signal = "SIGTERM" if isinstance(stop, Terminated) else "SIGINT"
+        return f"interrupted ({signal}) during {phase}"
+    first = (str(stop).strip().splitlines() or [type(stop).__name__])[0]
     return f"stopped by an error during {phase}: {first[:300]}"
 
 

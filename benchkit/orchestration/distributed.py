@@ -11,6 +11,7 @@ import os
 from typing import Any, Sequence
 
 from benchkit.core.callgrind.requests import CallgrindOptions, CountRequest
+from benchkit.engines import transfer
 from benchkit.engines.callgrind.collector import JobFailure
 from benchkit.errors import BenchkitError, DistributedError
 
@@ -40,16 +41,34 @@ def _workers(executor: Any) -> int:
     return max(1, getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
 
 
-def collect_on_worker(requests: Sequence[CountRequest], options: CallgrindOptions,
+def pack(requests: Sequence[CountRequest]) -> tuple[dict[str, dict[str, str]], bytes]:
+    """Requests as bytes for a worker, with the suite modules they refer to: the worker
+    loads those before unpickling (a suite's functions travel as they do to any child)."""
+    try:
+        import cloudpickle as pickler
+    except ImportError:   # without dask.distributed's cloudpickle, plain pickle
+        import pickle as pickler
+    data = pickler.dumps(list(requests))
+    return transfer.suite_modules(data), data
+
+
+def unpack(suite_modules: dict[str, dict[str, str]], data: bytes) -> list[CountRequest]:
+    """The worker's side of pack()."""
+    import pickle
+    transfer.ensure_suite_modules(suite_modules)
+    return pickle.loads(data)
+
+
+def collect_on_worker(packed: tuple[dict, bytes], options: CallgrindOptions,
                       keep_going: bool = False) -> dict[str, Any]:
-    """Runs on a worker: the local forking collector on `requests`; the stats (or, with
-    keep_going, the JobFailures) and who counted them."""
+    """Runs on a worker: the local forking collector on the packed requests; the stats (or,
+    with keep_going, the JobFailures) and who counted them."""
     import socket
 
     from benchkit.engines.callgrind.collect import collect
     from benchkit.engines.callgrind.collector import JobFailure
     from benchkit.system import machine
-    outcomes = collect(requests, options, keep_going=keep_going)
+    outcomes = collect(unpack(*packed), options, keep_going=keep_going)
     environment = machine.collect()
     for outcome in outcomes:
         for s in () if isinstance(outcome, JobFailure) else outcome:
@@ -70,7 +89,8 @@ def collect_remote(requests: Sequence[CountRequest], executor: Any,
     bounds = [round(i * len(requests) / shares) for i in range(shares + 1)]
     shipped = dataclasses.replace(options, progress=None)   # a progress bar stays here
     kwargs = {"pure": False} if _is_dask(executor) else {}
-    futures = [executor.submit(collect_on_worker, requests[a:b], shipped, keep_going, **kwargs)
+    futures = [executor.submit(collect_on_worker, pack(requests[a:b]), shipped, keep_going,
+                               **kwargs)
                for a, b in zip(bounds, bounds[1:]) if b > a]
     out = []
     try:
