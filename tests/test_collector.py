@@ -313,3 +313,42 @@ def test_counts_do_not_depend_on_where_an_editable_checkout_lives(tmp_path):
         counts.append(count)
     assert counts[0] == counts[1]
 
+
+
+TO_DOUBLE_CG_TWICE = """
+import benchkit
+timer = benchkit.Timer("x.to(torch.float64)", "x = torch.ones((128,))")
+for _ in range(2):   # two collectors, one after the other
+    print(benchkit.collect_callgrind_many([timer], number=100)[0].counts())
+"""
+
+
+def test_counts_do_not_depend_on_the_bytecode_caches_of_benchkit(tmp_path):
+    # A copy of benchkit without caches, counted twice; then with caches compiled under
+    # another path, as pip writes them, counted twice. Before the collector compiled benchkit
+    # from source without listing its folders, the first count was 1,751,573 and the others
+    # 1,749,673: its own first run wrote caches through its link, every later one (through
+    # another link) had their file names rewritten on load, allocations the counts showed.
+    # Empty __pycache__ folders, in turn, changed the listing the path finder keeps.
+    import shutil
+    copy = tmp_path / "copy"
+    package = copy / "benchkit"
+    shutil.copytree(Path(benchkit.__file__).resolve().parent, package,
+                    ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    (copy / "script.py").write_text(TO_DOUBLE_CG_TWICE)
+    # the calling process writes no caches, like a user's with PYTHONDONTWRITEBYTECODE
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"),
+           "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def count() -> list[str]:
+        done = subprocess.run([sys.executable, "script.py"], capture_output=True,
+                              text=True, env=env, cwd=copy)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.split()[-2:]
+
+    counts = count()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-f", "-d",
+                    "/site-packages/of/another/install/benchkit", str(package)],
+                   check=True, env=env)
+    counts += count()
+    assert len(set(counts)) == 1, counts

@@ -14,7 +14,9 @@ code object. Callgrind writes each child's dumps to files named by the child's p
 
 `--prewarm` runs a job natively up to the measured loops (imports, snippets compiled, setup
 run once), so bytecode caches are written before any counted run: a first collection after a
-fresh install then counts the same as every later one.
+fresh install then counts the same as every later one. benchkit's own modules are found and
+compiled here without reading its bytecode caches or listing its folders (_CompiledFromSource):
+what those hold differs between installs.
 
 Imports only the standard library and a few benchkit modules (no numpy, no torch unless a
 snippet uses it), so start-up under valgrind stays cheap.
@@ -30,6 +32,8 @@ import os  # noqa: E402
 import random  # noqa: E402  (imported before any fork: seeding then allocates nothing)
 import threading  # noqa: E402
 import traceback  # noqa: E402
+from importlib.machinery import SourceFileLoader  # noqa: E402
+from importlib.util import spec_from_file_location  # noqa: E402
 
 LAYOUT = int(os.environ.get("BENCHKIT_LAYOUT", "0"))
 
@@ -232,8 +236,41 @@ def serve(setup):
         print("benchkit collector: malformed request record", file=sys.stderr)
 
 
+class _SourceOnlyLoader(SourceFileLoader):
+    def get_code(self, fullname):
+        filename = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(filename), filename)
+
+
+class _CompiledFromSource:
+    """Meta-path finder for benchkit's own modules: found by their file names alone, compiled
+    from source. Neither a bytecode cache nor a directory listing is read: both differ
+    between installs (a cache written under another path has its file names rewritten on
+    load; a `__pycache__` folder or a stray file changes the listing the path finder keeps),
+    and their allocations would show in the counts."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "benchkit" and not name.startswith("benchkit."):
+            return None
+        tail = name.rpartition(".")[2]
+        for entry in (sys.path if path is None else path):
+            base = os.path.join(entry or ".", tail)
+            package = os.path.join(base, "__init__.py")
+            if os.path.isfile(package):
+                return spec_from_file_location(name, package,
+                                               loader=_SourceOnlyLoader(name, package),
+                                               submodule_search_locations=[base])
+            module = base + ".py"
+            if os.path.isfile(module):
+                return spec_from_file_location(name, module,
+                                               loader=_SourceOnlyLoader(name, module))
+        return None
+
+
 def main(argv):
     """Serve (or prewarm) as the command line says; returns the exit status."""
+    sys.meta_path.insert(0, _CompiledFromSource)
     setup = _load(argv[0])
     # Only the path entries the collector needs (usually none but the `benchkit` link):
     # allocations before the measured loop shift object addresses, which CPython's

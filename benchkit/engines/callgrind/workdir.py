@@ -95,8 +95,11 @@ def extra_sys_path(workdir: Path, needed: set[str] | None = None) -> list[str]:
     for name in sorted(needed):
         module = sys.modules.get(name)
         origin = getattr(module, "__file__", None) if module else None
-        if origin is None:
-            spec = importlib.util.find_spec(name) if name not in sys.builtin_module_names else None
+        if origin is None and name not in sys.builtin_module_names:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):   # e.g. a __main__ without a spec (xdist)
+                spec = None
             origin = spec.origin if spec else None
             if origin in ("built-in", "frozen"):
                 origin = None
