@@ -104,6 +104,15 @@ class ResultsFileError(BenchkitError, ValueError):
         super().__init__(f"{self.path}: {problem}")
 
 
+class HistoryError(BenchkitError, ValueError):
+    """A history database cannot be used: corrupt, foreign, too new, or asked for what it
+    does not hold; the message names the database and what to do."""
+
+
+class RevisionError(BenchkitError, ValueError):
+    """A revision of a history run or a bisect cannot be resolved, installed or measured."""
+
+
 class SchemaError(BenchkitError, ValueError):
     """A document is not a valid results document; the message says where (the results
     file reader turns it into a ResultsFileError naming the file)."""

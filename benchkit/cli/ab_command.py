@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli import saving
+from benchkit.cli import history_commands, saving
 from benchkit.cli.exit_codes import ExitCode
 from benchkit.cli.run_command import DEFAULT_TIMEOUT
 from benchkit.errors import BenchkitError
@@ -57,6 +57,7 @@ def add_parsers(sub) -> None:
     ab.add_argument("--save-sides", action="store_true",
                     help="also write FILE.base.json and FILE.new.json")
     ab.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    history_commands.history_option(ab)
     ab.add_argument("--markdown", action="store_true")
 
 
@@ -111,6 +112,8 @@ def cmd_ab(args) -> int:
     else:
         print(format_comparison(compared, markdown=args.markdown))
     saving.report_failures(saved.failures)
+    if args.history:
+        history_commands.add_to_history(args, written, rev=args.new_rev)
     return ExitCode.FAILED if compared.regressions or saved.failures else ExitCode.OK
 
 

@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli import saving
+from benchkit.cli import history_commands, saving
 from benchkit.cli.exit_codes import ExitCode
 from benchkit.core.records import Benchmark, Failure, Phase
 from benchkit.errors import BenchkitError
@@ -56,6 +56,7 @@ def add_parsers(sub) -> None:
                      help="results file (.json or .json.gz); default results/run-<time>.json")
     run.add_argument("--no-wall-time", action="store_true",
                      help="with --callgrind: skip wall-time measurement")
+    history_commands.history_option(run)
 
 
 @dataclasses.dataclass
@@ -207,7 +208,9 @@ def cmd_run(args) -> int:
     if results.callgrind:
         print(format_callgrind(results.callgrind))
     saving.report_failures(results.failures)
-    saving.save(output, results, "results", exclusive=args.output is None)
+    written = saving.save(output, results, "results", exclusive=args.output is None)
+    if args.history:
+        history_commands.add_to_history(args, written)
     return ExitCode.FAILED if results.failures else ExitCode.OK
 
 

@@ -1,0 +1,2 @@
+"""Performance over time (pure): observations of a results file, series per benchmark,
+metric and machine, and the steps in them."""

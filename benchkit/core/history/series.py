@@ -1,0 +1,103 @@
+"""What a history holds (pure): one Observation per benchmark and metric of a results file,
+and the Series of points, one per commit, that change points are found in."""
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from typing import Any, Sequence
+
+from benchkit.core.comparison import Band
+from benchkit.core.enums import TextEnum
+from benchkit.core.records import benchmark_name
+from benchkit.core.schema import Results, callgrind_to_dict, measurement_to_dict
+
+
+class HistoryMetric(TextEnum):
+    """What a series follows: wall time per run (seconds) or instructions per run."""
+
+    TIME = "time"
+    INSTRUCTIONS = "instructions"
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """One benchmark's figure in one results file. `value` is the median time per run
+    (seconds) or the instructions per run; `low`/`high` the interquartile range of the times
+    or the layout band of the counts; `units` the processes (or blocks) the time rests on, or
+    the layouts counted. `evidence` is the item as a results file stores it."""
+
+    benchmark: str
+    metric: HistoryMetric
+    value: float
+    low: float
+    high: float
+    units: int
+    evidence: dict[str, Any]
+
+
+def observations(results: Results) -> list[Observation]:
+    """Every Measurement and CallgrindStats of `results`, as Observations. An A/B file's
+    NEW side is what was measured at its revision; its BASE side is skipped."""
+    out = []
+    for m in results.measurements:
+        if (m.metadata or {}).get("side") == "base":
+            continue
+        times = sorted(m.times)
+        q = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+        units = len(m.processes) if m.processes else len(m.raw_times)
+        out.append(Observation(benchmark_name(m), HistoryMetric.TIME, m.median, q[0], q[2],
+                               units, measurement_to_dict(m)))
+    for s in results.callgrind:
+        if (s.metadata or {}).get("side") == "base":
+            continue
+        band = Band.of(s)
+        out.append(Observation(benchmark_name(s), HistoryMetric.INSTRUCTIONS, band.median,
+                               band.low, band.high, band.layouts, callgrind_to_dict(s)))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Commit:
+    """A git commit as the history orders them: by commit date, then by its number of
+    ancestors (`order`, None when unknown), then by when it was first measured."""
+
+    sha: str
+    date: str            # ISO 8601 commit date ("" when unknown)
+    order: int | None = None
+    message: str = ""
+
+    def key(self, measured_at: str = "") -> tuple:
+        """The sort key of a point at this commit."""
+        return (self.date, -1 if self.order is None else self.order, measured_at)
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """A series' value at one commit: the observations made there, merged. Time: the median
+    of their medians, from the lowest first quartile to the highest third; instructions:
+    the band over all layouts counted there. `evidence` keeps each observation's item."""
+
+    commit: Commit
+    value: float
+    low: float
+    high: float
+    units: int
+    observations: int
+    evidence: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def merge(cls, commit: Commit, rows: Sequence[Observation]) -> "Point":
+        """One point from the observations of one commit."""
+        return cls(commit, statistics.median(r.value for r in rows), min(r.low for r in rows),
+                   max(r.high for r in rows), sum(r.units for r in rows), len(rows),
+                   tuple(r.evidence for r in rows))
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    """One benchmark's metric on one machine, a point per commit in commit order."""
+
+    benchmark: str
+    metric: HistoryMetric
+    machine: str
+    points: tuple[Point, ...]

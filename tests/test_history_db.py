@@ -1,0 +1,130 @@
+"""The history database: real SQLite files, real processes adding at once, a real kill -9."""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import zlib
+
+import pytest
+
+import benchkit
+from benchkit.core.history.series import Commit, HistoryMetric, observations
+from benchkit.errors import HistoryError
+from benchkit.system.history_db import HistoryDB
+
+
+
+def _results(value: float = 1e-6, name: str = "bench"):
+    m = benchkit.Measurement(10, [value * 10 * (1 + i / 100) for i in range(8)],
+                             benchkit.TaskSpec("x", "", label=name), {"benchmark": name})
+    return benchkit.Results([m], [], {"hostname": "box", "git": {"commit": "c0"}})
+
+
+def _add(db: HistoryDB, sha: str, date: str, value: float, digest: str):
+    return db.add(observations(_results(value)), commit=Commit(sha, date, None, f"msg {sha}"),
+                  machine="box", measured_at="2026-01-01T00:00:00", source="f.json",
+                  digest=digest, environment={})
+
+
+def test_series_are_ordered_by_commit_date_and_adding_twice_changes_nothing(tmp_path):
+    with HistoryDB(tmp_path / "h.db") as db:
+        _add(db, "b", "2026-01-02", 2e-6, "d2")
+        _add(db, "a", "2026-01-01", 1e-6, "d1")
+        assert _add(db, "a", "2026-01-01", 1e-6, "d1").run is None
+        (series,) = db.series()
+        assert [p.commit.sha for p in series.points] == ["a", "b"]
+        assert series.metric is HistoryMetric.TIME and series.machine == "box"
+        assert series.points[0].value == pytest.approx(1.035e-6)
+        evidence = db.evidence(series, series.points[1])
+        assert evidence[0]["task_spec"]["label"] == "bench"
+        assert [s.commits for s in db.summaries()] == [2]
+
+
+def test_foreign_corrupt_and_newer_files_are_one_clear_error(tmp_path):
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as other:
+        other.execute("CREATE TABLE t (x)")
+    with pytest.raises(HistoryError, match="not a benchkit history database"):
+        HistoryDB(foreign)
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"SQLite format 3\0" + os.urandom(4000))
+    with pytest.raises(HistoryError, match="not a usable history database"):
+        HistoryDB(corrupt)
+    newer = tmp_path / "newer.db"
+    HistoryDB(newer).close()
+    with sqlite3.connect(newer) as raw:
+        raw.execute("PRAGMA user_version = 99")
+    with pytest.raises(HistoryError, match="newer benchkit"):
+        HistoryDB(newer)
+    with pytest.raises(HistoryError, match="no history database here"):
+        HistoryDB(tmp_path / "missing.db", create=False)
+
+
+def test_damaged_evidence_is_an_error_not_code(tmp_path):
+    path = tmp_path / "h.db"
+    with HistoryDB(path) as db:
+        _add(db, "a", "2026-01-01", 1e-6, "d1")
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE observations SET evidence = ?",
+                    (zlib.compress(b'{"raw_times": "os.system"}'),))
+    with HistoryDB(path) as db:
+        (series,) = db.series()
+        with pytest.raises(HistoryError, match="damaged"):
+            db.evidence(series, series.points[0])
+
+
+ADDER = textwrap.dedent('''
+    import sys, time
+    import benchkit
+    from benchkit.core.history.series import Commit, observations
+    from benchkit.system.history_db import HistoryDB
+    path, sha, mode = sys.argv[1:4]
+    m = benchkit.Measurement(10, [1e-5] * 8, benchkit.TaskSpec("x", "", label="b"),
+                             {"benchmark": "b"})
+    items = observations(benchkit.Results([m], []))
+    def stalled():
+        yield from items
+        print("inside", flush=True)
+        time.sleep(600)
+    with HistoryDB(path) as db:
+        for i in range(int(mode) if mode != "stall" else 1):
+            db.add(stalled() if mode == "stall" else items, commit=Commit(f"{sha}{i}", "d"),
+                   machine="m", measured_at="t", source="s", digest=f"{sha}{i}",
+                   environment={})
+''')
+
+
+def test_two_writers_at_once_lose_nothing(tmp_path):
+    path = tmp_path / "h.db"
+    script = tmp_path / "adder.py"
+    script.write_text(ADDER)
+    procs = [subprocess.Popen([sys.executable, str(script), str(path), sha, "40"])
+             for sha in ("x", "y")]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    with HistoryDB(path) as db:
+        (series,) = db.series()
+        assert len(series.points) == 80
+
+
+def test_a_writer_killed_in_the_middle_leaves_the_database_as_it_was(tmp_path):
+    path = tmp_path / "h.db"
+    script = tmp_path / "adder.py"
+    script.write_text(ADDER)
+    subprocess.run([sys.executable, str(script), str(path), "before", "3"], check=True)
+    proc = subprocess.Popen([sys.executable, str(script), str(path), "killed", "stall"],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "inside"     # holds the write transaction
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with HistoryDB(path) as db:
+        (series,) = db.series()
+        assert [p.commit.sha for p in series.points] == ["before0", "before1", "before2"]
+        assert not db.has_commit("killed0", "m")
+    subprocess.run([sys.executable, str(script), str(path), "after", "1"], check=True,
+                   timeout=120)
+    with HistoryDB(path) as db:
+        assert db.has_commit("after0", "m")

@@ -1,0 +1,124 @@
+"""The history end to end, with real git, real installs, real valgrind and real SQLite: a
+synthetic project of 22 commits where one function does 10 % more work at one commit and
+6 % less at a later one, a second benchmark never changes, and every other commit touches
+only a text file."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import requires_valgrind
+from test_cli import cli
+
+SLOWER_AT, FASTER_AT, COMMITS = 7, 14, 22
+WORK_NAME = "bench_slowpkg::bench_work"
+WORK = {0: 3000, SLOWER_AT: 3300, FASTER_AT: 3100}
+# A venv without pip that sees the checkout and the caller's packages: installs in 0.1 s.
+FAST_INSTALL = ("{python} -m venv --without-pip {env} && {python} -c \"import sys; "
+                "open(sys.argv[1], 'w').write(sys.argv[2] + chr(10) + sys.argv[3])\" "
+                "{env_pth} {src} {caller_site}")
+SUITE = textwrap.dedent('''
+    from benchkit import Timer
+    bench_work = Timer("work()", "from slowpkg import work", label="work")
+    bench_constant = Timer("constant()", "from slowpkg import constant", label="constant")
+''')
+
+
+def _git(repo, *args, date: int = 0):
+    stamp = "2026-01-01T00:00:00+00:00" if not date else f"@{1767225600 + date * 3600} +0000"
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+                        "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp,
+                        "PATH": "/usr/bin:/bin", "HOME": str(repo)})
+
+
+def _head(repo, rev="HEAD") -> str:
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", rev], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """(repo, suite file, {commit number: sha}); commit 0 is the root, not measured."""
+    root = tmp_path_factory.mktemp("history")
+    repo = root / "repo"
+    (repo / "slowpkg").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    shas = {}
+    work = WORK[0]
+    for n in range(COMMITS + 1):
+        work = WORK.get(n, work)
+        (repo / "slowpkg" / "__init__.py").write_text(
+            f"def work():\n    return sum(range({work}))\n\n\n"
+            "def constant():\n    return sum(range(1000))\n")
+        (repo / "NOTES.txt").write_text(f"note {n}\n")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", f"commit {n}" + (" work" if n in WORK else ""), date=n + 1)
+        shas[n] = _head(repo)
+    (root / "bench_slowpkg.py").write_text(SUITE)
+    return repo, root / "bench_slowpkg.py", shas
+
+
+@requires_valgrind
+def test_history_run_finds_exactly_the_steps_and_bisect_names_the_commit(project, tmp_path):
+    repo, suite, shas = project
+    db = tmp_path / "history.db"
+    out = cli("history", "run", suite, "--repo", repo, "--revs", f"{shas[0]}..HEAD",
+              "--callgrind", "--fast", "--install", FAST_INSTALL, "--db", db, cwd=tmp_path,
+              check_code=0)
+    assert f"{COMMITS} revisions: {COMMITS} measured" in out.stdout
+
+    steps = json.loads(cli("history", "regressions", "--json", "--db", db, cwd=tmp_path,
+                           check_code=0).stdout)
+    counted = [s for s in steps if s["metric"] == "instructions"]
+    assert [(s["benchmark"], s["commit"], s["previous_commit"]) for s in counted] == [
+        (WORK_NAME, shas[SLOWER_AT], shas[SLOWER_AT - 1]),
+        (WORK_NAME, shas[FASTER_AT], shas[FASTER_AT - 1])]
+    assert 0.08 < counted[0]["change"] < 0.11 and -0.07 < counted[1]["change"] < -0.05
+    assert any("sum" in f["function"] or "range" in f["function"] or "long" in f["function"]
+               for f in counted[0]["functions"])
+    timed = [s for s in steps if s["metric"] == "time"]
+    assert all(s["benchmark"] == WORK_NAME and s["commit"] in (shas[SLOWER_AT], shas[FASTER_AT])
+               for s in timed), timed          # no false wall-time step
+    assert any(s["commit"] == shas[SLOWER_AT] and s["change"] > 0.05 for s in timed), timed
+
+    gate = cli("history", "regressions", "--fail-on", "instructions>5%", "--db", db,
+               cwd=tmp_path, check_code=1)
+    assert "breaks a gate" in gate.stdout
+
+    # Re-running skips what is there.
+    again = cli("history", "run", suite, "--repo", repo, "--revs", f"{shas[0]}..HEAD",
+                "--callgrind", "--fast", "--install", FAST_INSTALL, "--db", db,
+                cwd=tmp_path, check_code=0)
+    assert f"0 measured, {COMMITS} already there" in again.stdout
+
+    # Bisect from the history: nothing to measure.
+    found = json.loads(cli("bisect", suite, "--repo", repo, "--good", shas[1], "--bad",
+                           shas[FASTER_AT - 1], "--benchmark", WORK_NAME, "--json", "--db", db,
+                           "--install", FAST_INSTALL, cwd=tmp_path, check_code=0).stdout)
+    assert found["first_bad"] == shas[SLOWER_AT]
+    assert all(s["how"] == "from the history" for s in found["steps"])
+
+
+@requires_valgrind
+def test_bisect_measures_at_most_log2_steps(project, tmp_path):
+    repo, suite, shas = project
+    commits = FASTER_AT - 1 - 1                      # between good (1) and bad (13)
+    found = json.loads(cli("bisect", suite, "--repo", repo, "--good", shas[1], "--bad",
+                           shas[FASTER_AT - 1], "--benchmark", WORK_NAME, "--json",
+                           "--db", tmp_path / "empty.db", "--install", FAST_INSTALL,
+                           cwd=tmp_path, check_code=0).stdout)
+    assert found["first_bad"] == shas[SLOWER_AT]
+    assert len(found["steps"]) <= math.ceil(math.log2(commits)) + 1
+    assert found["functions"]
+
+    timed = json.loads(cli("bisect", suite, "--repo", repo, "--good", shas[1], "--bad",
+                           shas[FASTER_AT - 1], "--benchmark", WORK_NAME, "--metric", "time",
+                           "--rounds", "4", "--json", "--db", tmp_path / "empty.db",
+                           "--install", FAST_INSTALL, cwd=tmp_path, check_code=0).stdout)
+    assert timed["first_bad"] == shas[SLOWER_AT]
