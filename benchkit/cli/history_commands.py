@@ -84,6 +84,10 @@ def add_parsers(sub) -> None:
     run.add_argument("--no-wall-time", action="store_true",
                      help="with --callgrind: counts only")
     run.add_argument("--fast", action="store_true", help="`benchkit run --fast`")
+    run.add_argument("--processes", type=types.positive_int, metavar="N",
+                     help="`benchkit run --processes N` (wall time)")
+    run.add_argument("--min-run-time", type=types.positive_float, metavar="S",
+                     help="`benchkit run --min-run-time S` (wall time)")
 
     bisect = sub.add_parser("bisect", help="find the commit that changed a benchmark")
     _revision_options(bisect)
@@ -258,8 +262,12 @@ def cmd_regressions(args) -> int:
 
 
 def _run_args(args) -> list[str]:
-    return [f"--{name.replace('_', '-')}" for name in RUN_PASSTHROUGH
-            if getattr(args, name, False)]
+    out = [f"--{name.replace('_', '-')}" for name in RUN_PASSTHROUGH
+           if getattr(args, name, False)]
+    for name in ("processes", "min_run_time"):
+        if getattr(args, name, None) is not None:
+            out += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+    return out
 
 
 def cmd_run(args) -> int:

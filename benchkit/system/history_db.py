@@ -58,6 +58,7 @@ CREATE TABLE observations (
     low REAL NOT NULL,
     high REAL NOT NULL,
     units INTEGER NOT NULL,
+    relative REAL,                 -- time over the speed probe (series.speed_relative)
     format INTEGER NOT NULL,       -- results format version of the evidence
     evidence BLOB NOT NULL         -- zlib-compressed results-file JSON of the item
 );
@@ -202,8 +203,8 @@ class HistoryDB:
                  json.dumps(environment, sort_keys=True))).lastrowid
             self._db.executemany(
                 "INSERT INTO observations (run, benchmark, metric, value, low, high, units, "
-                "format, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(run, o.benchmark, str(o.metric), o.value, o.low, o.high, o.units,
+                "relative, format, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(run, o.benchmark, str(o.metric), o.value, o.low, o.high, o.units, o.relative,
                   schema.FORMAT_VERSION,
                   zlib.compress(json.dumps(o.evidence, allow_nan=False).encode(), 6))
                  for o in observations])
@@ -261,22 +262,27 @@ class HistoryDB:
                 params.append(str(value))
         rows = self._db.execute(
             "SELECT o.benchmark, o.metric, r.machine, c.sha, c.date, c.ord, c.message, "
-            "r.measured_at, o.value, o.low, o.high, o.units FROM observations o "
+            "r.measured_at, o.value, o.low, o.high, o.units, o.relative FROM observations o "
             "JOIN runs r ON o.run = r.id JOIN commits c ON c.sha = r.sha "
             + (("WHERE " + " AND ".join(where)) if where else "")
             + " ORDER BY o.benchmark, o.metric, r.machine", params)
         grouped: dict[tuple, dict[str, list]] = {}
+        known: dict[str, Commit] = {}
         for (name, metric_, mach, sha, date, order, message, at, value, low, high,
-             units) in rows:
+             units, relative) in rows:
             commits = grouped.setdefault((name, metric_, mach), {})
-            entry = commits.setdefault(sha, [Commit(sha, date, order, message), at, []])
-            entry[1] = min(entry[1], at)
-            entry[2].append(Observation(name, HistoryMetric(metric_), value, low, high, units,
-                                        {}))
+            entry = commits.get(sha)
+            if entry is None:
+                commit = known.get(sha) or known.setdefault(sha, Commit(sha, date, order,
+                                                                        message))
+                commits[sha] = [commit, at, [(value, low, high, units, relative)]]
+            else:
+                entry[1] = min(entry[1], at)
+                entry[2].append((value, low, high, units, relative))
         out = []
         for (name, metric_, mach), commits in grouped.items():
             ordered = sorted(commits.values(), key=lambda e: e[0].key(e[1]))
-            points = tuple(Point.merge(c, obs) for c, _, obs in ordered)
+            points = tuple(Point.of_values(c, values) for c, _, values in ordered)
             out.append(Series(name, HistoryMetric(metric_), mach, points))
         return out
 

@@ -33,6 +33,18 @@ class Observation:
     high: float
     units: int
     evidence: dict[str, Any]
+    relative: float | None = None
+
+
+def speed_relative(m: Any) -> float | None:
+    """The median of each run's time over the speed probe taken just before its chunk: a
+    time in units of the machine's speed at that moment, so a machine that ran 1.6x slower
+    for a while (seen on this VM) does not look like a step. None without probes."""
+    if not m.processes or not all(p.probes for p in m.processes):
+        return None
+    ratios = [t / probe for sample, chunks in zip(m.processes, m.chunk_times())
+              for probe, chunk in zip(sample.probes, chunks) for t in chunk if probe > 0]
+    return statistics.median(ratios) if ratios else None
 
 
 def observations(results: Results) -> list[Observation]:
@@ -46,7 +58,7 @@ def observations(results: Results) -> list[Observation]:
         q = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
         units = len(m.processes) if m.processes else len(m.raw_times)
         out.append(Observation(benchmark_name(m), HistoryMetric.TIME, m.median, q[0], q[2],
-                               units, measurement_to_dict(m)))
+                               units, measurement_to_dict(m), speed_relative(m)))
     for s in results.callgrind:
         if (s.metadata or {}).get("side") == "base":
             continue
@@ -84,13 +96,26 @@ class Point:
     units: int
     observations: int
     evidence: tuple[dict[str, Any], ...] = ()
+    relative: float | None = None     # time over the speed probe (speed_relative)
 
     @classmethod
     def merge(cls, commit: Commit, rows: Sequence[Observation]) -> "Point":
         """One point from the observations of one commit."""
-        return cls(commit, statistics.median(r.value for r in rows), min(r.low for r in rows),
-                   max(r.high for r in rows), sum(r.units for r in rows), len(rows),
-                   tuple(r.evidence for r in rows))
+        point = cls.of_values(commit, [(r.value, r.low, r.high, r.units, r.relative)
+                                       for r in rows])
+        return dataclasses.replace(point, evidence=tuple(r.evidence for r in rows))
+
+    @classmethod
+    def of_values(cls, commit: Commit, values: Sequence[tuple]) -> "Point":
+        """One point from (value, low, high, units, relative) of each observation at one
+        commit."""
+        if len(values) == 1:
+            value, low, high, units, relative = values[0]
+            return cls(commit, value, low, high, units, 1, (), relative)
+        relatives = [v[4] for v in values]
+        return cls(commit, statistics.median(v[0] for v in values), min(v[1] for v in values),
+                   max(v[2] for v in values), sum(v[3] for v in values), len(values), (),
+                   None if None in relatives else statistics.median(relatives))
 
 
 @dataclasses.dataclass(frozen=True)

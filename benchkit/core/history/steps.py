@@ -106,6 +106,8 @@ def instruction_steps(series: Series,
     steps = []
     points = series.points
     for prev, cur in zip(points, points[1:]):
+        if prev.value == cur.value and prev.low == cur.low and prev.high == cur.high:
+            continue
         if instruction_change(_band(prev), _band(cur)) == 0 or prev.value <= 0:
             continue
         functions = moved_functions(evidence(prev), evidence(cur)) if evidence else ()
@@ -185,6 +187,10 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[dict]] | Non
     """The confirmed steps in a wall-time series (module docstring)."""
     points = series.points
     values = np.array([p.value for p in points], dtype=float)
+    if all(p.relative for p in points):
+        # in units of the machine's speed when each was measured, scaled back to seconds
+        relatives = np.array([p.relative for p in points], dtype=float)
+        values = relatives * float(np.median(values / relatives))
     if len(points) < 3 or not np.all(values > 0):
         return []
     logs = np.log(values)
@@ -197,21 +203,24 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[dict]] | Non
         if len(before) < 2 or (len(after) < 2 and not at_the_end):
             continue        # one commit between two others is an outlier, not a level
         interval = _segment_interval(before, after, alpha)
-        if interval is None or not _clears(interval.low, interval.high, interval.p, noise,
-                                           alpha):
+        if (interval is None or interval.p >= alpha
+                or abs(interval.estimate) <= math.log1p(noise)):
             continue
+        clear = _clears(interval.low, interval.high, interval.p, noise, alpha)
         how = f"commits on either side: {len(before)} and {len(after)}"
         if len(after) == 1:
             how += (" (the newest commit alone: one slow run looks the same; measure it "
                     "again or wait for the next commit)")
-        if evidence is not None:
-            decision = _evidence_decision(points, at, edges[k], edges[k + 2], evidence,
-                                          alpha, noise)
-            if decision is not None:
-                if not decision.verdict.is_claim:
-                    continue
-                how += (f"; processes of the neighbouring commits: {decision.verdict} "
-                        f"[{decision.ci_low - 1:+.1%}, {decision.ci_high - 1:+.1%}]")
+        decision = None if evidence is None else _evidence_decision(
+            points, at, edges[k], edges[k + 2], evidence, alpha, noise)
+        if decision is not None:
+            # the level moved beyond the band; the processes next to the step must agree
+            if not decision.verdict.is_claim or (decision.ratio > 1) != (interval.estimate > 0):
+                continue
+            how += (f"; processes of the neighbouring commits: {decision.verdict} "
+                    f"[{decision.ci_low - 1:+.1%}, {decision.ci_high - 1:+.1%}]")
+        elif not clear:
+            continue        # no processes stored: the commits alone must clear the band
         level_before = math.exp(float(np.median(before)))
         level_after = level_before * math.exp(interval.estimate)
         steps.append(Step(series.benchmark, series.metric, series.machine,
@@ -222,28 +231,35 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[dict]] | Non
 
 
 def _evidence_decision(points, at, start, end, evidence, alpha, noise):
-    from benchkit.core.verdicts import decide_runs
-    base = _pooled([d for p in points[max(start, at - NEIGHBOURS):at] for d in evidence(p)])
-    new = _pooled([d for p in points[at:min(end, at + NEIGHBOURS)] for d in evidence(p)])
-    if base is None or new is None:
-        return None
-    return decide_runs(base, new, alpha=alpha, noise=noise)
-
-
-def _pooled(items: Sequence[dict]):
-    """One Measurement holding the processes of several stored ones (per-run times), or
-    None when they hold no per-process samples."""
-    from benchkit.core.measurement import Measurement, ProcessSample
     from benchkit.core.schema import measurement_from_dict
-    ms = [measurement_from_dict(d, "evidence") for d in items]
-    ms = [m for m in ms if m.processes]
-    if not ms:
+    from benchkit.core.verdicts import decide_runs
+
+    def measurements(chosen):
+        return [m for p in chosen for m in (measurement_from_dict(d, "evidence")
+                                            for d in evidence(p)) if m.processes]
+    before = measurements(points[max(start, at - NEIGHBOURS):at])
+    after = measurements(points[at:min(end, at + NEIGHBOURS)])
+    if not before or not after:
         return None
+    probes = [x for m in before + after for p in m.processes for x in p.probes]
+    reference = float(np.median(probes)) if probes else None
+    return decide_runs(_pooled(before, reference), _pooled(after, reference), alpha=alpha,
+                       noise=noise)
+
+
+def _pooled(ms: Sequence[Any], reference: float | None):
+    """One Measurement holding the processes of several (per-run times). With speed probes
+    on every process, each chunk's times are scaled to the `reference` probe: a commit
+    measured while the machine ran slow counts at the speed of the others."""
+    from benchkit.core.measurement import Measurement, ProcessSample
+    scale = reference is not None and all(p.probes for m in ms for p in m.processes)
     times, processes = [], []
     for m in ms:
-        times += m.times
-        # layouts are not paired across commits; probes time a fixed workload, as they were
-        processes += [ProcessSample(p.chunks, p.probes, None) for p in m.processes]
+        for sample, chunks in zip(m.processes, m.chunk_times()):
+            for k, chunk in enumerate(chunks):
+                factor = reference / sample.probes[k] if scale else 1.0
+                times += [t * factor for t in chunk]
+            processes.append(ProcessSample(sample.chunks, (), None))
     return Measurement(1, times, ms[0].task_spec, None, processes)
 
 
