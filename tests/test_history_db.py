@@ -60,6 +60,12 @@ def test_foreign_corrupt_and_newer_files_are_one_clear_error(tmp_path):
         raw.execute("PRAGMA user_version = 99")
     with pytest.raises(HistoryError, match="newer benchkit"):
         HistoryDB(newer)
+    gutted = tmp_path / "gutted.db"
+    HistoryDB(gutted).close()
+    with sqlite3.connect(gutted) as raw:
+        raw.execute("ALTER TABLE observations DROP COLUMN relative")
+    with pytest.raises(HistoryError, match=r"damaged: table observations lacks \['relative'\]"):
+        HistoryDB(gutted)
     with pytest.raises(HistoryError, match="no history database here"):
         HistoryDB(tmp_path / "missing.db", create=False)
 

@@ -187,9 +187,10 @@ def cmd_show(args) -> int:
         found = db.series(benchmark=args.benchmark, metric=args.metric, machine=args.machine)
         if not found:
             names = sorted({s.benchmark for s in db.summaries()})
-            raise BenchkitError(f"no series of benchmark {args.benchmark!r} in {db.path}"
-                                f"{' for that machine/metric' if names else ''}; "
-                                f"benchmarks held: {names[:20]}")
+            narrowed = " with that --machine/--metric" if args.machine or args.metric else ""
+            raise BenchkitError(f"no series of benchmark {args.benchmark!r}{narrowed} in "
+                                f"{db.path}; benchmarks held: {names[:20]} (see `benchkit "
+                                "history list`)")
     for series in found:
         print(f"== {printable(series.benchmark)} — {series.metric} per run on "
               f"{printable(series.machine)}")

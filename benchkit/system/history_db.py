@@ -74,6 +74,14 @@ CREATE TABLE failed_revisions (
 """
 # version -> statements that bring a database of version - 1 to it
 MIGRATIONS: dict[int, str] = {1: _SCHEMA_1}
+# what the current version's queries need
+EXPECTED_COLUMNS = {
+    "commits": {"sha", "date", "ord", "message"},
+    "runs": {"id", "sha", "machine", "measured_at", "source", "digest", "environment"},
+    "observations": {"run", "benchmark", "metric", "value", "low", "high", "units", "relative",
+                     "format", "evidence"},
+    "failed_revisions": {"sha", "machine", "failed_at", "message"},
+}
 
 
 def default_path(cwd: str | os.PathLike | None = None) -> Path:
@@ -160,6 +168,12 @@ class HistoryDB:
                             self._db.execute(statement)
                 self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 self._db.execute(f"PRAGMA user_version = {VERSION}")
+        for table, columns in EXPECTED_COLUMNS.items():
+            found = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if not columns <= found:
+                raise HistoryError(f"{self.path}: damaged: table {table} lacks "
+                                   f"{sorted(columns - found)}; pass --db with another path, "
+                                   "or move this file away")
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
