@@ -123,3 +123,27 @@ def test_bisect_measures_at_most_log2_steps(project, tmp_path):
                            "--rounds", "4", "--json", "--db", tmp_path / "empty.db",
                            "--install", FAST_INSTALL, cwd=tmp_path, check_code=0).stdout)
     assert timed["first_bad"] == shas[SLOWER_AT]
+
+
+def test_run_with_history_adds_what_it_measured(project, tmp_path):
+    repo, suite, shas = project
+    db = tmp_path / "h.db"
+    out = cli("run", suite, "--fast", "--history", "--db", db, "-o", tmp_path / "r.json",
+              cwd=repo, env={"PYTHONPATH": str(repo)}, check_code=0)
+    assert "observations added to" in out.stderr
+    listed = cli("history", "list", "--db", db, cwd=tmp_path, check_code=0).stdout
+    assert WORK_NAME in listed and shas[COMMITS][:12] in listed
+    shown = cli("history", "show", WORK_NAME, "--db", db, cwd=tmp_path, check_code=0).stdout
+    assert f"commit {COMMITS}" in shown
+    exported = json.loads(cli("history", "export", "--db", db, cwd=tmp_path,
+                              check_code=0).stdout)
+    assert {r["commit"] for r in exported} == {shas[COMMITS]}
+    # the same file again: nothing added twice
+    again = cli("history", "add", tmp_path / "r.json", "--db", db, cwd=repo, check_code=0)
+    assert "already in the history" in again.stdout
+    # ab adds its NEW side
+    out = cli("ab", suite, "--rounds", "2", "--trials", "4", "--trial-time", "0.01",
+              "--history", "--db", tmp_path / "ab.db", "-o", tmp_path / "ab.json", cwd=repo,
+              env={"PYTHONPATH": str(repo)})
+    assert out.returncode in (0, 1), out.stderr
+    assert "4 observations added" not in out.stderr and "2 observations added" in out.stderr
