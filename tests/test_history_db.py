@@ -40,7 +40,7 @@ def test_series_are_ordered_by_commit_date_and_adding_twice_changes_nothing(tmp_
         assert series.metric is HistoryMetric.TIME and series.machine == "box"
         assert series.points[0].value == pytest.approx(1.035e-6)
         evidence = db.evidence(series, series.points[1])
-        assert evidence[0]["task_spec"]["label"] == "bench"
+        assert evidence[0].task_spec.label == "bench"
         assert [s.commits for s in db.summaries()] == [2]
 
 
@@ -54,18 +54,16 @@ def test_foreign_corrupt_and_newer_files_are_one_clear_error(tmp_path):
     corrupt.write_bytes(b"SQLite format 3\0" + os.urandom(4000))
     with pytest.raises(HistoryError, match="not a usable history database"):
         HistoryDB(corrupt)
-    newer = tmp_path / "newer.db"
-    HistoryDB(newer).close()
-    with sqlite3.connect(newer) as raw:
-        raw.execute("PRAGMA user_version = 99")
-    with pytest.raises(HistoryError, match="newer benchkit"):
-        HistoryDB(newer)
-    gutted = tmp_path / "gutted.db"
-    HistoryDB(gutted).close()
-    with sqlite3.connect(gutted) as raw:
-        raw.execute("ALTER TABLE observations DROP COLUMN relative")
-    with pytest.raises(HistoryError, match=r"damaged: table observations lacks \['relative'\]"):
-        HistoryDB(gutted)
+    for name, change, message in [
+            ("newer", "PRAGMA user_version = 99", "newer benchkit"),
+            ("gutted", "ALTER TABLE observations DROP COLUMN relative",
+             r"damaged: table observations lacks \['relative'\]")]:
+        path = tmp_path / f"{name}.db"
+        HistoryDB(path).close()
+        with sqlite3.connect(path) as raw:
+            raw.execute(change)
+        with pytest.raises(HistoryError, match=message):
+            HistoryDB(path)
     with pytest.raises(HistoryError, match="no history database here"):
         HistoryDB(tmp_path / "missing.db", create=False)
 

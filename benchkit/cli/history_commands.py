@@ -320,11 +320,8 @@ def cmd_bisect(args) -> int:
     from benchkit.system.processes import owned_prefix
     paths = [str(Path(p).resolve()) for p in args.paths]
     repo = history.git_root(args.repo)
-    good = history.commit_of(repo, args.good)
-    bad = history.commit_of(repo, args.bad)
-    if not good.date or not bad.date:
-        raise BenchkitError(f"--good {args.good!r} / --bad {args.bad!r}: not both revisions "
-                            f"of {repo}")
+    good = history.commit_of(repo, args.good, required="--good")
+    bad = history.commit_of(repo, args.bad, required="--bad")
     commits = history.revisions(repo, [f"{good.sha}..{bad.sha}"])
     counting = str(args.metric) == "instructions"
     run_args = ["--callgrind", "--no-wall-time"] if counting else []

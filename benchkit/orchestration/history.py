@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import hashlib
 import math
+import socket
 import subprocess
 import sys
 import tempfile
@@ -19,35 +19,34 @@ from benchkit.core.history.steps import Step, steps_of
 from benchkit.errors import BenchkitError, HistoryError, RevisionError
 from benchkit.system import results_files
 from benchkit.system.history_db import AddedRun, HistoryDB, evidence_reader
+from benchkit.system.machine import git, git_toplevel
 from benchkit.system.processes import last_lines, owned_prefix
-from benchkit.system.reading import read_bounded
-
-
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          timeout=300)
 
 
 def git_root(repo: str | Path | None) -> Path:
     """The top of the git checkout at `repo` (default: the working directory)."""
     path = Path(repo or ".").resolve()
-    top = _git(path, "rev-parse", "--show-toplevel")
-    if top.returncode != 0:
+    top = git_toplevel(path)
+    if top is None:
         raise RevisionError(f"--repo {path}: not inside a git repository; pass --repo with a "
                             "git checkout")
-    return Path(top.stdout.strip())
+    return top
 
 
-def commit_of(repo: Path | None, rev: str) -> Commit:
-    """The commit `rev` names in `repo` with its date, ancestor count and subject; a bare id
-    when there is no repository that knows it."""
+def commit_of(repo: Path | None, rev: str, *, required: str | None = None) -> Commit:
+    """The commit `rev` names in `repo` with its date, ancestor count and subject. When no
+    repository knows it: a bare id, or with `required` (the option that named it) a
+    RevisionError."""
     if repo is not None:
-        shown = _git(repo, "show", "-s", "--format=%H%n%cI%n%s", f"{rev}^{{commit}}")
+        shown = git(repo, "show", "-s", "--format=%H%n%cI%n%s", f"{rev}^{{commit}}")
         if shown.returncode == 0:
             sha, date, subject = (shown.stdout.split("\n", 2) + ["", ""])[:3]
-            count = _git(repo, "rev-list", "--count", sha)
+            count = git(repo, "rev-list", "--count", sha)
             order = int(count.stdout) if count.returncode == 0 else None
             return Commit(sha, date, order, subject.strip())
+    if required:
+        raise RevisionError(f"{required} {rev!r}: not a revision of {repo}; pass a branch, tag "
+                            "or commit that `git rev-parse` knows")
     return Commit(rev, "", None, "")
 
 
@@ -56,19 +55,13 @@ def revisions(repo: Path, revspec: Sequence[str], steps: int | None = None) -> l
     or explicit revisions; with `steps`, at most that many spread evenly (first and last
     kept)."""
     if len(revspec) == 1 and ".." in revspec[0] or any(r.startswith("^") for r in revspec):
-        listed = _git(repo, "rev-list", "--reverse", *revspec)
+        listed = git(repo, "rev-list", "--reverse", *revspec)
         if listed.returncode != 0:
             raise RevisionError(f"--revs {' '.join(revspec)}: git rev-list failed: "
                                 f"{listed.stderr.strip()}")
         shas = listed.stdout.split()
     else:
-        shas = []
-        for rev in revspec:
-            found = _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-            if found.returncode != 0:
-                raise RevisionError(f"--revs {rev!r}: not a revision of {repo}; pass "
-                                    "branches, tags, commits or a range A..B")
-            shas.append(found.stdout.strip())
+        shas = [commit_of(repo, rev, required="--revs").sha for rev in revspec]
     if not shas:
         raise RevisionError(f"--revs {' '.join(revspec)}: names no commits")
     if steps and len(shas) > steps:
@@ -80,28 +73,23 @@ def revisions(repo: Path, revspec: Sequence[str], steps: int | None = None) -> l
 
 def add_file(db: HistoryDB, path: str | Path, *, commit: str | None = None,
              machine: str | None = None, repo: Path | None = None) -> AddedRun:
-    """Add one results file; the commit and machine default to its fingerprint's."""
-    raw = read_bounded(path, lambda problem: HistoryError(f"{path}: {problem}"))
-    results = results_files.load(path)
+    """Add one results file; the commit and machine default to its fingerprint's, and the
+    commit's date and subject come from `repo` (default: the working directory's checkout)."""
+    results, digest = results_files.load_with_digest(path)
     env = single(results.environment)
     sha = commit or (env.get("git") or {}).get("commit")
     if not sha:
         raise HistoryError(f"{path}: its fingerprint names no git commit (it was not run in a "
                            "git checkout); pass --commit SHA")
-    if repo is None and commit is None:
-        try:
-            repo = git_root(None)
-        except RevisionError:
-            repo = None
-    name = machine or env.get("hostname") or "unknown"
-    return db.add(observations(results), commit=commit_of(repo, sha), machine=name,
+    repo = repo or git_toplevel(Path.cwd())
+    return db.add(observations(results), commit=commit_of(repo, sha),
+                  machine=machine or env.get("hostname") or "unknown",
                   measured_at=str(env.get("timestamp") or ""), source=Path(path).name,
-                  digest=hashlib.sha256(raw).hexdigest(), environment=dict(env))
+                  digest=digest, environment=dict(env))
 
 
 def this_machine() -> str:
     """The default machine name: this host's, as the fingerprint records it."""
-    import socket
     return socket.gethostname()
 
 
@@ -192,11 +180,6 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def bisect_steps_bound(commits: int) -> int:
-    """The most measuring steps a bisection of `commits` commits may take."""
-    return math.ceil(math.log2(max(commits, 2))) + 1
-
-
 # ----------------------------------------------------------------------------- bisect
 
 
@@ -273,11 +256,10 @@ class Judge:
     def change(self, good: Commit, commit: Commit) -> tuple[float | None, bool, str]:
         """(change against good, beyond the threshold in the bisected direction, how)."""
         if self.metric is HistoryMetric.INSTRUCTIONS:
-            from benchkit.core.comparison import Band, instruction_change
+            from benchkit.core.comparison import instruction_change
             _, a, _ = self.counted(good)
             _, b, how = self.counted(commit)
-            beyond = instruction_change(Band(a.low, a.value, a.high, a.units),
-                                        Band(b.low, b.value, b.high, b.units))
+            beyond = instruction_change(a.band(), b.band())
             change = b.value / a.value - 1
             moved = abs(beyond) > self.threshold and (
                 self.direction == 0 or math.copysign(1, beyond) == self.direction)
@@ -336,7 +318,7 @@ def bisect(judge: Judge, commits: Sequence[Commit], good: Commit,
         if on_step:
             on_step(steps[-1])
         if moved:
-            high, changes[high] = mid, change
+            high = mid
             changes[mid] = change
         else:
             low = mid

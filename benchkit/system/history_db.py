@@ -18,7 +18,6 @@ import dataclasses
 import json
 import os
 import sqlite3
-import subprocess
 import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -26,6 +25,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from benchkit.core import schema
 from benchkit.core.history.series import Commit, HistoryMetric, Observation, Point, Series
 from benchkit.errors import HistoryError, SchemaError
+from benchkit.system.machine import git_toplevel
 from benchkit.system.reading import read_limit
 
 DB_ENV = "BENCHKIT_DB"
@@ -90,12 +90,7 @@ def default_path(cwd: str | os.PathLike | None = None) -> Path:
     if os.environ.get(DB_ENV):
         return Path(os.environ[DB_ENV])
     cwd = Path(cwd or os.getcwd())
-    try:
-        top = subprocess.run(["git", "-C", str(cwd), "rev-parse", "--show-toplevel"],
-                             capture_output=True, text=True, timeout=30)
-        root = Path(top.stdout.strip()) if top.returncode == 0 else cwd
-    except (OSError, subprocess.SubprocessError):
-        root = cwd
+    root = git_toplevel(cwd) or cwd
     return root / DEFAULT_RELATIVE
 
 
@@ -287,9 +282,9 @@ class HistoryDB:
             commits = grouped.setdefault((name, metric_, mach), {})
             entry = commits.get(sha)
             if entry is None:
-                commit = known.get(sha) or known.setdefault(sha, Commit(sha, date, order,
-                                                                        message))
-                commits[sha] = [commit, at, [(value, low, high, units, relative)]]
+                if sha not in known:
+                    known[sha] = Commit(sha, date, order, message)
+                commits[sha] = [known[sha], at, [(value, low, high, units, relative)]]
             else:
                 entry[1] = min(entry[1], at)
                 entry[2].append((value, low, high, units, relative))
@@ -300,8 +295,9 @@ class HistoryDB:
             out.append(Series(name, HistoryMetric(metric_), mach, points))
         return out
 
-    def evidence(self, series: Series, point: Point) -> list[dict[str, Any]]:
-        """The stored items of one point, checked against the results schema."""
+    def evidence(self, series: Series, point: Point) -> list[Any]:
+        """The Measurements (or CallgrindStats) observed at one point, checked against the
+        results schema as they are read."""
         from benchkit.system.results_files import results_validator
         rows = self._db.execute(
             "SELECT o.format, o.evidence FROM observations o JOIN runs r ON o.run = r.id "
@@ -323,27 +319,21 @@ class HistoryDB:
             except (zlib.error, ValueError, SchemaError) as error:
                 raise HistoryError(f"{self.path}: a stored item of {series.benchmark!r} at "
                                    f"{point.commit.sha[:12]} is damaged ({error})") from None
-            out.append(schema.measurement_to_dict(results.measurements[0]) if results.measurements
-                       else schema.callgrind_to_dict(results.callgrind[0]))
+            out += results.measurements + results.callgrind
         return out
 
     def summaries(self) -> list[Summary]:
         """Per benchmark and metric: machines, commits and observations held."""
-        out = []
-        for series in self.series():
-            out.append((series.benchmark, str(series.metric), series.machine,
-                        len(series.points), sum(p.observations for p in series.points),
-                        series.points[0].commit.sha, series.points[-1].commit.sha))
         merged: dict[tuple[str, str], Summary] = {}
-        for name, metric, machine, commits, count, first, last in out:
-            prior = merged.get((name, metric))
-            if prior is None:
-                merged[(name, metric)] = Summary(name, metric, (machine,), commits, count,
-                                                 first, last)
-            else:
-                merged[(name, metric)] = dataclasses.replace(
-                    prior, machines=prior.machines + (machine,),
-                    commits=max(prior.commits, commits), observations=prior.observations + count)
+        for series in self.series():
+            key = (series.benchmark, str(series.metric))
+            count = sum(p.observations for p in series.points)
+            prior = merged.get(key) or Summary(*key, (), 0, 0, series.points[0].commit.sha,
+                                               series.points[-1].commit.sha)
+            merged[key] = dataclasses.replace(
+                prior, machines=prior.machines + (series.machine,),
+                commits=max(prior.commits, len(series.points)),
+                observations=prior.observations + count)
         return list(merged.values())
 
     def rows(self) -> Iterable[dict[str, Any]]:
@@ -359,6 +349,6 @@ class HistoryDB:
             yield dict(zip(names, row))
 
 
-def evidence_reader(db: HistoryDB, series: Series) -> Callable[[Point], list[dict]]:
+def evidence_reader(db: HistoryDB, series: Series) -> Callable[[Point], list[Any]]:
     """`evidence(point)` of one series, as the step finders take it."""
     return lambda point: db.evidence(series, point)

@@ -13,6 +13,7 @@ import site
 import socket
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from benchkit.core.environment import parse_cpu_model
@@ -35,12 +36,26 @@ def _cpu_model() -> str:
     return model or platform.processor() or platform.machine()
 
 
-def _git(cwd: str, *args: str) -> str | None:
+def git(repo: str | os.PathLike, *args: str, timeout: float = 300
+        ) -> subprocess.CompletedProcess:
+    """`git -C repo ARGS...`, output captured as text. A git that cannot be started is a
+    failed command (exit 127), not an exception."""
     try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              timeout=timeout)
+    except (OSError, subprocess.SubprocessError) as error:
+        return subprocess.CompletedProcess(["git", *args], 127, "", str(error))
+
+
+def _git(cwd: str, *args: str) -> str | None:
+    out = git(cwd, *args, timeout=5)
     return out.stdout.strip() if out.returncode == 0 else None
+
+
+def git_toplevel(path: str | os.PathLike) -> Path | None:
+    """The top of the git checkout holding `path`, or None outside one."""
+    top = _git(str(path), "rev-parse", "--show-toplevel")
+    return Path(top) if top else None
 
 
 def git_state(cwd: str | None = None) -> dict[str, Any] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gzip
+import hashlib
 import importlib.resources
 import json
 import math
@@ -87,11 +88,19 @@ def load(path: str | os.PathLike) -> Results:
     """Read a results file written by `save` (any older format version is migrated).
     Only a regular file is read, at most BENCHKIT_READ_LIMIT bytes (inflated), and only if
     parsing it fits in that much memory; numbers must be finite."""
-    path = Path(path)
+    return load_with_digest(path)[0]
 
+
+def load_with_digest(path: str | os.PathLike) -> tuple[Results, str]:
+    """`load`, and the SHA-256 of the file's (inflated) content, from one read."""
+    path = Path(path)
+    raw = read_bounded(path, lambda problem: ResultsFileError(path, problem))
+    return _parse(path, raw), hashlib.sha256(raw).hexdigest()
+
+
+def _parse(path: Path, raw: bytes) -> Results:
     def fail(problem: str) -> ResultsFileError:
         return ResultsFileError(path, problem)
-    raw = read_bounded(path, fail)
     limit = read_limit()
     if parse_estimate(raw) > limit:
         raise fail(f"would take about {parse_estimate(raw):,} bytes of memory to load, more "

@@ -8,8 +8,9 @@ from typing import Any, Sequence
 
 from benchkit.core.comparison import Band
 from benchkit.core.enums import TextEnum
-from benchkit.core.records import benchmark_name
+from benchkit.core.records import Side, benchmark_name
 from benchkit.core.schema import Results, callgrind_to_dict, measurement_to_dict
+from benchkit.core.stats import summarize
 
 
 class HistoryMetric(TextEnum):
@@ -36,15 +37,21 @@ class Observation:
     relative: float | None = None
 
 
-def speed_relative(m: Any) -> float | None:
-    """The median of each run's time over the speed probe taken just before its chunk: a
-    time in units of the machine's speed at that moment, so a machine that ran 1.6x slower
-    for a while (seen on this VM) does not look like a step. None without probes."""
-    if not m.processes or not all(p.probes for p in m.processes):
+def probe_relative_times(m: Any) -> list[list[float]] | None:
+    """Per process, each run's time over the speed probe taken just before its chunk: times
+    in units of the machine's speed at that moment. None unless every process has probes."""
+    if not m.processes or not all(p.probes and min(p.probes) > 0 for p in m.processes):
         return None
-    ratios = [t / probe for sample, chunks in zip(m.processes, m.chunk_times())
-              for probe, chunk in zip(sample.probes, chunks) for t in chunk if probe > 0]
-    return statistics.median(ratios) if ratios else None
+    return [[t / probe for probe, chunk in zip(sample.probes, chunks) for t in chunk]
+            for sample, chunks in zip(m.processes, m.chunk_times())]
+
+
+def speed_relative(m: Any) -> float | None:
+    """The median of probe_relative_times: a machine that ran 1.6x slower for a while (seen
+    on this VM) does not look like a step. None without probes."""
+    relative = probe_relative_times(m)
+    flat = [t for process in relative or [] for t in process]
+    return statistics.median(flat) if flat else None
 
 
 def observations(results: Results) -> list[Observation]:
@@ -52,15 +59,14 @@ def observations(results: Results) -> list[Observation]:
     NEW side is what was measured at its revision; its BASE side is skipped."""
     out = []
     for m in results.measurements:
-        if (m.metadata or {}).get("side") == "base":
+        if (m.metadata or {}).get("side") == Side.BASE:
             continue
-        times = sorted(m.times)
-        q = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+        quartiles = summarize(m.times)
         units = len(m.processes) if m.processes else len(m.raw_times)
-        out.append(Observation(benchmark_name(m), HistoryMetric.TIME, m.median, q[0], q[2],
-                               units, measurement_to_dict(m), speed_relative(m)))
+        out.append(Observation(benchmark_name(m), HistoryMetric.TIME, m.median, quartiles.p25,
+                               quartiles.p75, units, measurement_to_dict(m), speed_relative(m)))
     for s in results.callgrind:
-        if (s.metadata or {}).get("side") == "base":
+        if (s.metadata or {}).get("side") == Side.BASE:
             continue
         band = Band.of(s)
         out.append(Observation(benchmark_name(s), HistoryMetric.INSTRUCTIONS, band.median,
@@ -87,7 +93,8 @@ class Commit:
 class Point:
     """A series' value at one commit: the observations made there, merged. Time: the median
     of their medians, from the lowest first quartile to the highest third; instructions:
-    the band over all layouts counted there. `evidence` keeps each observation's item."""
+    the band over all layouts counted there. The observations themselves stay in the
+    history (`HistoryDB.evidence`)."""
 
     commit: Commit
     value: float
@@ -95,15 +102,11 @@ class Point:
     high: float
     units: int
     observations: int
-    evidence: tuple[dict[str, Any], ...] = ()
     relative: float | None = None     # time over the speed probe (speed_relative)
 
-    @classmethod
-    def merge(cls, commit: Commit, rows: Sequence[Observation]) -> "Point":
-        """One point from the observations of one commit."""
-        point = cls.of_values(commit, [(r.value, r.low, r.high, r.units, r.relative)
-                                       for r in rows])
-        return dataclasses.replace(point, evidence=tuple(r.evidence for r in rows))
+    def band(self) -> Band:
+        """The point as an instruction-count band (low, value, high)."""
+        return Band(self.low, self.value, self.high, max(self.units, 1))
 
     @classmethod
     def of_values(cls, commit: Commit, values: Sequence[tuple]) -> "Point":
@@ -111,10 +114,10 @@ class Point:
         commit."""
         if len(values) == 1:
             value, low, high, units, relative = values[0]
-            return cls(commit, value, low, high, units, 1, (), relative)
+            return cls(commit, value, low, high, units, 1, relative)
         relatives = [v[4] for v in values]
         return cls(commit, statistics.median(v[0] for v in values), min(v[1] for v in values),
-                   max(v[2] for v in values), sum(v[3] for v in values), len(values), (),
+                   max(v[2] for v in values), sum(v[3] for v in values), len(values),
                    None if None in relatives else statistics.median(relatives))
 
 

@@ -20,8 +20,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from benchkit.core.comparison import Band, instruction_change
-from benchkit.core.history.series import Commit, HistoryMetric, Point, Series
+from benchkit.core.comparison import instruction_change
+from benchkit.core.history.series import (Commit, HistoryMetric, Point, Series,
+                                          probe_relative_times)
 from benchkit.core.verdicts import Interval, t_interval
 
 DEFAULT_ALPHA = 0.01
@@ -76,31 +77,27 @@ class Step:
                                "delta": f.delta} for f in self.functions]}
 
 
-def _band(point: Point) -> Band:
-    return Band(point.low, point.value, point.high, max(point.units, 1))
-
-
-def moved_functions(before: Sequence[dict], after: Sequence[dict], top: int = 10
+def moved_functions(before: Sequence[Any], after: Sequence[Any], top: int = 10
                     ) -> tuple[MovedFunction, ...]:
-    """The functions whose instructions per run changed most between two commits' stored
-    CallgrindStats (the first of each side; baseline subtracted, paths standardised)."""
-    from benchkit.core.schema import callgrind_from_dict
+    """The functions whose instructions per run changed most between two commits'
+    CallgrindStats (the first of each side; baseline subtracted, paths standardised, as
+    `benchkit diff` compares them)."""
+    from benchkit.core.callgrind.counts import diff_counts
     if not before or not after:
         return ()
-    a = callgrind_from_dict(before[0], "before")
-    b = callgrind_from_dict(after[0], "after")
-    counts_a = a.as_standardized().stats(subtract_baseline=True).as_dict()
-    counts_b = b.as_standardized().stats(subtract_baseline=True).as_dict()
-    moved = [MovedFunction(fn, counts_a.get(fn, 0) / a.number_per_run,
-                           counts_b.get(fn, 0) / b.number_per_run)
-             for fn in set(counts_a) | set(counts_b)
-             if counts_a.get(fn, 0) / a.number_per_run != counts_b.get(fn, 0) / b.number_per_run]
+    a, b = before[0], after[0]
+    rows = diff_counts(a.as_standardized().stats(subtract_baseline=True),
+                       b.as_standardized().stats(subtract_baseline=True)).rows()
+    moved = [MovedFunction(fn, (count_a or 0) / a.number_per_run,
+                           (count_b or 0) / b.number_per_run)
+             for fn, _, count_a, count_b, _ in rows]
+    moved = [f for f in moved if f.delta]
     moved.sort(key=lambda f: (-abs(f.delta), f.function))
     return tuple(moved[:top])
 
 
 def instruction_steps(series: Series,
-                      evidence: Callable[[Point], Sequence[dict]] | None = None
+                      evidence: Callable[[Point], Sequence[Any]] | None = None
                       ) -> list[Step]:
     """Every change between neighbouring commits that leaves both layout bands."""
     steps = []
@@ -108,7 +105,7 @@ def instruction_steps(series: Series,
     for prev, cur in zip(points, points[1:]):
         if prev.value == cur.value and prev.low == cur.low and prev.high == cur.high:
             continue
-        if instruction_change(_band(prev), _band(cur)) == 0 or prev.value <= 0:
+        if instruction_change(prev.band(), cur.band()) == 0 or prev.value <= 0:
             continue
         functions = moved_functions(evidence(prev), evidence(cur)) if evidence else ()
         steps.append(Step(series.benchmark, series.metric, series.machine, prev.commit,
@@ -181,7 +178,7 @@ def _clears(low: float, high: float, p: float, noise: float, alpha: float) -> bo
     return p < alpha and (low > band or high < -band)
 
 
-def time_steps(series: Series, evidence: Callable[[Point], Sequence[dict]] | None = None, *,
+def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None = None, *,
                alpha: float = DEFAULT_ALPHA, noise: float = DEFAULT_NOISE,
                penalty: float = PENALTY_PER_LOG_N) -> list[Step]:
     """The confirmed steps in a wall-time series (module docstring)."""
@@ -231,12 +228,10 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[dict]] | Non
 
 
 def _evidence_decision(points, at, start, end, evidence, alpha, noise):
-    from benchkit.core.schema import measurement_from_dict
     from benchkit.core.verdicts import decide_runs
 
     def measurements(chosen):
-        return [m for p in chosen for m in (measurement_from_dict(d, "evidence")
-                                            for d in evidence(p)) if m.processes]
+        return [m for p in chosen for m in evidence(p) if m.processes]
     before = measurements(points[max(start, at - NEIGHBOURS):at])
     after = measurements(points[at:min(end, at + NEIGHBOURS)])
     if not before or not after:
@@ -249,16 +244,17 @@ def _evidence_decision(points, at, start, end, evidence, alpha, noise):
 
 def _pooled(ms: Sequence[Any], reference: float | None):
     """One Measurement holding the processes of several (per-run times). With speed probes
-    on every process, each chunk's times are scaled to the `reference` probe: a commit
-    measured while the machine ran slow counts at the speed of the others."""
+    on every process, times are taken at the `reference` probe's speed: a commit measured
+    while the machine ran slow counts at the speed of the others."""
     from benchkit.core.measurement import Measurement, ProcessSample
-    scale = reference is not None and all(p.probes for m in ms for p in m.processes)
+    relative = [probe_relative_times(m) for m in ms]
+    scale = reference is not None and None not in relative
     times, processes = [], []
-    for m in ms:
-        for sample, chunks in zip(m.processes, m.chunk_times()):
-            for k, chunk in enumerate(chunks):
-                factor = reference / sample.probes[k] if scale else 1.0
-                times += [t * factor for t in chunk]
+    for m, over_probes in zip(ms, relative):
+        per_process = ([[t * reference for t in process] for process in over_probes]
+                       if scale else m.process_times())
+        for sample, process_times in zip(m.processes, per_process):
+            times += process_times
             processes.append(ProcessSample(sample.chunks, (), None))
     return Measurement(1, times, ms[0].task_spec, None, processes)
 

@@ -19,6 +19,7 @@ from typing import Iterator
 
 from benchkit.errors import SideError
 from benchkit.orchestration.sampling.workers import Interpreter
+from benchkit.system.machine import git, git_toplevel
 from benchkit.system.processes import last_lines, owned_prefix
 
 DEFAULT_INSTALL = ("{python} -m venv {env} && {python} -c \"import sys; open(sys.argv[1], 'w')"
@@ -54,11 +55,6 @@ def _check_python(python: str, option: str) -> str:
     return resolved
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          timeout=300)
-
-
 def _caller_site() -> str:
     """A .pth line that adds this interpreter's packages after the side's own."""
     dirs = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
@@ -71,7 +67,7 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
                   env: tuple[tuple[str, str], ...], log=None) -> Iterator[Interpreter]:
     """Check out `rev` of `repo` into a worktree, run the install command, yield the
     Interpreter of the virtual environment it made."""
-    check = _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    check = git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     if check.returncode != 0:
         raise SideError(f"--{name}-rev {rev!r}: not a revision of the git repository at "
                         f"{repo} ({(check.stderr or 'unknown revision').strip()}); pass a "
@@ -79,7 +75,7 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
     commit = check.stdout.strip()
     src = workdir / f"{name}-src"
     envdir = workdir / f"{name}-env"
-    added = _git(repo, "worktree", "add", "--detach", str(src), commit)
+    added = git(repo, "worktree", "add", "--detach", str(src), commit)
     if added.returncode != 0:
         raise SideError(f"--{name}-rev {rev}: `git worktree add` failed:\n"
                         f"{last_lines(added.stderr, 30)}")
@@ -106,8 +102,8 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
                             "must create a virtual environment at {env}")
         yield Interpreter(name, str(python), env, None)
     finally:
-        _git(repo, "worktree", "remove", "--force", str(src))
-        _git(repo, "worktree", "prune")
+        git(repo, "worktree", "remove", "--force", str(src))
+        git(repo, "worktree", "prune")
 
 
 @contextlib.contextmanager
@@ -133,11 +129,10 @@ def sides(*, base_python: str | None = None, new_python: str | None = None,
     checked = {name: _check_python(p, f"--{name}-python") for name, p in pythons.items() if p}
     root = None
     if any(revs.values()):
-        root = Path(repo or ".").resolve()
-        top = _git(root, "rev-parse", "--show-toplevel")
-        if top.returncode != 0:
-            raise SideError(f"--repo {root}: not inside a git repository")
-        root = Path(top.stdout.strip())
+        root = git_toplevel(Path(repo or ".").resolve())
+        if root is None:
+            raise SideError(f"--repo {Path(repo or '.').resolve()}: not inside a git "
+                            "repository")
     with contextlib.ExitStack() as stack:
         workdir = Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix=owned_prefix("ab"))))
