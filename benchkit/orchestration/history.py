@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
+import re
 import socket
 import subprocess
 import sys
@@ -21,6 +22,9 @@ from benchkit.system import results_files
 from benchkit.system.history_db import AddedRun, HistoryDB, evidence_reader
 from benchkit.system.machine import git, git_toplevel
 from benchkit.system.processes import last_lines, owned_prefix
+
+
+_COMMIT_ID = re.compile(r"[0-9a-fA-F]{4,64}")
 
 
 def git_root(repo: str | Path | None) -> Path:
@@ -82,7 +86,11 @@ def add_file(db: HistoryDB, path: str | Path, *, commit: str | None = None,
         raise HistoryError(f"{path}: its fingerprint names no git commit (it was not run in a "
                            "git checkout); pass --commit SHA")
     repo = repo or git_toplevel(Path.cwd())
-    return db.add(observations(results), commit=commit_of(repo, sha),
+    found = commit_of(repo, sha)
+    if not found.date and not _COMMIT_ID.fullmatch(sha):
+        raise HistoryError(f"--commit {sha!r}: neither a revision of {repo or 'a checkout'} "
+                           "nor a commit id (4-64 hex digits); pass the commit measured")
+    return db.add(observations(results), commit=found,
                   machine=machine or env.get("hostname") or "unknown",
                   measured_at=str(env.get("timestamp") or ""), source=Path(path).name,
                   digest=digest, environment=dict(env))
