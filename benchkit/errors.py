@@ -109,6 +109,11 @@ class HistoryError(BenchkitError, ValueError):
     does not hold; the message names the database and what to do."""
 
 
+class ReportError(BenchkitError, ValueError):
+    """The dashboard cannot be written: a taken output directory, plotly missing, nothing to
+    show."""
+
+
 class RevisionError(BenchkitError, ValueError):
     """A revision of a history run or a bisect cannot be resolved, installed or measured."""
 

@@ -16,7 +16,8 @@ from benchkit.errors import BenchkitError
 RUN_PASSTHROUGH = ("callgrind", "no_wall_time", "fast")
 
 
-def _db_option(parser) -> None:
+def db_option(parser) -> None:
+    """--db PATH."""
     parser.add_argument("--db", metavar="PATH",
                         help="history database (default: $BENCHKIT_DB, else "
                              ".benchkit/history.db at the top of the git checkout)")
@@ -40,21 +41,21 @@ def add_parsers(sub) -> None:
     add.add_argument("--commit", metavar="SHA", help="the commit measured (default: the "
                                                      "file's fingerprint)")
     add.add_argument("--machine", metavar="NAME", help="default: the file's host name")
-    _db_option(add)
+    db_option(add)
 
     listing = hsub.add_parser("list", help="benchmarks, machines and commits held")
-    _db_option(listing)
+    db_option(listing)
 
     show = hsub.add_parser("show", help="one benchmark's series as a table")
     show.add_argument("benchmark", metavar="BENCHMARK")
     show.add_argument("--machine", metavar="NAME")
     show.add_argument("--metric", type=_metric, default=None, metavar="time|instructions")
-    _db_option(show)
+    db_option(show)
 
     export = hsub.add_parser("export", help="every observation as JSON or CSV")
     export.add_argument("--format", choices=("json", "csv"), default="json")
     export.add_argument("-o", "--output", metavar="FILE", help="default: standard output")
-    _db_option(export)
+    db_option(export)
 
     regressions = hsub.add_parser("regressions", help="the steps in every series")
     regressions.add_argument("--machine", metavar="NAME")
@@ -70,7 +71,16 @@ def add_parsers(sub) -> None:
                              metavar="GATE", help="exit 1 when a step breaks the gate "
                                                   "(slower>5%%, instructions>1%%)")
     regressions.add_argument("--json", action="store_true")
-    _db_option(regressions)
+    db_option(regressions)
+
+    asv = hsub.add_parser("import-asv", help="add an asv results directory's runs")
+    asv.add_argument("results_dir", metavar="RESULTS_DIR",
+                     help="asv's results directory (holding benchmarks.json and a folder "
+                          "per machine)")
+    asv.add_argument("--machine", metavar="NAME", help="default: each file's asv machine name")
+    asv.add_argument("--repo", metavar="DIR",
+                     help="the project's git checkout: commit subjects and order from it")
+    db_option(asv)
 
     run = hsub.add_parser("run", help="measure a range of commits and add them")
     _revision_options(run)
@@ -108,10 +118,11 @@ def _revision_options(parser) -> None:
     parser.add_argument("--repo", metavar="DIR", help="git repository (default .)")
     parser.add_argument("--install", metavar="CMD", help="install command, as for `ab`")
     parser.add_argument("--machine", metavar="NAME", help="default: this host's name")
-    _db_option(parser)
+    db_option(parser)
 
 
-def _open(args, create: bool = True):
+def open_db(args, create: bool = True):
+    """The history database --db names (or the default one)."""
     from benchkit.system.history_db import HistoryDB, default_path
     path = Path(args.db) if args.db else default_path(getattr(args, "repo", None))
     return HistoryDB(path, create=create)
@@ -134,7 +145,7 @@ def add_to_history(args, path: Path, rev: str | None = None) -> None:
     if rev is not None:
         repo = git_root(getattr(args, "repo", None))
         commit = commit_of(repo, rev).sha
-    with _open(args) as db:
+    with open_db(args) as db:
         added = add_file(db, path, commit=commit, repo=repo)
         print(f"{added.observations} observations added to {db.path}", file=sys.stderr)
 
@@ -150,7 +161,7 @@ def cmd_add(args) -> int:
     for path in args.files:
         if not Path(path).exists():
             raise BenchkitError(f"{path}: no such file")
-    with _open(args) as db:
+    with open_db(args) as db:
         for path in args.files:
             added = add_file(db, path, commit=args.commit, machine=args.machine)
             if added.run is None:
@@ -164,7 +175,7 @@ def cmd_add(args) -> int:
 def cmd_list(args) -> int:
     """`benchkit history list`."""
     from tabulate import tabulate
-    with _open(args, create=False) as db:
+    with open_db(args, create=False) as db:
         rows = [(printable(s.benchmark), s.metric, ", ".join(map(printable, s.machines)),
                  s.commits, s.observations, f"{s.first[:12]}..{s.last[:12]}")
                 for s in db.summaries()]
@@ -183,7 +194,7 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     """`benchkit history show BENCHMARK`."""
     from tabulate import tabulate
-    with _open(args, create=False) as db:
+    with open_db(args, create=False) as db:
         found = db.series(benchmark=args.benchmark, metric=args.metric, machine=args.machine)
         if not found:
             names = sorted({s.benchmark for s in db.summaries()})
@@ -206,7 +217,7 @@ def cmd_show(args) -> int:
 
 def cmd_export(args) -> int:
     """`benchkit history export`."""
-    with _open(args, create=False) as db:
+    with open_db(args, create=False) as db:
         rows = list(db.rows())
     if args.format == "json":
         text = json.dumps(rows, indent=1)
@@ -225,6 +236,22 @@ def cmd_export(args) -> int:
     return ExitCode.OK
 
 
+def cmd_import_asv(args) -> int:
+    """`benchkit history import-asv`."""
+    from benchkit.orchestration.asv_import import import_asv
+    from benchkit.orchestration.history import git_root
+    repo = git_root(args.repo) if args.repo else None
+    with open_db(args) as db:
+        done = import_asv(db, args.results_dir, machine=args.machine, repo=repo)
+        print(f"{done.files} asv results files: {done.added} added ({done.observations} "
+              f"observations), {done.already} already there; {db.path}")
+    if done.skipped:
+        print(f"not imported (not time benchmarks, or no result): "
+              f"{', '.join(printable(s) for s in done.skipped[:10])}"
+              + (f" and {len(done.skipped) - 10} more" if len(done.skipped) > 10 else ""))
+    return ExitCode.OK
+
+
 def _breaks(step, gates) -> bool:
     from benchkit.core.gates import Metric
     wanted = Metric.INSTRUCTIONS if str(step.metric) == "instructions" else Metric.SLOWER
@@ -234,7 +261,7 @@ def _breaks(step, gates) -> bool:
 def cmd_regressions(args) -> int:
     """`benchkit history regressions`."""
     from benchkit.orchestration.history import find_steps
-    with _open(args, create=False) as db:
+    with open_db(args, create=False) as db:
         since = None
         if args.since:
             matches = db.commits_matching(args.since)
@@ -295,7 +322,7 @@ def cmd_run(args) -> int:
               f"{printable(outcome.detail.splitlines()[0] if outcome.detail else '')}",
               file=sys.stderr)
 
-    with _open(args) as db:
+    with open_db(args) as db:
         from benchkit.core.history.series import HistoryMetric
         try:
             outcomes = history.run_history(
@@ -332,7 +359,7 @@ def cmd_bisect(args) -> int:
         print(f"{step.commit.sha[:12]} {'bad ' if step.bad else 'good'} {change} "
               f"({step.how}) {printable(step.commit.message[:60])}", file=sys.stderr)
 
-    with _open(args) as db, tempfile.TemporaryDirectory(prefix=owned_prefix("bisect")) as tmp:
+    with open_db(args) as db, tempfile.TemporaryDirectory(prefix=owned_prefix("bisect")) as tmp:
         judge = history.Judge(db, repo, paths, args.benchmark, args.metric, args.threshold,
                               machine, args.install, run_args,
                               ["--rounds", str(args.rounds)] if args.rounds else [], Path(tmp))
@@ -351,7 +378,7 @@ def cmd_bisect(args) -> int:
 
 
 _HISTORY = {"add": cmd_add, "list": cmd_list, "show": cmd_show, "export": cmd_export,
-            "regressions": cmd_regressions, "run": cmd_run}
+            "regressions": cmd_regressions, "run": cmd_run, "import-asv": cmd_import_asv}
 
 
 def cmd_history(args) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from benchkit.core.environment import single
-from benchkit.core.history.series import Commit, HistoryMetric, observations
+from benchkit.core.history.series import Commit, HistoryMetric, Series, observations
 from benchkit.core.history.steps import Step, steps_of
 from benchkit.errors import BenchkitError, HistoryError, RevisionError
 from benchkit.system import results_files
@@ -106,10 +106,14 @@ def this_machine() -> str:
 
 def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | None = None,
                metric: HistoryMetric | None = None, since: str | None = None,
-               alpha: float = 0.01, noise: float = 0.02) -> list[Step]:
-    """The steps of every series (filtered), oldest first within each series."""
+               alpha: float = 0.01, noise: float = 0.02,
+               series_list: Sequence[Series] | None = None) -> list[Step]:
+    """The steps of every series (filtered; or of `series_list`, already read from `db`),
+    oldest first within each series."""
     out = []
-    for series in db.series(benchmark=benchmark, metric=metric, machine=machine):
+    if series_list is None:
+        series_list = db.series(benchmark=benchmark, metric=metric, machine=machine)
+    for series in series_list:
         if since is not None:
             keep = [i for i, p in enumerate(series.points) if p.commit.sha.startswith(since)]
             if not keep:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
+import tempfile
 from pathlib import Path
+
+from benchkit.errors import ReportError
 
 
 def cache_dir() -> Path:
@@ -85,3 +89,40 @@ def _candidates(path: Path):
         yield path.with_name(f"{stem}-{n}{ext}")
 
 
+
+
+SITE_MARKER = ".benchkit-site"
+
+
+def write_site(out_dir: str | os.PathLike, files: dict[str, bytes]) -> Path:
+    """Write a generated site (`files`: relative path -> content) as a whole: into a
+    temporary directory next to `out_dir`, then swapped in, so a reader never sees half a
+    site and a killed writer leaves the previous one. `out_dir` may be missing, empty, or a
+    site written before (it carries SITE_MARKER); anything else is refused, never deleted."""
+    out = Path(out_dir)
+    if out.exists():
+        if not out.is_dir():
+            raise ReportError(f"{out}: exists and is not a directory; choose "
+                                       f"another output directory")
+        if any(out.iterdir()) and not (out / SITE_MARKER).exists():
+            raise ReportError(f"{out}: a directory that benchkit did not write; "
+                                       f"choose an empty or new output directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        for relative, data in {**files, SITE_MARKER: b"written by benchkit\n"}.items():
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        os.chmod(staging, 0o777 & ~_umask())
+        old = None
+        if out.exists():
+            old = out.parent / f".{out.name}.{os.getpid()}.old"
+            os.replace(out, old)
+        os.replace(staging, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out

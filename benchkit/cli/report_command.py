@@ -1,0 +1,53 @@
+"""`benchkit report`: the history database as a static dashboard, or as markdown."""
+from __future__ import annotations
+
+import sys
+
+from benchkit.cli import args as types
+from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.history_commands import db_option, open_db
+from benchkit.errors import ReportError
+
+
+def add_parsers(sub) -> None:
+    """`report`."""
+    report = sub.add_parser(
+        "report", help="the history as a static HTML dashboard (or --markdown)",
+        description="Write the history database as a static site that opens from the file "
+                    "system (no server, no network): index.html lists the benchmarks, each "
+                    "has a page of charts over commits with its change points.")
+    report.add_argument("out_dir", nargs="?", metavar="OUT_DIR",
+                        help="the site's directory (new, empty, or a report written before)")
+    report.add_argument("--markdown", action="store_true",
+                        help="print a markdown summary for a pull-request comment")
+    report.add_argument("--machine", metavar="NAME", help="only this machine's series")
+    report.add_argument("--max-steps", type=types.positive_int, default=20, metavar="N",
+                        help="with --markdown: list at most N change points (default 20)")
+    report.add_argument("--noise", type=types.percent, default=0.02, metavar="PCT",
+                        help="wall-time steps must clear this band (default 2%%)")
+    report.add_argument("--alpha", type=types.probability, default=0.01)
+    db_option(report)
+
+
+def cmd_report(args) -> int:
+    """`benchkit report`."""
+    from benchkit.orchestration.dashboard import gather, markdown_report, write_report
+    if not args.out_dir and not args.markdown:
+        raise ReportError("report: give OUT_DIR for the HTML site, or --markdown")
+    with open_db(args, create=False) as db:
+        report = gather(db, machine=args.machine, alpha=args.alpha, noise=args.noise)
+        source = str(db.path)
+    if not report.views:
+        raise ReportError(f"{source}: no benchmarks"
+                                   + (f" on machine {args.machine!r}" if args.machine else "")
+                                   + "; add results with `benchkit history add` first")
+    if args.out_dir:
+        out = write_report(report, args.out_dir, source=source)
+        print(f"{len(report.views)} benchmarks, {report.commits} commits, {report.steps} "
+              f"change points: {out / 'index.html'}", file=sys.stderr)
+    if args.markdown:
+        print(markdown_report(report, args.max_steps), end="")
+    return ExitCode.OK
+
+
+COMMANDS = {"report": cmd_report}

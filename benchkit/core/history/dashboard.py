@@ -1,0 +1,203 @@
+"""What the history dashboard shows (pure): one view per benchmark with its series and steps,
+the Plotly figures of those views as plain dicts, sparklines, and the markdown summary for a
+pull-request comment. Turning figures into HTML and writing the site is the caller's job."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import re
+from typing import Any, Sequence
+
+from benchkit.core.history.series import Commit, HistoryMetric, Point, Series
+from benchkit.core.history.steps import Step
+from benchkit.core.text import printable
+
+# Time is shown in the unit that suits a series' median (the axis cannot change unit).
+_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def slug(name: str) -> str:
+    """A file-name-safe, unique name for a page: readable start, digest end (two names that
+    clean up to the same text still get different pages)."""
+    readable = _SAFE.sub("_", name).strip("_.")[:60] or "benchmark"
+    return f"{readable}-{hashlib.sha1(name.encode('utf-8')).hexdigest()[:8]}"
+
+
+def step_anchor(step: Step) -> str:
+    """The id of a step's section on its benchmark's page."""
+    return f"step-{step.metric}-{slug(step.machine)}-{step.commit.sha[:12]}"
+
+
+def time_unit(values: Sequence[float]) -> tuple[float, str]:
+    """(scale, unit) for times around the median of `values`."""
+    finite = sorted(v for v in values if math.isfinite(v) and v > 0)
+    middle = finite[len(finite) // 2] if finite else 1.0
+    return next(((s, u) for s, u in _TIME_UNITS if middle >= s), _TIME_UNITS[-1])
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkView:
+    """One benchmark's page: its series (every metric and machine) and their steps."""
+
+    benchmark: str
+    series: tuple[Series, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def slug(self) -> str:
+        """The page's file name, without .html."""
+        return slug(self.benchmark)
+
+    def of(self, metric: HistoryMetric) -> list[Series]:
+        """The series of one metric, one per machine."""
+        return [s for s in self.series if s.metric is metric]
+
+    def latest_step(self) -> Step | None:
+        """The most recent step of any metric or machine."""
+        return max(self.steps, key=lambda s: s.commit.key(), default=None)
+
+
+def views(series: Sequence[Series], steps: Sequence[Step]) -> list[BenchmarkView]:
+    """A view per benchmark, sorted by name."""
+    by_name: dict[str, list[Series]] = {}
+    for s in series:
+        by_name.setdefault(s.benchmark, []).append(s)
+    steps_of: dict[str, list[Step]] = {}
+    for step in steps:
+        steps_of.setdefault(step.benchmark, []).append(step)
+    return [BenchmarkView(name, tuple(sorted(group, key=lambda s: (str(s.metric), s.machine))),
+                          tuple(steps_of.get(name, ())))
+            for name, group in sorted(by_name.items())]
+
+
+def commit_axis(series: Sequence[Series]) -> list[Commit]:
+    """Every commit of `series`, in history order: the x axis shared by every chart."""
+    seen: dict[str, Commit] = {}
+    for s in series:
+        for p in s.points:
+            seen.setdefault(p.commit.sha, p.commit)
+    return sorted(seen.values(), key=lambda c: (c.key(), c.sha))
+
+
+def format_value(metric: HistoryMetric, value: float) -> str:
+    """A value as tables show it: a time with its unit, or a count with separators."""
+    if metric is HistoryMetric.INSTRUCTIONS:
+        return f"{value:,.0f}"
+    scale, unit = time_unit([value])
+    return f"{value / scale:.4g} {unit}"
+
+
+def _hover(metric: HistoryMetric, p: Point) -> str:
+    c = p.commit
+    return (f"{c.sha[:12]} {printable(c.date)}<br>{printable(c.message[:80])}<br>"
+            f"{format_value(metric, p.value)} ({format_value(metric, p.low)} .. "
+            f"{format_value(metric, p.high)}), {p.observations} run(s)")
+
+
+def figure(view: BenchmarkView, metric: HistoryMetric, position: dict[str, int]
+           ) -> dict[str, Any] | None:
+    """The Plotly figure (a plain dict) of one metric of a view: a line per machine with the
+    interval of each point as error bars, steps marked by a dashed line and a clickable
+    marker whose customdata is the step's anchor. None when the view lacks the metric."""
+    series = view.of(metric)
+    if not series:
+        return None
+    if metric is HistoryMetric.TIME:
+        scale, unit = time_unit([p.value for s in series for p in s.points])
+        title = f"time per run ({unit})"
+    else:
+        scale, title = 1.0, "instructions per run"
+    data, shapes = [], []
+    for s in series:
+        pts = s.points
+        data.append({
+            "type": "scatter", "mode": "lines+markers", "name": printable(s.machine),
+            "x": [position[p.commit.sha] for p in pts],
+            "y": [p.value / scale for p in pts],
+            "error_y": {"type": "data", "symmetric": False,
+                        "array": [(p.high - p.value) / scale for p in pts],
+                        "arrayminus": [(p.value - p.low) / scale for p in pts]},
+            "text": [_hover(metric, p) for p in pts],
+            "hovertemplate": "%{text}<extra>%{fullData.name}</extra>",
+        })
+    marked = [st for st in view.steps if st.metric is metric]
+    if marked:
+        data.append({
+            "type": "scatter", "mode": "markers", "name": "change points",
+            "x": [position[st.commit.sha] for st in marked],
+            "y": [st.after / scale for st in marked],
+            "marker": {"symbol": "diamond", "size": 13, "color": "#d62728"},
+            "customdata": [step_anchor(st) for st in marked],
+            "text": [f"{st.change:+.2%} at {st.commit.sha[:12]} ({printable(st.machine)})"
+                     "<br>click for details" for st in marked],
+            "hovertemplate": "%{text}<extra></extra>",
+        })
+        shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": position[st.commit.sha]
+                   - 0.5, "x1": position[st.commit.sha] - 0.5, "y0": 0, "y1": 1,
+                   "line": {"color": "#d62728", "dash": "dash", "width": 1}} for st in marked]
+    return {"data": data, "layout": {
+        "title": {"text": title}, "height": 360, "margin": {"l": 70, "r": 20, "t": 40, "b": 40},
+        "xaxis": {"title": {"text": "commit (oldest to newest)"}, "zeroline": False},
+        "yaxis": {"title": {"text": title}, "rangemode": "tozero" if metric
+                  is HistoryMetric.INSTRUCTIONS else "normal"},
+        "hovermode": "closest", "shapes": shapes, "legend": {"orientation": "h"}}}
+
+
+def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> str:
+    """An inline SVG polyline of `values` (oldest first), scaled to its own range."""
+    values = [v for v in values if math.isfinite(v)]
+    if not values:
+        return ""
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    step = width / max(len(values) - 1, 1)
+    points = " ".join(f"{i * step:.1f},{height - 2 - (v - low) / span * (height - 4):.1f}"
+                      for i, v in enumerate(values))
+    return (f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} '
+            f'{height}"><polyline fill="none" stroke="#1f77b4" stroke-width="1.5" '
+            f'points="{points}"/></svg>')
+
+
+def latest(series: Series) -> tuple[Point, float | None]:
+    """The newest point and its change from the one before (None with a single point)."""
+    last = series.points[-1]
+    if len(series.points) < 2 or not series.points[-2].value:
+        return last, None
+    return last, last.value / series.points[-2].value - 1
+
+
+def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20) -> str:
+    """A pull-request comment: the newest steps first, then every series' latest value."""
+    steps = sorted((st for v in all_views for st in v.steps), key=lambda st: st.commit.key(),
+                   reverse=True)
+    lines = ["## benchkit history", ""]
+    if steps:
+        lines += [f"{len(steps)} change point(s); newest first:", "",
+                  "| benchmark | metric | machine | change | interval | commit | message |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for st in steps[:max_steps]:
+            lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(st.machine)} | "
+                         f"{st.change:+.2%} | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
+                         f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |")
+        if len(steps) > max_steps:
+            lines.append(f"\n... and {len(steps) - max_steps} older.")
+    else:
+        lines.append("No change points.")
+    rows = [s for v in all_views for s in v.series]
+    lines += ["", f"<details><summary>{len(rows)} series</summary>", "",
+              "| benchmark | metric | machine | commits | latest | vs previous |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for s in rows:
+        point, change = latest(s)
+        lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(s.machine)} | "
+                     f"{len(s.points)} | {format_value(s.metric, point.value)} | "
+                     f"{'-' if change is None else f'{change:+.2%}'} |")
+    lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text safe in a markdown table cell."""
+    return printable(text).replace("|", "\\|").replace("\n", " ")

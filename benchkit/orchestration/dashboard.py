@@ -1,0 +1,72 @@
+"""`benchkit report`: the history database as a static site (Plotly charts, the library's
+own script bundled once under assets/, no network) or as markdown for a pull request."""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from pathlib import Path
+
+from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
+                                             views)
+from benchkit.core.history.pages import SCRIPT, benchmark_page, index_page
+from benchkit.core.history.series import HistoryMetric
+from benchkit.errors import ReportError
+from benchkit.orchestration.history import find_steps
+from benchkit.system.files import write_site
+from benchkit.system.history_db import HistoryDB
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """What a report covers."""
+
+    views: list[BenchmarkView]
+    commits: int
+    steps: int
+
+
+def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = 0.01,
+           noise: float = 0.02) -> Report:
+    """Every series of `db` (one machine's, with `machine`) and its steps."""
+    series = db.series(machine=machine)
+    steps = find_steps(db, alpha=alpha, noise=noise, series_list=series)
+    return Report(views(series, steps), len(commit_axis(series)), len(steps))
+
+
+def markdown_report(report: Report, max_steps: int = 20) -> str:
+    """The pull-request comment."""
+    return markdown(report.views, max_steps=max_steps)
+
+
+def _plotly():
+    try:
+        import plotly.io
+        import plotly.offline
+    except ImportError:
+        raise ReportError(
+            "benchkit report needs plotly for its charts: pip install plotly (or "
+            "benchkit's [plot] extra); --markdown works without it") from None
+    return plotly.io, plotly.offline
+
+
+def write_report(report: Report, out_dir: str | Path, *, source: str) -> Path:
+    """Write the site: index.html, benchmarks/<slug>.html, assets/plotly.min.js."""
+    pio, offline = _plotly()
+    generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    axis = commit_axis([s for v in report.views for s in v.series])
+    position = {c.sha: i for i, c in enumerate(axis)}
+    files = {SCRIPT: offline.get_plotlyjs().encode("utf-8"),
+             "index.html": index_page(report.views, source=source, generated=generated,
+                                      commits=len(axis)).encode("utf-8")}
+    config = {"displaylogo": False, "responsive": True}
+    for view in report.views:
+        charts = {}
+        for metric in HistoryMetric:
+            fig = figure(view, metric, position)
+            if fig is not None:
+                charts[metric] = pio.to_html(fig, include_plotlyjs=False, full_html=False,
+                                             validate=False, config=config,
+                                             div_id=f"chart-{metric}")
+        files[f"benchmarks/{view.slug}.html"] = benchmark_page(
+            view, charts, generated=generated).encode("utf-8")
+    return write_site(out_dir, files)

@@ -1,0 +1,128 @@
+"""`benchkit history import-asv`: asv's results format parsed exactly (a tree asv 0.6.6 wrote,
+in tests/fixtures/asv), and end to end on a tree generated here by asv itself over three
+commits of a real git project."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchkit.core.history.asv import parse_run
+from benchkit.core.history.series import HistoryMetric
+from benchkit.errors import HistoryError
+from test_cli import cli
+
+FIXTURE = Path(__file__).parent / "fixtures" / "asv" / "results"
+RUN_FILE = next((FIXTURE / "fixture-box").glob("*-existing-*.json"))
+
+
+def test_an_asv_results_file_becomes_one_observation_per_grid_point():
+    run = parse_run(json.loads(RUN_FILE.read_text()),
+                    json.loads((FIXTURE / "benchmarks.json").read_text()), str(RUN_FILE))
+    assert run.commit.sha == "07039935f8bfc885f94e8681841d20cb5f97b5c6"
+    assert run.commit.date == "2026-11-23T13:27:53+00:00"
+    assert run.machine == "fixture-box"
+    assert [(o.benchmark, o.metric, o.units) for o in run.observations] == [
+        ("bench_grid.Grid.time_build[n=10,kind='list']", HistoryMetric.TIME, 3),
+        ("bench_grid.Grid.time_build[n=10,kind='tuple']", HistoryMetric.TIME, 3),
+        ("bench_grid.Grid.time_build[n=1000,kind='list']", HistoryMetric.TIME, 3),
+        ("bench_grid.time_join", HistoryMetric.TIME, 3)]
+    first = run.observations[0]
+    assert first.value == 4.914500095765106e-07 and first.low <= first.value <= first.high
+    assert first.evidence["raw_times"][1] == first.value       # asv's median of its samples
+    # The failing grid point (null) and the track_ benchmark are not observations.
+    assert run.skipped == ("bench_grid.Grid.time_build[n=1000,kind='tuple']",
+                           "bench_grid.track_answer")
+    assert run.environment["env_name"].startswith("existing-py")
+
+
+@pytest.mark.parametrize("document, message", [
+    ([], "not a JSON object"),
+    ({"version": 1}, "format version 1 is not supported"),
+    ({"version": 2, "result_columns": [], "results": {}}, "no commit_hash"),
+    ({"version": 2, "commit_hash": "ab", "result_columns": ["result", "params"],
+      "results": {"b.time_x": [[1.0, 2.0], [["1"]]]}}, "2 results for 1 grid points"),
+])
+def test_what_is_not_an_asv_results_file_is_one_clear_error(document, message):
+    with pytest.raises(HistoryError, match=message) as caught:
+        parse_run(document, {}, "r.json")
+    assert str(caught.value).startswith("r.json: ")
+
+
+def test_a_directory_without_asv_results_is_refused(tmp_path):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "x.json").write_text("{not json")
+    out = cli("history", "import-asv", tmp_path, "--db", tmp_path / "h.db", cwd=tmp_path,
+              check_code=2)
+    assert "x.json: not JSON" in out.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = cli("history", "import-asv", empty, "--db", tmp_path / "h.db", cwd=tmp_path,
+              check_code=2)
+    assert "no asv results files" in out.stderr
+
+
+BENCHMARKS = '''
+def time_work():
+    sum(range({work}))
+
+time_work.repeat, time_work.number, time_work.rounds, time_work.warmup_time = 3, 50, 1, 0
+'''
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+def test_asv_history_generated_by_asv_itself_imports_in_commit_order(tmp_path):
+    asv = shutil.which("asv", path=str(Path(sys.executable).parent))
+    if asv is None:
+        pytest.skip("asv is not installed (it is in benchkit's [test] extra)")
+    repo = tmp_path / "project"
+    (repo / "benchmarks").mkdir(parents=True)
+    (repo / "benchmarks" / "__init__.py").write_text("")
+    (repo / "asv.conf.json").write_text(json.dumps({
+        "version": 1, "project": "demo", "repo": ".", "branches": ["HEAD"],
+        "environment_type": "existing", "benchmark_dir": "benchmarks",
+        "results_dir": "results", "html_dir": "html"}))
+    (repo / ".gitignore").write_text("results/\nhtml/\n.asv/\n")
+    _git(tmp_path, "init", "-q", str(repo))
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    subprocess.run([asv, "machine", "--yes", "--machine", "asv-box"], cwd=repo, env=env,
+                   check=True, capture_output=True)
+    shas = []
+    for n, work in enumerate((1000, 1000, 3000)):
+        (repo / "benchmarks" / "bench_work.py").write_text(BENCHMARKS.format(work=work))
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", f"commit {n}")
+        shas.append(subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                                   capture_output=True, text=True).stdout.strip())
+        done = subprocess.run([asv, "run", "--python=same", "--record-samples",
+                               "--set-commit-hash", "HEAD"], cwd=repo, env=env,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    db = tmp_path / "history.db"
+    out = cli("history", "import-asv", repo / "results", "--repo", repo, "--db", db,
+              cwd=tmp_path, check_code=0)
+    assert "3 asv results files: 3 added (3 observations)" in out.stdout
+    again = cli("history", "import-asv", repo / "results", "--db", db, cwd=tmp_path,
+                check_code=0)
+    assert "0 added (0 observations), 3 already there" in again.stdout
+    exported = json.loads(cli("history", "export", "--db", db, cwd=tmp_path,
+                              check_code=0).stdout)
+    assert {r["benchmark"] for r in exported} == {"bench_work.time_work"}
+    assert {r["machine"] for r in exported} == {"asv-box"}
+    shown = cli("history", "show", "bench_work.time_work", "--db", db, cwd=tmp_path,
+                check_code=0).stdout
+    # In commit order, with the subjects the checkout gave them.
+    table = [line for line in shown.splitlines()[3:] if line.strip()]
+    assert [line.split()[0] for line in table] == [s[:12] for s in shas], shown
+    assert table[-1].endswith("commit 2")
+    value = {row["commit"]: row["value"] for row in exported}
+    assert value[shas[2]] > 1.5 * value[shas[0]]               # 3x the work is visible
+    assert "asv-box" in shown

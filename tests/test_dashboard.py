@@ -1,0 +1,203 @@
+"""`benchkit report` (the history dashboard): the pure page model (exact output), the site
+writer, and the site itself opened from file:// in a real headless Chromium."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchkit.core.comparison import Band
+from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
+                                             slug, sparkline, step_anchor, views)
+from benchkit.core.history.series import Commit, HistoryMetric, Observation, Point, Series
+from benchkit.core.history.steps import MovedFunction, Step
+from benchkit.core.schema import callgrind_to_dict, measurement_to_dict
+from benchkit.errors import ReportError
+from benchkit.system.files import SITE_MARKER, write_site
+from benchkit.system.history_db import HistoryDB
+from benchkit.system.results_files import load
+from test_cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITS = [Commit(f"{n:x}" * 40, f"2026-01-0{n}T00:00:00", n, f"commit {n}")
+           for n in range(1, 5)]
+
+
+def _series(name, metric, values, machine="m"):
+    return Series(name, metric, machine, tuple(Point(c, v, v * 0.99, v * 1.01, 3, 1)
+                                              for c, v in zip(COMMITS, values)))
+
+
+STEP = Step("b|x", HistoryMetric.INSTRUCTIONS, "m", COMMITS[1], COMMITS[2], 1000.0, 1100.0,
+            0.1, 0.09, 0.11, (MovedFunction("f", 0.0, 100.0),), "outside both layout bands")
+
+
+def test_markdown_lists_steps_newest_first_and_every_series():
+    shown = views([_series("b|x", HistoryMetric.INSTRUCTIONS, [1000, 1000, 1100, 1100]),
+                   _series("b|x", HistoryMetric.TIME, [2e-6, 2e-6, 2e-6, 2.2e-6])], [STEP])
+    assert markdown(shown) == (
+        "## benchkit history\n\n1 change point(s); newest first:\n\n"
+        "| benchmark | metric | machine | change | interval | commit | message |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n"
+        f"| b\\|x | instructions | m | +10.00% | +9.00% .. +11.00% | `{'3' * 12}` | commit 3 |\n"
+        "\n<details><summary>2 series</summary>\n\n"
+        "| benchmark | metric | machine | commits | latest | vs previous |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| b\\|x | instructions | m | 4 | 1,100 | +0.00% |\n"
+        "| b\\|x | time | m | 4 | 2.2 us | +10.00% |\n\n</details>\n")
+    assert markdown(views([_series("a", HistoryMetric.TIME, [1.0])], [])).startswith(
+        "## benchkit history\n\nNo change points.\n")
+
+
+def test_sparkline_slug_and_figure():
+    assert sparkline([1.0, 3.0, 2.0], width=10, height=10) == (
+        '<svg class="spark" width="10" height="10" viewBox="0 0 10 10"><polyline fill="none" '
+        'stroke="#1f77b4" stroke-width="1.5" points="0.0,8.0 5.0,2.0 10.0,5.0"/></svg>')
+    assert sparkline([float("nan")]) == ""
+    assert slug("a/b") != slug("a_b") and slug("a/b").startswith("a_b-")
+    assert slug("../../etc") .startswith("etc-")
+
+    view = BenchmarkView("b|x", (_series("b|x", HistoryMetric.INSTRUCTIONS,
+                                         [1000, 1000, 1100, 1100], "m1"),
+                                 _series("b|x", HistoryMetric.INSTRUCTIONS,
+                                         [900, 900, 900, 900], "m2")), (STEP,))
+    axis = commit_axis(view.series)
+    assert [c.sha for c in axis] == [c.sha for c in COMMITS]
+    fig = figure(view, HistoryMetric.INSTRUCTIONS, {c.sha: i for i, c in enumerate(axis)})
+    lines, marks = fig["data"][:2], fig["data"][2]
+    assert [t["name"] for t in lines] == ["m1", "m2"] and lines[0]["y"] == [1000, 1000, 1100, 1100]
+    assert marks["x"] == [2] and marks["customdata"] == [step_anchor(STEP)]
+    assert [s["x0"] for s in fig["layout"]["shapes"]] == [1.5]
+    assert figure(view, HistoryMetric.TIME, {}) is None
+    json.dumps(fig)                             # plain data, nothing Plotly-specific
+
+
+def test_site_writer_replaces_its_own_site_and_refuses_anything_else(tmp_path):
+    out = tmp_path / "site"
+    write_site(out, {"index.html": b"one", "a/b.html": b"x"})
+    write_site(out, {"index.html": b"two"})
+    assert (out / "index.html").read_bytes() == b"two" and not (out / "a").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]      # nothing left over
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    with pytest.raises(ReportError, match="did not write"):
+        write_site(mine, {"index.html": b""})
+    assert (mine / "notes.txt").read_text() == "keep" and not (mine / SITE_MARKER).exists()
+
+
+@pytest.fixture(scope="module")
+def history_db(tmp_path_factory):
+    """12 commits x 2 benchmarks on 2 machines, with real tour Measurements and
+    CallgrindStats as evidence: `grows` takes 10 % more time from commit 6 on and the
+    tour's broadcasting counts from commit 8 on; `steady` never changes."""
+    tour = load(ROOT / "results" / "tour_seed003.json")
+    timed = measurement_to_dict(tour.measurements[0])
+    rng = np.random.default_rng(1)
+    path = tmp_path_factory.mktemp("report") / "history.db"
+    with HistoryDB(path) as db:
+        for machine in ("ci-box", "laptop"):
+            for c in range(12):
+                obs = []
+                for name, slower in (("bench_x::grows", 1.1 if c >= 6 else 1.0),
+                                     ("bench_x::steady", 1.0)):
+                    t = 1e-6 * slower * float(np.exp(rng.normal(0, 0.005)))
+                    obs.append(Observation(name, HistoryMetric.TIME, t, t * 0.99, t * 1.01,
+                                           10, timed))
+                    item = tour.callgrind[1 if name.endswith("grows") and c >= 8 else 0]
+                    band = Band.of(item)
+                    obs.append(Observation(name, HistoryMetric.INSTRUCTIONS, band.median,
+                                           band.low, band.high, band.layouts,
+                                           callgrind_to_dict(item)))
+                db.add(obs, commit=Commit(f"{c + 1:02x}" * 20, f"2026-02-{c + 1:02d}T10:00:00",
+                                          c, f"change {c}"), machine=machine,
+                       measured_at=str(c), source="synthetic", digest=f"{machine}{c}",
+                       environment={})
+    return path
+
+
+def test_report_markdown_from_the_cli(history_db, tmp_path):
+    out = cli("report", "--markdown", "--db", history_db, cwd=tmp_path, check_code=0).stdout
+    steps = [line for line in out.splitlines() if line.startswith("| bench_x::")]
+    assert "4 change point(s)" in out, out
+    assert any("| bench_x::grows | instructions | ci-box |" in s and "`0909" in s for s in steps)
+    assert any("| bench_x::grows | time | laptop |" in s and "`0707" in s for s in steps)
+    assert "steady" not in out.split("<details>")[0]
+    missing = cli("report", "--db", history_db, cwd=tmp_path, check_code=2)
+    assert "give OUT_DIR" in missing.stderr
+    nowhere = cli("report", "--markdown", "--db", tmp_path / "none.db", cwd=tmp_path,
+                  check_code=2)
+    assert "no history database" in nowhere.stderr
+
+
+def _chromium():
+    """A headless Chromium driven by selenium, or a skip saying what is missing."""
+    webdriver = pytest.importorskip("selenium.webdriver",
+                                    reason="selenium is not installed (pip install selenium)")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not browser or not driver:
+        pytest.skip("no Chromium: apt-get install chromium chromium-driver (.ci/run does)")
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    # No network at all: any request off the file system fails to resolve.
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1400",
+                 "--host-resolver-rules=MAP * ~NOTFOUND", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp_path):
+    site = tmp_path / "site"
+    done = cli("report", site, "--db", history_db, cwd=tmp_path, check_code=0)
+    assert "2 benchmarks, 12 commits, 4 change points" in done.stderr
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    assert len(pages) == 3 and "index.html" in pages
+    for page in pages:             # every script is the bundled one: nothing from a CDN
+        text = (site / page).read_text()
+        assert "http://" not in text.split("<body>")[0] and "https://" not in text.split(
+            "<body>")[0]
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    browser = _chromium()
+    try:
+        browser.get((site / "index.html").as_uri())
+        rows = browser.find_elements(By.CSS_SELECTOR, "#benchmarks tbody tr")
+        assert [r.find_element(By.TAG_NAME, "a").text for r in rows] == [
+            "bench_x::grows", "bench_x::steady"]
+        assert len(browser.find_elements(By.CSS_SELECTOR, "svg.spark polyline")) == 4
+        assert "instructions at" in rows[0].text and "none" in rows[1].text
+        browser.save_screenshot(str(tmp_path / "index.png"))
+
+        rows[0].find_element(By.TAG_NAME, "a").click()
+        WebDriverWait(browser, 30).until(
+            lambda b: len(b.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg")) >= 2)
+        charts = browser.find_elements(By.CSS_SELECTOR, ".js-plotly-plot")
+        assert len(charts) == 2
+        # A line per machine, plus the change-point markers.
+        traces = browser.execute_script(
+            "return Array.from(document.querySelectorAll('.js-plotly-plot'))"
+            ".map(p => p.data.map(t => t.name))")
+        assert traces == [["ci-box", "laptop", "change points"]] * 2
+        assert browser.find_elements(By.CSS_SELECTOR, ".scatterlayer path.point")  # drawn
+        steps = browser.find_elements(By.CSS_SELECTOR, "section.step")
+        assert len(steps) == 4
+        assert browser.find_elements(By.CSS_SELECTOR, "section.step table.functions tr")
+        # Clicking a change-point marker opens its section.
+        browser.execute_script(
+            "var p = document.querySelectorAll('.js-plotly-plot')[1];"
+            "p.emit('plotly_click', {points: [{customdata: p.data[2].customdata[0]}]});")
+        assert browser.execute_script("return location.hash").startswith(
+            "#step-instructions-")
+        browser.save_screenshot(str(tmp_path / "benchmark.png"))
+        assert os.path.getsize(tmp_path / "benchmark.png") > 10_000
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+    finally:
+        browser.quit()
