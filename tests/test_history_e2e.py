@@ -68,9 +68,12 @@ def project(tmp_path_factory):
 def test_history_run_finds_exactly_the_steps_and_bisect_names_the_commit(project, tmp_path):
     repo, suite, shas = project
     db = tmp_path / "history.db"
+    # Wall time as 10 short processes per commit: on this shared 2-core VM the speed of a
+    # process varies by ~7 % (after the probe correction); fewer processes cannot confirm a
+    # 10 % step against the 2 % band (`--fast`'s 3 never did).
     out = cli("history", "run", suite, "--repo", repo, "--revs", f"{shas[0]}..HEAD",
-              "--callgrind", "--fast", "--install", FAST_INSTALL, "--db", db, cwd=tmp_path,
-              check_code=0)
+              "--callgrind", "--processes", "10", "--min-run-time", "0.05", "--install",
+              FAST_INSTALL, "--db", db, cwd=tmp_path, check_code=0)
     assert f"{COMMITS} revisions: {COMMITS} measured" in out.stdout
 
     steps = json.loads(cli("history", "regressions", "--json", "--db", db, cwd=tmp_path,
@@ -82,11 +85,13 @@ def test_history_run_finds_exactly_the_steps_and_bisect_names_the_commit(project
     assert 0.08 < counted[0]["change"] < 0.11 and -0.07 < counted[1]["change"] < -0.05
     assert any("sum" in f["function"] or "range" in f["function"] or "long" in f["function"]
                for f in counted[0]["functions"])
-    # No false wall-time step. (Whether `--fast` evidence on a shared 2-core machine finds
-    # the +10 % step is measured by benchmarks/perf_history.py, not asserted here.)
+    # The +10 % wall-time step at its commit, and no false one (the -6 % step may be found
+    # too, in its direction; it is not required).
     timed = [s for s in steps if s["metric"] == "time"]
+    assert [s["commit"] for s in timed if s["change"] > 0] == [shas[SLOWER_AT]], timed
     assert all(s["benchmark"] == WORK_NAME and s["commit"] in (shas[SLOWER_AT], shas[FASTER_AT])
                and (s["change"] > 0) == (s["commit"] == shas[SLOWER_AT]) for s in timed), timed
+    assert 0.05 < timed[0]["change"] < 0.2
 
     gate = cli("history", "regressions", "--fail-on", "instructions>5%", "--db", db,
                cwd=tmp_path, check_code=1)

@@ -28,7 +28,7 @@ from benchkit.core.verdicts import Interval, t_interval
 DEFAULT_ALPHA = 0.01
 DEFAULT_NOISE = 0.02
 PENALTY_PER_LOG_N = 3.0    # the penalty of one step: this many times log(points)
-NEIGHBOURS = 3             # commits on each side whose processes confirm a time step
+NEIGHBOURS = 5             # commits on each side whose processes confirm a time step
 NOISE_FLOOR = 1e-3         # relative; a series quieter than this is scaled as if it were this
 
 
