@@ -162,15 +162,18 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=30)
     parser.add_argument("--skip-aa", action="store_true")
     args = parser.parse_args()
+    written = ROOT / "results" / "perf_history.json"
     out = {"machine": f"{os.cpu_count()} cores", "scale": scale()}
+    if args.skip_aa and written.exists():        # keep the histories measured before
+        out = {**json.loads(written.read_text()), **out}
     print(json.dumps(out["scale"], indent=1))
     if not args.skip_aa:
         out["aa"] = measured_history(args.commits, {0: 3000})
         print(json.dumps(out["aa"], indent=1))
         out["steps"] = measured_history(args.commits, {0: 3000, 10: 3300, 20: 3465})
         print(json.dumps(out["steps"], indent=1))
-    (ROOT / "results").mkdir(exist_ok=True)
-    (ROOT / "results" / "perf_history.json").write_text(json.dumps(out, indent=1) + "\n")
+    written.parent.mkdir(exist_ok=True)
+    written.write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

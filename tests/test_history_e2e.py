@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import subprocess
+import sys
 import textwrap
+import time
 
 import pytest
 
+from benchkit.system.history_db import HistoryDB
 from conftest import requires_valgrind
 from test_cli import cli
 
@@ -93,6 +97,16 @@ def test_history_run_finds_exactly_the_steps_and_bisect_names_the_commit(project
                and (s["change"] > 0) == (s["commit"] == shas[SLOWER_AT]) for s in timed), timed
     assert 0.05 < timed[0]["change"] < 0.2
 
+    # The dashboard of this history: a page per benchmark, the steps with what moved.
+    cli("report", tmp_path / "site", "--db", db, cwd=tmp_path, check_code=0)
+    pages = {p.name: p.read_text() for p in (tmp_path / "site" / "benchmarks").iterdir()}
+    work_page = next(text for name, text in pages.items()
+                     if name.startswith("bench_slowpkg_bench_work-"))
+    assert len(pages) == 2 and work_page.count('<section class="step"') == len(steps)
+    assert "builtin_sum" in work_page
+    comment = cli("report", "--markdown", "--db", db, cwd=tmp_path, check_code=0).stdout
+    assert f"{len(steps)} change point(s)" in comment and shas[SLOWER_AT][:12] in comment
+
     gate = cli("history", "regressions", "--fail-on", "instructions>5%", "--db", db,
                cwd=tmp_path, check_code=1)
     assert "breaks a gate" in gate.stdout
@@ -155,3 +169,37 @@ def test_run_with_history_adds_what_it_measured(project, tmp_path):
               env={"PYTHONPATH": str(repo)})
     assert out.returncode in (0, 1), out.stderr
     assert "4 observations added" not in out.stderr and "2 observations added" in out.stderr
+
+
+def test_an_interrupted_history_run_keeps_every_finished_revision(project, tmp_path):
+    """Ctrl-C in the middle of a range: exit 130, the revisions measured so far are in the
+    database, no worktree is left, and running the range again measures only the rest."""
+    repo, suite, shas = project
+    db = tmp_path / "h.db"
+    revs = [shas[n] for n in range(1, 7)]
+    command = [sys.executable, "-m", "benchkit", "history", "run", str(suite), "--repo",
+               str(repo), "--revs", *revs, "--fast", "--min-run-time", "0.01", "--install",
+               FAST_INSTALL, "--db", str(db)]
+    env = {"PATH": "/usr/bin:/bin"}
+    running = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    measured = 0
+    while measured < 2 and time.monotonic() < deadline and running.poll() is None:
+        time.sleep(0.2)
+        if db.exists():
+            with HistoryDB(db, create=False) as history:
+                measured = len({row["commit"] for row in history.rows()})
+    assert running.poll() is None, "the run ended before it could be interrupted"
+    running.send_signal(signal.SIGINT)
+    _, err = running.communicate(timeout=120)
+    assert running.returncode == 130, err
+    with HistoryDB(db, create=False) as history:
+        kept = {row["commit"] for row in history.rows()}
+    assert 2 <= len(kept) < len(revs) and kept <= set(revs)
+    worktrees = subprocess.run(["git", "-C", str(repo), "worktree", "list"],
+                               capture_output=True, text=True, check=True).stdout
+    assert len(worktrees.splitlines()) == 1, worktrees
+    again = cli(*command[3:], cwd=tmp_path, env=env, check_code=0)
+    assert (f"{len(revs)} revisions: {len(revs) - len(kept)} measured, {len(kept)} already "
+            "there") in again.stdout

@@ -7,6 +7,7 @@ from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
 from benchkit.cli.history_commands import db_option, open_db
 from benchkit.errors import ReportError
+from benchkit.system.files import check_site_dir
 
 
 def add_parsers(sub) -> None:
@@ -34,6 +35,8 @@ def cmd_report(args) -> int:
     from benchkit.orchestration.dashboard import gather, markdown_report, write_report
     if not args.out_dir and not args.markdown:
         raise ReportError("report: give OUT_DIR for the HTML site, or --markdown")
+    if args.out_dir:
+        check_site_dir(args.out_dir)
     with open_db(args, create=False) as db:
         report = gather(db, machine=args.machine, alpha=args.alpha, noise=args.noise)
         source = str(db.path)

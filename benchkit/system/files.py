@@ -94,19 +94,26 @@ def _candidates(path: Path):
 SITE_MARKER = ".benchkit-site"
 
 
+def check_site_dir(out_dir: str | os.PathLike) -> Path:
+    """`out_dir` if write_site may write there (missing, empty, or a site it wrote before);
+    a ReportError naming it otherwise. Checked before any work is done."""
+    out = Path(out_dir)
+    if out.exists():
+        if not out.is_dir():
+            raise ReportError(f"{out}: exists and is not a directory; choose another output "
+                              f"directory")
+        if any(out.iterdir()) and not (out / SITE_MARKER).exists():
+            raise ReportError(f"{out}: a directory that benchkit did not write; choose an "
+                              f"empty or new output directory")
+    return out
+
+
 def write_site(out_dir: str | os.PathLike, files: dict[str, bytes]) -> Path:
     """Write a generated site (`files`: relative path -> content) as a whole: into a
     temporary directory next to `out_dir`, then swapped in, so a reader never sees half a
     site and a killed writer leaves the previous one. `out_dir` may be missing, empty, or a
     site written before (it carries SITE_MARKER); anything else is refused, never deleted."""
-    out = Path(out_dir)
-    if out.exists():
-        if not out.is_dir():
-            raise ReportError(f"{out}: exists and is not a directory; choose "
-                                       f"another output directory")
-        if any(out.iterdir()) and not (out / SITE_MARKER).exists():
-            raise ReportError(f"{out}: a directory that benchkit did not write; "
-                                       f"choose an empty or new output directory")
+    out = check_site_dir(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:

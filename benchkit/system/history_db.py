@@ -269,30 +269,37 @@ class HistoryDB:
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(str(value))
+        # Sorted by SQLite in history order, so each series is one run of rows and each
+        # commit's first row is its earliest measurement (Commit.key's order).
         rows = self._db.execute(
             "SELECT o.benchmark, o.metric, r.machine, c.sha, c.date, c.ord, c.message, "
-            "r.measured_at, o.value, o.low, o.high, o.units, o.relative FROM observations o "
+            "o.value, o.low, o.high, o.units, o.relative FROM observations o "
             "JOIN runs r ON o.run = r.id JOIN commits c ON c.sha = r.sha "
             + (("WHERE " + " AND ".join(where)) if where else "")
-            + " ORDER BY o.benchmark, o.metric, r.machine", params)
-        grouped: dict[tuple, dict[str, list]] = {}
+            + " ORDER BY o.benchmark, o.metric, r.machine, c.date, coalesce(c.ord, -1), "
+              "r.measured_at", params)
+        out: list[Series] = []
         known: dict[str, Commit] = {}
-        for (name, metric_, mach, sha, date, order, message, at, value, low, high,
-             units, relative) in rows:
-            commits = grouped.setdefault((name, metric_, mach), {})
-            entry = commits.get(sha)
-            if entry is None:
-                if sha not in known:
-                    known[sha] = Commit(sha, date, order, message)
-                commits[sha] = [known[sha], at, [(value, low, high, units, relative)]]
+
+        def finish(key, commits) -> None:
+            if key is not None:
+                out.append(Series(key[0], HistoryMetric(key[1]), key[2], tuple(
+                    Point.of_values(known[sha], values) for sha, values in commits.items())))
+        current, commits = None, {}
+        for (name, metric_, mach, sha, date, order, message, value, low, high, units,
+             relative) in rows:
+            key = (name, metric_, mach)
+            if key != current:
+                finish(current, commits)
+                current, commits = key, {}
+            if sha not in known:
+                known[sha] = Commit(sha, date, order, message)
+            values = commits.get(sha)
+            if values is None:
+                commits[sha] = [(value, low, high, units, relative)]
             else:
-                entry[1] = min(entry[1], at)
-                entry[2].append((value, low, high, units, relative))
-        out = []
-        for (name, metric_, mach), commits in grouped.items():
-            ordered = sorted(commits.values(), key=lambda e: e[0].key(e[1]))
-            points = tuple(Point.of_values(c, values) for c, _, values in ordered)
-            out.append(Series(name, HistoryMetric(metric_), mach, points))
+                values.append((value, low, high, units, relative))
+        finish(current, commits)
         return out
 
     def evidence(self, series: Series, point: Point) -> list[Any]:
