@@ -144,3 +144,14 @@ def test_shipped_suites_are_discoverable():
     assert "bench_seed::mul" in names and "bench_seed::mask_indices[3]" in names
     assert any(n.startswith("bench_torch_ops::matmul_threads") for n in names)
     assert "bench_python::bench_sum_range" in names and any("bench_numpy" in n for n in names)
+
+
+def test_version_and_help(tmp_path):
+    from importlib.metadata import version
+    shown = cli("--version", cwd=tmp_path, check_code=0).stdout
+    assert shown.startswith(f"benchkit {version('benchkit')} (Python ")
+    helped = cli("--help", cwd=tmp_path, check_code=0).stdout
+    assert "Micro-benchmarks for Python" in helped and "Exit status: 0" in helped
+    assert "the only place" not in helped
+    for command in ("report", "history", "run", "ab", "compare"):
+        assert cli(command, "--help", cwd=tmp_path, check_code=0).stdout.startswith("usage:")

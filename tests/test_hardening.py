@@ -323,3 +323,26 @@ def test_temp_dirs_of_killed_processes_are_removed_by_the_next_worker(tmp_path):
     finally:
         shutil.rmtree(live, ignore_errors=True)
         shutil.rmtree(stale, ignore_errors=True)
+
+
+def test_results_not_written_where_asked_exit_2_and_say_where_they_went(tmp_path):
+    """The output folder passes the check before measuring, then stops being a folder (the
+    suite replaces it with a file): the results go to the temp directory, the command says
+    so and exits 2, so CI notices. A name the file system refuses is an error up front."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    (tmp_path / "s.py").write_text(
+        "import os\nfrom benchkit import Timer\nout = os.environ['OUT_DIR']\n"
+        "if os.path.isdir(out):\n    os.rmdir(out)\n    open(out, 'w').close()\n"
+        "bench_add = Timer('1 + 1')\n")
+    done = cli("run", "s.py", "--fast", "--min-run-time", "0.01", "-o", out_dir / "r.json",
+               cwd=tmp_path, env={"OUT_DIR": str(out_dir)}, check_code=2)
+    assert "could not write" in done.stderr and "(exit status 2)" in done.stderr
+    fallback = Path(done.stderr.split("saved results to ")[1].split(" instead")[0])
+    try:
+        assert benchkit.load(fallback).measurements
+    finally:
+        fallback.unlink()
+    long_name = cli("run", "s.py", "-o", tmp_path / ("x" * 300 + ".json"), cwd=tmp_path,
+                    check_code=2)
+    assert "too long" in long_name.stderr and "Traceback" not in long_name.stderr

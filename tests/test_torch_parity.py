@@ -194,7 +194,9 @@ def test_op_fuzzers_draw_torchs_cases(torch_fuzzers_with_the_check_fixed, name, 
               "UnaryOpSparseFuzzer": "sparse_unary"}[name]
     theirs_cls = getattr(importlib.import_module(f"torch.utils.benchmark.op_fuzzers.{module}"),
                          name)
-    ours_cls = getattr(op_fuzzers, name)
+    # The same module path as torch's (a script ports by its import line), and the package.
+    ours_cls = getattr(importlib.import_module(f"benchkit.op_fuzzers.{module}"), name)
+    assert getattr(op_fuzzers, name) is ours_cls
     kwargs = {"seed": seed}
     theirs = list(theirs_cls(**kwargs).take(4))
     ours = list(ours_cls(**kwargs).take(4))

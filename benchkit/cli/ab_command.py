@@ -100,7 +100,8 @@ def cmd_ab(args) -> int:
             raise
         bar.close()
         saved = results()
-    written = saving.save(output, saved, "results", exclusive=args.output is None)
+    stored = saving.save(output, saved, "results", exclusive=args.output is None)
+    written = stored.path
     if args.save_sides:
         for side, part in zip(Side, comparison.split_ab(saved)):
             saving.save(written.with_name(written.name.replace(".json", f".{side.value}.json",
@@ -114,7 +115,8 @@ def cmd_ab(args) -> int:
     saving.report_failures(saved.failures)
     if args.history:
         history_commands.add_to_history(args, written, rev=args.new_rev)
-    return ExitCode.FAILED if compared.regressions or saved.failures else ExitCode.OK
+    return saving.exit_code(
+        ExitCode.FAILED if compared.regressions or saved.failures else ExitCode.OK, stored)
 
 
 COMMANDS = {"ab": cmd_ab}

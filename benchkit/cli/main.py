@@ -29,7 +29,20 @@ class OneLineErrors(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The `benchkit` parser with every subcommand."""
-    parser = OneLineErrors(prog="benchkit", description=__doc__.splitlines()[0])
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        installed = version("benchkit")
+    except PackageNotFoundError:      # run from a source tree that was never installed
+        installed = "unknown (not installed)"
+    parser = OneLineErrors(
+        prog="benchkit",
+        description="Micro-benchmarks for Python, PyTorch and NumPy: wall time with A/B "
+                    "verdicts, instruction counts, profiles, and a history over commits.",
+        epilog="Exit status: 0 done, 1 a gate caught a regression (or a check found "
+               "problems), 2 a usage or input error, 130 interrupted, 143 terminated. "
+               "`benchkit COMMAND --help` describes each command.")
+    parser.add_argument("--version", action="version",
+                        version=f"benchkit {installed} (Python {sys.version.split()[0]})")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in MODULES:
         module.add_parsers(sub)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from benchkit.cli import args as types
@@ -172,17 +171,14 @@ def cmd_plot(args) -> int:
 def cmd_merge(args) -> int:
     """`benchkit merge`: several results files in one."""
     import benchkit
-    from benchkit.system.results_files import check_writable, save_with_fallback
+    from benchkit.cli import saving
+    from benchkit.system.results_files import check_writable
     output = check_writable(args.output)
     merged = benchkit.merge([benchkit.load(f) for f in args.files])
-    written, problem = save_with_fallback(output, merged)
-    if problem:
-        print(f"could not write {one_line(problem)}; saved the merged results to "
-              f"{one_line(written)} instead",
-              file=sys.stderr)
-    print(f"wrote {one_line(written)}: {len(merged.measurements)} measurements, "
-          f"{len(merged.callgrind)} callgrind stats from {len(args.files)} files")
-    return ExitCode.OK
+    stored = saving.save(output, merged, "the merged results")
+    print(f"{len(merged.measurements)} measurements, {len(merged.callgrind)} callgrind stats "
+          f"from {len(args.files)} files")
+    return saving.exit_code(ExitCode.OK, stored)
 
 
 def cmd_import_torch(args) -> int:

@@ -208,10 +208,10 @@ def cmd_run(args) -> int:
     if results.callgrind:
         print(format_callgrind(results.callgrind))
     saving.report_failures(results.failures)
-    written = saving.save(output, results, "results", exclusive=args.output is None)
+    stored = saving.save(output, results, "results", exclusive=args.output is None)
     if args.history:
-        history_commands.add_to_history(args, written)
-    return ExitCode.FAILED if results.failures else ExitCode.OK
+        history_commands.add_to_history(args, stored.path)
+    return saving.exit_code(ExitCode.FAILED if results.failures else ExitCode.OK, stored)
 
 
 COMMANDS = {"run": cmd_run}

@@ -2,10 +2,12 @@
 default names that never collide), partial saves when a run stops early, progress bars."""
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import sys
 from pathlib import Path
 
+from benchkit.cli.exit_codes import ExitCode
 from benchkit.core.records import Failure
 from benchkit.core.text import one_line
 from benchkit.errors import Terminated
@@ -22,16 +24,31 @@ def partial_path(output: Path) -> Path:
     return output.with_name(output.name.replace(".json", ".partial.json", 1))
 
 
-def save(path: Path, results, what: str, exclusive: bool = False) -> Path:
+@dataclasses.dataclass(frozen=True)
+class Saved:
+    """Where results went: `path`, and whether that is where they were asked to go (a
+    fallback into the temp directory is not, and the command then exits 2)."""
+
+    path: Path
+    where_asked: bool = True
+
+
+def save(path: Path, results, what: str, exclusive: bool = False) -> Saved:
     """Save results and say where (to stderr); into the temp directory if `path` fails."""
     from benchkit.system.results_files import save_with_fallback
     written, problem = save_with_fallback(path, results, exclusive=exclusive)
     if problem:
         print(f"could not write {one_line(problem)}; saved {what} to {one_line(written)} "
-              "instead", file=sys.stderr)
+              "instead (exit status 2)", file=sys.stderr)
     else:
         print(f"wrote {one_line(written)}", file=sys.stderr)
-    return written
+    return Saved(written, not problem)
+
+
+def exit_code(code: int, saved: Saved) -> int:
+    """`code`, or USAGE when the results were not written where the user asked: CI must
+    notice a file that is not where its next step will look."""
+    return code if saved.where_asked else max(int(code), int(ExitCode.USAGE))
 
 
 def why_stopped(stop: BaseException, phase: str) -> str:

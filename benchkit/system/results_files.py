@@ -175,7 +175,12 @@ def check_writable(path: str | os.PathLike) -> Path:
     """Raise ResultsFileError now if `path` cannot become a results file (before any
     measuring): it is a directory, or its folder cannot be created or written."""
     path = Path(path)
-    if path.is_dir():
+    try:
+        is_dir = path.is_dir()
+    except OSError as error:            # a name too long, a loop of links, ...
+        raise ResultsFileError(path, f"{error.strerror or error}; choose another output "
+                               "path") from None
+    if is_dir:
         raise ResultsFileError(path, "is a directory; pass a file name such as "
                                f"{path / 'results.json'}")
     if not (path.name.endswith(".json") or path.name.endswith(".json.gz")):
