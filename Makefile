@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,plot]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,plot,torch]'
 	touch $@
 
 demo: $(VENV)/.installed

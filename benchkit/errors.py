@@ -109,6 +109,10 @@ class HistoryError(BenchkitError, ValueError):
     does not hold; the message names the database and what to do."""
 
 
+class TorchNotInstalledError(BenchkitError, ImportError):
+    """A snippet uses torch and torch is not installed in the environment that runs it."""
+
+
 class ReportError(BenchkitError, ValueError):
     """The dashboard cannot be written: a taken output directory, plotly missing, nothing to
     show."""

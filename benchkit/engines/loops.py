@@ -6,6 +6,7 @@ from typing import Callable
 
 from benchkit.core.task import Language, Task
 from benchkit.engines.transfer import CopyIfCallgrind
+from benchkit.errors import SnippetError, TorchNotInstalledError
 
 
 def loop_for(task: Task, clock: Callable[[], float]):
@@ -18,10 +19,28 @@ def loop_for(task: Task, clock: Callable[[], float]):
         return CppLoop(spec.stmt, spec.setup, spec.global_setup)
     from benchkit.engines.wall.loop import CompiledLoop
     namespace = CopyIfCallgrind.unwrap_all(dict(task.globals))
-    if task.needs_torch and torch_installed():
+    if task.needs_torch:
+        if not torch_installed():
+            return TorchMissingLoop(task)
         import torch
         namespace["torch"] = torch
     return CompiledLoop(task.stmt, task.setup, task.clock or clock, namespace)
+
+
+class TorchMissingLoop:
+    """The loop of a snippet that uses torch where torch is not installed: measuring it
+    fails as a snippet that raised does (the benchmark fails, the others go on), with a
+    TorchNotInstalledError that says what to install."""
+
+    def __init__(self, task: Task):
+        import sys
+        self.error = TorchNotInstalledError(
+            f"{task.spec.stmt!r} uses torch, which is not installed for {sys.executable}; "
+            "install it (pip install torch, or benchkit[torch])")
+
+    def time_block(self, number: int) -> float:
+        """Raise the SnippetError."""
+        raise SnippetError("stmt", self.error)
 
 
 def torch_installed() -> bool:
