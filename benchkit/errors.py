@@ -26,6 +26,10 @@ class InvalidArgumentError(BenchkitError, ValueError):
                                     f"accepted; pass {accepted}.")
 
 
+class ArgumentCombinationError(BenchkitError, TypeError):
+    """Arguments that cannot be given together (pytest-benchmark raises TypeError there)."""
+
+
 class GateError(BenchkitError, ValueError):
     """A regression gate is not of the form 'slower>5%' or 'instructions>1%'."""
 

@@ -311,3 +311,175 @@ def test_an_interrupted_session_saves_what_it_measured_marked_partial(pytester, 
     assert results.partial and results.partial.startswith("interrupted (SIG")
     assert [m.metadata["benchmark"] for m in results.measurements] == [
         "test_stop.py::test_first", "test_stop.py::test_stops"]
+
+
+def test_parametrized_tests_of_one_group_are_separate_rows(pytester):
+    """boost-histogram's parametrized benchmarks share a group: each id is its own row in the
+    end-of-session table (they used to collapse into one row per group)."""
+    pytester.makepyfile(test_grid="""
+        import pytest
+
+        @pytest.mark.benchkit(group="fill")
+        @pytest.mark.parametrize("n", [10, 1000])
+        @pytest.mark.parametrize("kind", ["list", "tuple"])
+        def test_fill(benchkit, n, kind):
+            build = list if kind == "list" else tuple
+            benchkit(build, range(n))
+
+        @pytest.mark.benchkit(group="fill")
+        @pytest.mark.parametrize("n", [5, 50])
+        def test_snippet(benchkit, n):
+            benchkit("sum(range(n))", globals={"n": n})
+    """)
+    out = pytester.runpytest_subprocess("--benchkit-min-run-time", "0.01", *NO_CACHE)
+    out.assert_outcomes(passed=6)
+    text = out.stdout.str()
+    for row in ("[list-10]", "[tuple-10]", "[list-1000]", "[tuple-1000]", "[5]", "[50]"):
+        assert sum(row in line for line in text.splitlines()) == 1, (row, text)
+
+
+PEDANTIC = """
+import pytest
+
+calls = []
+
+
+def target(*args, **kwargs):
+    calls.append((args, kwargs))
+    return len(calls)
+
+
+def test_iterations_make_one_more_call_for_the_result(benchkit):
+    calls.clear()
+    result = benchkit.pedantic(target, args=(1,), rounds=5, warmup_rounds=2, iterations=10)
+    assert len(calls) == (5 + 2) * 10 + 1 and result == len(calls)
+
+
+def test_one_iteration_returns_the_last_timed_call(benchkit):
+    calls.clear()
+    assert benchkit.pedantic(target, rounds=3) == 3 and len(calls) == 3
+
+
+def test_teardown_gets_the_arguments_setup_made(benchkit):
+    seen = []
+    counter = iter(range(100))
+    benchkit.pedantic(target, setup=lambda: ((next(counter),), {"k": 1}),
+                      teardown=lambda *a, **k: seen.append((a, k)), rounds=3, warmup_rounds=1)
+    assert seen == [((0,), {"k": 1}), ((1,), {"k": 1}), ((2,), {"k": 1}), ((3,), {"k": 1})]
+
+
+def test_setup_arguments_and_args_together_are_a_type_error(benchkit):
+    with pytest.raises(TypeError, match="setup returned arguments"):
+        benchkit.pedantic(target, args=(1,), setup=lambda: ((2,), {}))
+
+
+def test_setup_with_iterations_is_a_value_error(benchkit):
+    with pytest.raises(ValueError, match="iterations"):
+        benchkit.pedantic(target, setup=lambda: None, iterations=2)
+
+
+@pytest.mark.parametrize("bad", [{"rounds": 0}, {"iterations": 0}, {"warmup_rounds": -1},
+                                 {"rounds": 1.5}])
+def test_counts_are_checked(benchkit, bad):
+    with pytest.raises(ValueError):
+        benchkit.pedantic(target, **bad)
+
+
+def test_enabled(benchkit):
+    assert benchkit.enabled and not benchkit.disabled
+    benchkit(target)
+"""
+
+
+def test_pedantic_calls_setup_teardown_and_errors_as_pytest_benchmark_does(pytester):
+    pytester.makepyfile(test_pedantic_semantics=PEDANTIC)
+    out = pytester.runpytest_subprocess("--benchkit-min-run-time", "0.01", *NO_CACHE)
+    out.assert_outcomes(passed=10)
+    disabled = pytester.runpytest_subprocess("--benchkit-disable", "-k", "not enabled",
+                                             *NO_CACHE)
+    disabled.assert_outcomes(passed=6, failed=3)      # the call-count tests: one call each
+    pytester.makepyfile(test_disabled="""
+        def test_disabled(benchkit):
+            assert benchkit.disabled and not benchkit.enabled
+    """)
+    pytester.runpytest_subprocess("--benchkit-disable", "test_disabled.py",
+                                  *NO_CACHE).assert_outcomes(passed=1)
+
+
+def test_a_pytest_benchmark_file_runs_unchanged_with_the_alias(pytester):
+    """--benchkit-as-benchmark: the `benchmark` fixture and marker of pytest-benchmark test
+    files, served by benchkit (pytest-benchmark itself switched off with -p no:benchmark)."""
+    pytester.makepyfile(test_unchanged=PORTED.replace("FIXTURE", "benchmark") + """
+
+@pytest.mark.benchmark(group="grouped")
+def test_marked(benchmark):
+    benchmark(work, 5)
+""")
+    out = pytester.runpytest_subprocess("-p", "no:benchmark", "--benchkit-as-benchmark",
+                                        "--benchkit-save", "same.json",
+                                        "--benchkit-min-run-time", "0.02", *NO_CACHE)
+    out.assert_outcomes(passed=7)
+    results = benchkit.load(pytester.path / "same.json")
+    assert len(results.measurements) == 7
+    assert results.measurements[-1].metadata["group"] == "grouped"
+    if _has_pytest_benchmark():
+        clash = pytester.runpytest_subprocess("--benchkit-as-benchmark", *NO_CACHE)
+        assert clash.ret != 0 and "-p no:benchmark" in clash.stderr.str()
+
+
+def _has_pytest_benchmark() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("pytest_benchmark") is not None
+
+
+def test_stats_and_cprofile_as_pytest_benchmark_has_them(pytester):
+    pytester.makepyfile(test_stats="""
+        import pytest
+
+        def work(n=300):
+            return sorted(range(n, 0, -1))
+
+        def test_stats(benchkit):
+            benchkit(work)
+            s = benchkit.stats.stats
+            assert 0 < s.min <= s.q1 <= s.median <= s.q3 <= s.max
+            assert s.rounds == len(benchkit.measurement.raw_times) and s.ops > 0
+            assert benchkit.cprofile_stats is None
+
+        @pytest.mark.benchkit(cprofile=True)
+        def test_profiled_pedantic(benchkit):
+            calls = []
+            benchkit.pedantic(lambda: calls.append(1) or work(), teardown=lambda: calls.append(
+                "teardown"), rounds=2)
+            # two timed rounds, then one profiled call, each with its teardown
+            assert calls == [1, "teardown", 1, "teardown", 1, "teardown"]
+            assert any("work" in str(key) for key in benchkit.cprofile_stats.stats)
+    """)
+    out = pytester.runpytest_subprocess("--benchkit-min-run-time", "0.01", *NO_CACHE)
+    out.assert_outcomes(passed=2)
+
+
+def test_pytest_benchmarks_own_test_files_pass_with_the_fixture_renamed(pytester):
+    """pytest-benchmark's test_pedantic.py, test_normal.py, test_sample.py and test_skip.py,
+    from its sdist on the package index (read at test time, not kept here), with
+    `benchmark` renamed to `benchkit` and pytest-benchmark switched off."""
+    import re
+    import subprocess
+    import sys
+    import tarfile
+    download = pytester.path / "sdist"
+    got = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                          "--no-binary", ":all:", "pytest-benchmark==5.3.1", "-d",
+                          str(download)], capture_output=True, text=True, timeout=300)
+    if got.returncode != 0:
+        pytest.skip(f"pytest-benchmark's sdist could not be downloaded: {got.stderr[-300:]}")
+    names = ("test_pedantic.py", "test_normal.py", "test_sample.py", "test_skip.py")
+    with tarfile.open(next(download.glob("*.tar.gz"))) as sdist:
+        for member in sdist.getmembers():
+            if member.name.split("/")[-2:-1] == ["tests"] and member.name.endswith(names):
+                text = sdist.extractfile(member).read().decode()
+                (pytester.path / member.name.split("/")[-1]).write_text(
+                    re.sub(r"\bbenchmark\b", "benchkit", text))
+    out = pytester.runpytest_subprocess("-p", "no:benchmark", "--benchkit-min-run-time",
+                                        "0.01", *names, *NO_CACHE)
+    out.assert_outcomes(passed=36, skipped=1)

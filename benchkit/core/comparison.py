@@ -144,6 +144,12 @@ class Comparison:
         return {v: sum(1 for r in self.rows if r.wall and r.wall.verdict is v)
                 for v in Verdict}
 
+    def instruction_counts(self) -> dict[CountVerdict, int]:
+        """How many rows with counts on both sides got each instruction-count verdict
+        (more or fewer beyond both layout bands, or the same)."""
+        verdicts = [r.instructions_verdict for r in self.rows]
+        return {v: sum(1 for x in verdicts if x is v) for v in CountVerdict}
+
 
 @dataclasses.dataclass(frozen=True)
 class _Side:

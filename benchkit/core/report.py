@@ -65,6 +65,10 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     out.append("")
     out.append(f"{comp.compared} benchmarks compared: " +
                ", ".join(f"{n} {v}" for v, n in counts.items()))
+    counted = comp.instruction_counts()
+    if sum(counted.values()):
+        out.append("instructions (beyond both layout bands): " +
+                   ", ".join(f"{n} {v}" for v, n in counted.items()))
     out.append(f"geometric mean of time ratios (new/base): {comp.geomean_ratio:.3f}")
     if comp.geomean_instructions is not None:
         out.append(f"geometric mean of instruction ratios: {comp.geomean_instructions:.4f}")
@@ -137,6 +141,8 @@ def comparison_to_json(comp: Comparison) -> dict[str, Any]:
                      "failures": list(r.failures), "skipped": list(r.skipped)})
     return {"design": comp.design, "test": comp.test, "alpha": comp.alpha, "rows": rows,
             "summary": {"compared": comp.compared, **comp.counts(),
+                        "instructions": {str(v): n for v, n in
+                                         comp.instruction_counts().items()},
                         "regressions": [r.name for r in comp.regressions]},
             "geomean_ratio": _json_float(comp.geomean_ratio),
             "geomean_instructions": _json_float(comp.geomean_instructions),

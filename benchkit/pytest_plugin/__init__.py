@@ -89,15 +89,44 @@ def pytest_addoption(parser):
                     help="skip the tests that use the benchkit fixture")
     group.addoption("--benchkit-disable", action="store_true",
                     help="run benchmarked code once, for correctness, without timing")
+    group.addoption("--benchkit-as-benchmark", action="store_true",
+                    help="also offer the fixture as `benchmark` (and read "
+                         "@pytest.mark.benchmark(group=...)), so pytest-benchmark test files "
+                         "run unchanged; only where pytest-benchmark is not active")
+    parser.addini("benchkit_as_benchmark", type="bool", default=False,
+                  help="as --benchkit-as-benchmark")
+
+
+class _BenchmarkAlias:
+    """The `benchmark` fixture name, for test files written for pytest-benchmark."""
+
+    @pytest.fixture
+    def benchmark(self, benchkit):
+        """benchkit's fixture under pytest-benchmark's name."""
+        return benchkit
+
+
+def _alias_wanted(config) -> bool:
+    return bool(config.getoption("--benchkit-as-benchmark")
+                or config.getini("benchkit_as_benchmark"))
 
 
 def pytest_configure(config):
     """Register the marker, check the options, and start the session's state."""
-    config.addinivalue_line("markers", "benchkit(group=None, fail_on=None, min_run_time=None):"
-                                       " benchkit grouping, gates and length for this test")
+    config.addinivalue_line("markers", "benchkit(group=None, fail_on=None, min_run_time=None, "
+                                       "cprofile=False): benchkit grouping, gates and length "
+                                       "for this test; cprofile: one more call, profiled")
     state = SessionState()
     config.stash[_STATE] = state
     _check_numbers(config)
+    if _alias_wanted(config):
+        if config.pluginmanager.hasplugin("benchmark"):
+            raise pytest.UsageError(
+                "--benchkit-as-benchmark: pytest-benchmark is active and owns the `benchmark` "
+                "fixture; add `-p no:benchmark` to use benchkit's under that name")
+        config.addinivalue_line("markers", "benchmark(group=None, **options): "
+                                           "pytest-benchmark's marker, read by benchkit")
+        config.pluginmanager.register(_BenchmarkAlias(), "benchkit-as-benchmark")
     if not _active(config):
         return
     from benchkit.pytest_plugin.session import check_options
@@ -147,7 +176,8 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="--benchkit-skip: benchmarks are not run")
     for item in items:
-        if "benchkit" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "benchkit" in names or ("benchmark" in names and _alias_wanted(config)):
             item.add_marker(skip)
 
 
@@ -158,6 +188,8 @@ def benchkit(request):
     from benchkit.pytest_plugin.fixture import BenchkitFixture
     config = request.config
     marker = request.node.get_closest_marker("benchkit")
+    if marker is None and _alias_wanted(config):
+        marker = request.node.get_closest_marker("benchmark")
     options = FixtureOptions(config.getoption("--benchkit-min-run-time"),
                              config.getoption("--benchkit-processes"),
                              config.getoption("--benchkit-disable"))

@@ -18,15 +18,17 @@ stored as numbers, NaN and infinities as the strings "NaN", "Infinity", "-Infini
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
+import statistics
 from typing import Any, Callable
 
 from benchkit.core.gates import Gate
 from benchkit.core.records import Benchmark
 from benchkit.core.schema import storable
-from benchkit.errors import (BenchkitError, FixtureAlreadyUsed, GlobalNotTransferableError,
-                             SchemaError)
+from benchkit.errors import (ArgumentCombinationError, BenchkitError, FixtureAlreadyUsed,
+                             GlobalNotTransferableError, InvalidArgumentError, SchemaError)
 
 
 class ExtraInfo(dict):
@@ -57,6 +59,47 @@ class ExtraInfo(dict):
         return self[key]
 
 
+@dataclasses.dataclass(frozen=True)
+class RoundStats:
+    """pytest-benchmark's statistics of one benchmark, in seconds per call, from the
+    Measurement's blocks (`benchkit.stats.stats.min`, ...)."""
+
+    min: float
+    max: float
+    mean: float
+    stddev: float
+    median: float
+    q1: float
+    q3: float
+    iqr: float
+    rounds: int
+    iterations: int
+    total: float
+    ops: float
+
+    @classmethod
+    def of(cls, measurement) -> "RoundStats":
+        """The statistics of `measurement`'s per-call times."""
+        from benchkit.core.stats import summarize
+        times = measurement.times
+        quartiles = summarize(times)
+        stddev = statistics.stdev(times) if len(times) > 1 else 0.0
+        return cls(min(times), max(times), quartiles.mean, stddev, quartiles.median,
+                   quartiles.p25, quartiles.p75, quartiles.p75 - quartiles.p25, len(times),
+                   measurement.number_per_run, sum(measurement.raw_times),
+                   1.0 / quartiles.mean if quartiles.mean > 0 else 0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkStats:
+    """What pytest-benchmark's `fixture.stats` is: the statistics under `.stats`, beside
+    the benchmark's name and group."""
+
+    name: str
+    group: str | None
+    stats: RoundStats
+
+
 class BenchkitFixture:
     """pytest-benchmark's `benchmark` fixture, measured benchkit's way (module docstring)."""
 
@@ -70,7 +113,27 @@ class BenchkitFixture:
         self._record = record
         self._gates = marker.get("fail_on")
         self._min_run_time = marker.get("min_run_time", options.min_run_time)
+        self._cprofile = bool(marker.get("cprofile"))
+        self.cprofile_stats = None      # pstats.Stats of one profiled call (cprofile=True)
         self._used = False
+
+    @property
+    def stats(self) -> BenchmarkStats | None:
+        """pytest-benchmark's `stats` of what this test measured (None before, or when
+        measuring is disabled)."""
+        if self.measurement is None:
+            return None
+        return BenchmarkStats(self.name, self.group, RoundStats.of(self.measurement))
+
+    @property
+    def disabled(self) -> bool:
+        """Whether measuring is off (--benchkit-disable): the target runs once, untimed."""
+        return bool(self._options.disable)
+
+    @property
+    def enabled(self) -> bool:
+        """The opposite of `disabled`, as pytest-benchmark's fixture has it."""
+        return not self.disabled
 
     # -- helpers ---------------------------------------------------------------------------
     def _claim(self) -> None:
@@ -100,8 +163,32 @@ class BenchkitFixture:
                 pass    # a local callable or global: measured in this process instead
         return timer.chunked_autorange(min_run_time=self._min_run_time)
 
+    def _profile(self, target: Callable, args: tuple, kwargs: dict, calls: int = 1,
+                 teardown: Callable | None = None) -> None:
+        """With the marker's `cprofile=True`: `calls` more calls under cProfile, after the
+        measurement (as pytest-benchmark makes them), kept as `cprofile_stats`."""
+        if not self._cprofile:
+            return
+        import cProfile
+        import pstats
+        profile = cProfile.Profile()
+        for _ in range(calls):
+            profile.runcall(target, *args, **kwargs)
+        if teardown is not None:
+            teardown(*args, **kwargs)
+        self.cprofile_stats = pstats.Stats(profile)
+
     def _label(self) -> str:
         return self.group or self.name
+
+    def _sub_label(self, shown: str | None) -> str | None:
+        """What tells this test's row apart in its group: a parametrized test's id is added,
+        so `test_fill[10]` and `test_fill[20]` are two rows, not replicates of one."""
+        start = self.name.find("[")
+        params = self.name[start:] if start > 0 and self.name.endswith("]") else ""
+        if not params:
+            return shown
+        return f"{shown} {params}" if shown else params
 
     # -- call styles -----------------------------------------------------------------------
     def __call__(self, target: Any, *args: Any, **kwargs: Any) -> Any:
@@ -115,6 +202,7 @@ class BenchkitFixture:
             if min_run_time is not None:
                 self._min_run_time = min_run_time
             kwargs.setdefault("label", self._label())
+            kwargs["sub_label"] = self._sub_label(kwargs.get("sub_label"))
             timer = Timer(target, *args, **kwargs)
             if self._options.disable:
                 timer.timeit(1)
@@ -130,15 +218,20 @@ class BenchkitFixture:
         if self._options.disable:
             return result
         call = functools.partial(target, *args, **kwargs) if args or kwargs else target
-        timer = Timer(call, label=self._label(), sub_label=_describe(target))
+        timer = Timer(call, label=self._label(), sub_label=self._sub_label(_describe(target)))
         self._finish(self._measure(timer), timer)
+        self._profile(target, args, kwargs)
         return result
 
     def pedantic(self, target: Callable, args: tuple = (), kwargs: dict | None = None,
                  setup: Callable | None = None, teardown: Callable | None = None,
                  rounds: int = 1, warmup_rounds: int = 0, iterations: int = 1) -> Any:
-        """Explicit rounds of `iterations` calls each; `setup()` before every round (untimed,
-        and if it returns (args, kwargs) those are used), `teardown()` after."""
+        """pytest-benchmark's pedantic mode: `warmup_rounds` untimed rounds, then `rounds`
+        timed rounds of `iterations` calls each. `setup()` runs before every round, untimed;
+        if it returns `(args, kwargs)` those are the call's arguments (then `args`/`kwargs`
+        must not be given: TypeError, and `iterations` must be 1: ValueError). `teardown`
+        gets the round's arguments. With `iterations > 1` one more call, untimed, gives
+        the result returned."""
         from benchkit.core import validate
         from benchkit.core.measurement import Measurement
         from benchkit.core.task import TaskSpec
@@ -147,34 +240,51 @@ class BenchkitFixture:
         validate.integer("rounds", rounds, where="benchkit.pedantic")
         validate.integer("iterations", iterations, where="benchkit.pedantic")
         validate.integer("warmup_rounds", warmup_rounds, minimum=0, where="benchkit.pedantic")
-        if setup is not None and (args or kwargs) and iterations > 1:
-            raise BenchkitError("benchkit.pedantic: with setup returning arguments, "
-                                "iterations must be 1 (each call needs fresh arguments)")
-        kwargs = dict(kwargs or {})
-        result = None
-        times = []
-        for index in range(warmup_rounds + rounds):
-            call_args, call_kwargs = args, kwargs
-            if setup is not None:
-                prepared = setup()
-                if prepared is not None:
-                    call_args, call_kwargs = prepared
-            if self._options.disable:
-                result = target(*call_args, **call_kwargs)
-                if teardown is not None:
-                    teardown()
-                return result
+        if setup is not None and iterations > 1:
+            raise InvalidArgumentError(
+                "iterations", iterations, "1 when a setup function is given (each call needs "
+                "the setup's fresh state)", "benchkit.pedantic")
+        given = bool(args or kwargs)
+
+        def arguments() -> tuple[tuple, dict]:
+            prepared = setup() if setup is not None else None
+            if not prepared:
+                return tuple(args), dict(kwargs or {})
+            if given:
+                raise ArgumentCombinationError(
+                    f"{self.name}: benchkit.pedantic: setup returned arguments and args/kwargs "
+                    "were given too; pass one or the other")
+            return tuple(prepared[0]), dict(prepared[1])
+
+        def one_round() -> tuple[float, Any]:
+            call_args, call_kwargs = arguments()
             start = default_timer()
             for _ in range(iterations):
                 result = target(*call_args, **call_kwargs)
             elapsed = default_timer() - start
             if teardown is not None:
-                teardown()
-            if index >= warmup_rounds:
-                times.append(max(elapsed, 1e-9))
+                teardown(*call_args, **call_kwargs)
+            return elapsed, result
+
+        if self._options.disable:
+            call_args, call_kwargs = arguments()
+            return target(*call_args, **call_kwargs)
+        for _ in range(warmup_rounds):
+            one_round()
+        times = []
+        for _ in range(rounds):
+            elapsed, result = one_round()
+            times.append(max(elapsed, 1e-9))
+        if iterations > 1:
+            call_args, call_kwargs = arguments()
+            result = target(*call_args, **call_kwargs)
+            if teardown is not None:
+                teardown(*call_args, **call_kwargs)
         spec = TaskSpec(stmt=_describe(target), setup="pass", label=self._label(),
-                        sub_label=_describe(target))
+                        sub_label=self._sub_label(_describe(target)))
         self._finish(Measurement(iterations, times, spec), None)
+        if self._cprofile:
+            self._profile(target, *arguments(), calls=iterations, teardown=teardown)
         return result
 
 
