@@ -311,3 +311,37 @@ def test_old_torch_pickles_convert_and_sit_next_to_benchkits(tmp_path):
     assert "torch 2.0" in text and "benchkit" in text
     with pytest.raises(benchkit.BenchkitError, match="from_torch takes"):
         benchkit.from_torch(object())
+
+
+def test_as_standardized_is_torchs_by_default_and_thorough_on_request():
+    """The same counts through both: torch's rules by default (PyTorch's own test of them
+    keeps conda toolchain paths), benchkit's thorough rules behind `thorough=True`."""
+    from benchkit import CallgrindStats, FunctionCounts
+    from benchkit.core.task import TaskSpec
+    names = ["/home/u/conda-bld/gcc_1/work/libstdc++-v3/libsupc++/del_op.cc:operator delete "
+             "[/lib/libstdc++.so]",
+             "/tmp/build/../aten/src/ATen/native/BinaryOps.cpp:at::mul [libtorch_cpu.so]",
+             "/usr/src/Python-3.11/Objects/dictobject.c:lookdict [/usr/bin/python3.11]",
+             "/root/.pyenv/Python-3.11/Python/ceval.c:_PyEval_EvalFrameDefault [/x]",
+             "/build/glibc-abc/malloc/malloc.c:malloc [/lib/libc.so.6]",
+             "/opt/venv/lib/site-packages/numpy/core/src/x.c:f [/opt/venv/lib/x.so]"]
+    data = {fn: 1000 - 10 * i for i, fn in enumerate(names)}
+    theirs = torch_cg.CallgrindStats(
+        task_spec=torch_cg.common.TaskSpec("pass", "pass"), number_per_run=1,
+        built_with_debug_symbols=True,
+        baseline_inclusive_stats=torch_cg.FunctionCounts._from_dict({}, True),
+        baseline_exclusive_stats=torch_cg.FunctionCounts._from_dict({}, False),
+        stmt_inclusive_stats=torch_cg.FunctionCounts._from_dict(data, True),
+        stmt_exclusive_stats=torch_cg.FunctionCounts._from_dict(data, False),
+        stmt_callgrind_out=None).as_standardized()
+    counts = FunctionCounts.from_dict(data, False)
+    ours = CallgrindStats(
+        task_spec=TaskSpec("pass", "pass"), number_per_run=1, built_with_debug_symbols=True,
+        baseline_inclusive_stats=FunctionCounts.from_dict({}, True),
+        baseline_exclusive_stats=FunctionCounts.from_dict({}, False),
+        stmt_inclusive_stats=FunctionCounts.from_dict(data, True),
+        stmt_exclusive_stats=counts, stmt_callgrind_out=None)
+    assert [tuple(r) for r in ours.as_standardized().stats()] == [
+        tuple(r) for r in theirs.stats()]
+    thorough = [fn for _, fn in ours.as_standardized(thorough=True).stats()]
+    assert "malloc/malloc.c:malloc" in thorough and "numpy/core/src/x.c:f" in thorough

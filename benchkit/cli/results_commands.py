@@ -138,8 +138,9 @@ def cmd_diff(args) -> int:
                                 f"choose from {names}")
         names = [args.benchmark]
     for name in names:
-        a = base_by[name].as_standardized().stats(args.inclusive, subtract_baseline=True)
-        b = new_by[name].as_standardized().stats(args.inclusive, subtract_baseline=True)
+        a, b = (by[name].as_standardized(thorough=True).stats(args.inclusive,
+                                                              subtract_baseline=True)
+                for by in (base_by, new_by))
         print(f"== {one_line(name)}: {base_by[name].per_run():,.1f} -> "
               f"{new_by[name].per_run():,.1f} instructions/run (counts below are of "
               f"{new_by[name].number_per_run} runs, baseline subtracted, paths standardised)")

@@ -7,7 +7,7 @@ from typing import Any
 
 from benchkit.core.task import TaskSpec
 from benchkit.core.callgrind.counts import FunctionCounts
-from benchkit.core.callgrind.standardize import standardize_name
+from benchkit.core.callgrind.standardize import standardize_name, torch_standardize_name
 
 CACHE_EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw")
 
@@ -62,10 +62,15 @@ class CallgrindStats:
         """self - other, per function."""
         return self.stats(inclusive=inclusive) - other.stats(inclusive=inclusive)
 
-    def as_standardized(self) -> "CallgrindStats":
-        """Strip install prefixes and library suffixes so two builds' names line up."""
+    def as_standardized(self, thorough: bool = False) -> "CallgrindStats":
+        """Strip install prefixes and library suffixes so two builds' names line up. By
+        default exactly as torch.utils.benchmark does; `thorough=True` also lines up conda
+        toolchains, glibc and compiler-runtime sources, sysroots and site-packages (what
+        `benchkit diff` and the history use)."""
+        rename = standardize_name if thorough else torch_standardize_name
+
         def strip(counts: FunctionCounts) -> FunctionCounts:
-            return counts.transform(standardize_name)
+            return counts.transform(rename)
         return dataclasses.replace(
             self, baseline_inclusive_stats=strip(self.baseline_inclusive_stats),
             baseline_exclusive_stats=strip(self.baseline_exclusive_stats),

@@ -86,8 +86,8 @@ def moved_functions(before: Sequence[Any], after: Sequence[Any], top: int = 10
     if not before or not after:
         return ()
     a, b = before[0], after[0]
-    rows = diff_counts(a.as_standardized().stats(subtract_baseline=True),
-                       b.as_standardized().stats(subtract_baseline=True)).rows()
+    rows = diff_counts(a.as_standardized(thorough=True).stats(subtract_baseline=True),
+                       b.as_standardized(thorough=True).stats(subtract_baseline=True)).rows()
     moved = [MovedFunction(fn, (count_a or 0) / a.number_per_run,
                            (count_b or 0) / b.number_per_run)
              for fn, _, count_a, count_b, _ in rows]
