@@ -140,3 +140,10 @@ def test_cpp_counts_do_not_depend_on_where_the_cache_lives(tmp_path, monkeypatch
         assert callgrind_program(timer.task_spec)[1].parent == cpp_cache
         counts.append(timer.collect_callgrind(number=100).counts())
     assert counts[0] == counts[1]
+
+
+def test_the_cxx_standard_follows_torchs_headers():
+    from benchkit.engines.cpp.toolchain import cxx_standard
+    assert [cxx_standard(v) for v in ("2.1.2", "2.13.0", "2.13.0+cpu", "2.14.1+cu130",
+                                      "2.15.0", "3.0.0")] == [
+        "c++17", "c++17", "c++17", "c++20", "c++20", "c++20"]

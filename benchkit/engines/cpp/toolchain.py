@@ -13,6 +13,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -73,8 +74,16 @@ def torch_install() -> dict:
             "abi": int(torch.compiled_with_cxx11_abi())}
 
 
+def cxx_standard(torch_version: str) -> str:
+    """The C++ standard torch's headers need: C++20 from torch 2.14 on (its headers stop with
+    '#error C++20 or later compatible compiler is required'), C++17 before."""
+    numbers = [int(n) for n in re.findall(r"\d+", torch_version)[:2]] + [0, 0]
+    return "c++20" if tuple(numbers[:2]) >= (2, 14) else "c++17"
+
+
 def _flags(install: dict) -> list[str]:
-    flags = ["-std=c++17", "-O2", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={install['abi']}"]
+    flags = [f"-std={cxx_standard(install['version'])}", "-O2", "-fPIC",
+             f"-D_GLIBCXX_USE_CXX11_ABI={install['abi']}"]
     for path in install["include"]:
         flags += ["-isystem", path]
     return flags
