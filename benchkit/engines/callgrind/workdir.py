@@ -24,7 +24,7 @@ from benchkit.core.callgrind.requests import CollectorControls, CountRequest
 from benchkit.engines import transfer
 from benchkit.engines.callgrind.command import child_failure
 from benchkit.system import machine
-from benchkit.system.processes import last_lines, owned_prefix
+from benchkit.system.processes import kill_group, last_lines, owned_prefix
 
 DEFAULT_CONTROLS = CollectorControls()
 
@@ -242,11 +242,18 @@ def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
                 "extra_sys_path": sorted({p for j in jobs for p in j["extra_sys_path"]})}
     name = f"job-prewarm-{tags[0]}.json"
     (workdir / name).write_text(json.dumps(combined), encoding="utf-8")
-    done = subprocess.run([interpreter(workdir, controls), str(workdir / "server.py"),
-                           setup_name, "--prewarm", name], cwd=workdir,
-                          env=child_environment(0, controls),
-                          capture_output=True, text=True, timeout=600)
-    if done.returncode == 0:
+    # Its own session, killed and reaped on any way out (Ctrl-C included): a child still
+    # dying while the working directory is removed would leave both behind.
+    process = subprocess.Popen([interpreter(workdir, controls), str(workdir / "server.py"),
+                                setup_name, "--prewarm", name], cwd=workdir,
+                               env=child_environment(0, controls), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, stderr = process.communicate(timeout=600)
+    except BaseException:
+        kill_group(process)
+        raise
+    if process.returncode == 0:
         return None
     failed = workdir / "error-prewarm.json"
     index = 0
@@ -255,4 +262,4 @@ def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
         index = min(int(info.get("task", 0) or 0), len(tags) - 1)
         failed.rename(workdir / f"error-{tags[index]}.json")
     return index, child_failure(workdir, tags[index], requests[index].task.spec.title,
-                                done.returncode, last_lines(done.stderr))
+                                process.returncode, last_lines(stderr))
