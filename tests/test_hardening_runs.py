@@ -3,6 +3,7 @@ accident: a failure is one benchmark's, a stopped run keeps what finished (marke
 default results names never collide, and a gate that cannot be evaluated fails."""
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -143,11 +144,10 @@ def test_an_interrupted_callgrind_phase_keeps_the_wall_times(tmp_path, sig, code
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={"PATH": "/usr/bin:/bin"})
     owned = f"{process.pid:010d}-"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not any(
-            p.name.startswith(f"benchkit-cg-{owned}") for p in Path("/tmp").iterdir()):
-        time.sleep(0.2)
-    time.sleep(2.0)     # the collection under way
+    # The signal once a statement runs under valgrind (a fixed delay after the working
+    # directory appeared could land in the collector's start-up on a loaded machine).
+    _wait_for_valgrind_in(f"benchkit-cg-{owned}", deadline=time.monotonic() + 120)
+    time.sleep(1.0)
     process.send_signal(sig)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == code, stdout + stderr
@@ -160,6 +160,19 @@ def test_an_interrupted_callgrind_phase_keeps_the_wall_times(tmp_path, sig, code
                 if p.name.startswith("benchkit-") and owned in p.name]
     shown = cli("show", "r.partial.json", cwd=tmp_path, check_code=0).stdout
     assert f"PARTIAL: this run stopped early: interrupted ({name})" in shown
+
+
+def _wait_for_valgrind_in(prefix: str, deadline: float) -> None:
+    """Until a valgrind process works in a directory whose name contains `prefix`."""
+    while time.monotonic() < deadline:
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                if prefix in os.readlink(proc / "cwd") and b"valgrind" in (
+                        proc / "cmdline").read_bytes():
+                    return
+            except OSError:
+                continue
+        time.sleep(0.05)
 
 
 def test_runs_started_in_the_same_second_never_share_a_results_file(tmp_path):
