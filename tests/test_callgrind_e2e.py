@@ -126,6 +126,8 @@ def test_ctrl_c_kills_the_child_and_removes_temp_files(tmp_path):
     # phases on a loaded machine; Ctrl-C during start-up is a separate, known window).
     script = textwrap.dedent("""
         import os, signal, threading, tempfile, pathlib, time, benchkit
+        # a shell that started us in the background may have left SIGINT ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
         def interrupt_when_counting():
             mine = f"benchkit-cg-{os.getpid():010d}-"

@@ -142,7 +142,7 @@ def test_an_interrupted_callgrind_phase_keeps_the_wall_times(tmp_path, sig, code
         [sys.executable, "-m", "benchkit", "run", str(path), "--processes", "1",
          "--min-run-time", "0.01", "--timeout", "0.5", "--callgrind", "-o", "r.json"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={"PATH": "/usr/bin:/bin"})
+        env={"PATH": "/usr/bin:/bin"}, preexec_fn=_sigint_default)
     owned = f"{process.pid:010d}-"
     # The signal once a statement runs under valgrind (a fixed delay after the working
     # directory appeared could land in the collector's start-up on a loaded machine).
@@ -160,6 +160,11 @@ def test_an_interrupted_callgrind_phase_keeps_the_wall_times(tmp_path, sig, code
                 if p.name.startswith("benchkit-") and owned in p.name]
     shown = cli("show", "r.partial.json", cwd=tmp_path, check_code=0).stdout
     assert f"PARTIAL: this run stopped early: interrupted ({name})" in shown
+
+
+def _sigint_default() -> None:
+    """In the child: SIGINT as a terminal delivers it (a background shell may ignore it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_valgrind_in(prefix: str, deadline: float) -> None:

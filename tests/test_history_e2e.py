@@ -182,7 +182,8 @@ def test_an_interrupted_history_run_keeps_every_finished_revision(project, tmp_p
                FAST_INSTALL, "--db", str(db)]
     env = {"PATH": "/usr/bin:/bin"}
     running = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,   # SIGINT not ignored
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     measured = 0
     while measured < 2 and time.monotonic() < deadline and running.poll() is None:
