@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from benchkit.api.fuzzer import FuzzedParameter, Fuzzer
-from benchkit.op_fuzzers.common import STEPS, _dense, _dims, _float, _sizes
+from benchkit.op_fuzzers.common import STEPS, dense, dims, float_dtype, size_parameters
 
 
 def _regular_sizes(max_size: int = 16 * 1024, min_size: int = 16) -> list[int]:
@@ -24,13 +24,13 @@ class SpectralOpFuzzer(Fuzzer):
 
     def __init__(self, *, seed: int, dtype=None, cuda: bool = False,
                  probability_regular: float = 1.0) -> None:
-        dtype = _float(dtype, "float64")
+        dtype = float_dtype(dtype, "float64")
         super().__init__(
             parameters=[
-                _dims("ndim"),
-                *_sizes("regular", REGULAR_SIZES, "table",
+                dims("ndim"),
+                *size_parameters("regular", REGULAR_SIZES, "table",
                         (probability_regular, 1 - probability_regular), max_size=16 * 1024),
                 [FuzzedParameter(f"step_{i}", distribution=STEPS) for i in range(3)]],
-            tensors=[_dense("x", ("k0", "k1", "k2"), ("step_0", "step_1", "step_2"), "ndim",
+            tensors=[dense("x", ("k0", "k1", "k2"), ("step_0", "step_1", "step_2"), "ndim",
                             dtype, cuda)],
             seed=seed)
