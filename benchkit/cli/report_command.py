@@ -41,9 +41,9 @@ def cmd_report(args) -> int:
         report = gather(db, machine=args.machine, alpha=args.alpha, noise=args.noise)
         source = str(db.path)
     if not report.views:
-        raise ReportError(f"{source}: no benchmarks"
-                                   + (f" on machine {args.machine!r}" if args.machine else "")
-                                   + "; add results with `benchkit history add` first")
+        where = f" on machine {args.machine!r}" if args.machine else ""
+        raise ReportError(f"{source}: no benchmarks{where}; add results with `benchkit "
+                          "history add` first")
     if args.out_dir:
         out = write_report(report, args.out_dir, source=source)
         print(f"{len(report.views)} benchmarks, {report.commits} commits, {report.steps} "

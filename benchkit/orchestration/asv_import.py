@@ -59,7 +59,7 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
         raise HistoryError(f"{root}: no asv results files (MACHINE/COMMIT-ENV.json) here; "
                            "pass asv's results directory")
     added = already = count = 0
-    skipped: list[str] = []
+    skipped: dict[str, None] = {}        # in first-seen order, once each
     for path in files:
         raw = _read(path)
         run = parse_run(_json(path, raw), benchmarks, str(path))
@@ -76,5 +76,5 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
         else:
             added += 1
             count += done.observations
-        skipped += [s for s in run.skipped if s not in skipped]
+        skipped.update(dict.fromkeys(run.skipped))
     return AsvImport(len(files), added, already, count, tuple(skipped))

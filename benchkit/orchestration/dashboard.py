@@ -9,7 +9,7 @@ from pathlib import Path
 from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
                                              views)
 from benchkit.core.history.pages import SCRIPT, benchmark_page, index_page
-from benchkit.core.history.series import HistoryMetric
+from benchkit.core.history.series import Commit, HistoryMetric
 from benchkit.errors import ReportError
 from benchkit.orchestration.history import find_steps
 from benchkit.system.files import write_site
@@ -21,8 +21,13 @@ class Report:
     """What a report covers."""
 
     views: list[BenchmarkView]
-    commits: int
+    axis: list[Commit]        # every commit, in history order: the charts' shared x axis
     steps: int
+
+    @property
+    def commits(self) -> int:
+        """How many commits the report covers."""
+        return len(self.axis)
 
 
 def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = 0.01,
@@ -30,7 +35,7 @@ def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = 0.01,
     """Every series of `db` (one machine's, with `machine`) and its steps."""
     series = db.series(machine=machine)
     steps = find_steps(db, alpha=alpha, noise=noise, series_list=series)
-    return Report(views(series, steps), len(commit_axis(series)), len(steps))
+    return Report(views(series, steps), commit_axis(series), len(steps))
 
 
 def markdown_report(report: Report, max_steps: int = 20) -> str:
@@ -53,11 +58,10 @@ def write_report(report: Report, out_dir: str | Path, *, source: str) -> Path:
     """Write the site: index.html, benchmarks/<slug>.html, assets/plotly.min.js."""
     pio, offline = _plotly()
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    axis = commit_axis([s for v in report.views for s in v.series])
-    position = {c.sha: i for i, c in enumerate(axis)}
+    position = {c.sha: i for i, c in enumerate(report.axis)}
     files = {SCRIPT: offline.get_plotlyjs().encode("utf-8"),
              "index.html": index_page(report.views, source=source, generated=generated,
-                                      commits=len(axis)).encode("utf-8")}
+                                      commits=report.commits).encode("utf-8")}
     config = {"displaylogo": False, "responsive": True}
     for view in report.views:
         charts = {}
