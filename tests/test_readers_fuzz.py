@@ -35,9 +35,13 @@ json_trees = st.recursive(json_leaves, lambda children: st.lists(children, max_s
                           max_leaves=30)
 
 
+_SCRATCH = tempfile.TemporaryDirectory(prefix="benchkit-fuzz-")
+
+
 def _file(data: bytes, name: str) -> Path:
-    directory = Path(tempfile.mkdtemp(prefix="benchkit-fuzz-"))
-    path = directory / name
+    """One scratch directory for the module, each example overwriting its file (a directory per
+    example left tens of thousands behind in /tmp)."""
+    path = Path(_SCRATCH.name) / name
     path.write_bytes(data)
     return path
 
