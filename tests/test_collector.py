@@ -232,6 +232,21 @@ def test_cli_jobs_and_an_unreachable_scheduler(tmp_path):
         cwd=tmp_path, check_code=0)
     a, b = benchkit.load(tmp_path / "a.json"), benchkit.load(tmp_path / "b.json")
     assert _counts(a.callgrind) == _counts(b.callgrind)
+    # Counts-only files get an instruction verdict per benchmark without a gate, and a gate
+    # on it decides the exit code.
+    out = cli("compare", "a.json", "b.json", "--fail-on", "instructions>0%", cwd=tmp_path,
+              check_code=0).stdout
+    assert f"instructions (beyond both layout bands): 0 more, 0 fewer, {len(SNIPPETS)} same" in out
+    assert "faster" not in out and "geometric mean of time" not in out
+    (tmp_path / "bench_c.py").write_text((tmp_path / "bench_c.py").read_text().replace(
+        "range(200)", "range(300)"))
+    cli("run", "bench_c.py", "--callgrind", "--no-wall-time", "-o", "c.json", "-k", "bench_0",
+        cwd=tmp_path, check_code=0)
+    out = cli("compare", "a.json", "c.json", "--allow-missing", cwd=tmp_path, check_code=0).stdout
+    assert "instructions (beyond both layout bands): 1 more, 0 fewer, 0 same" in out
+    out = cli("compare", "a.json", "c.json", "--fail-on", "instructions>0%", "--allow-missing",
+              cwd=tmp_path, check_code=1).stdout
+    assert "REGRESSION: 1 benchmark(s) broke a gate: bench_c::bench_0" in out
     out = cli("run", "bench_c.py", "--callgrind", "--scheduler", "tcp://127.0.0.1:9",
               cwd=tmp_path, check_code=2)
     assert "cannot connect" in out.stderr

@@ -63,6 +63,20 @@ def test_comparison_text_is_exactly_the_fixture(name, design, alpha, markdown):
     assert got + "\n" == (FIXTURES / f"{name}.txt").read_text(encoding="utf-8")
 
 
+def counts_only() -> Comparison:
+    """Two `--callgrind --no-wall-time` runs: no wall-time column, summary or test line."""
+    rows = (Row("bench::more", None, Band(1000, 1000, 1000), Band(1100, 1100, 1100)),
+            Row("bench::same", None, Band(990, 1000, 1010, 4), Band(995, 1001, 1005, 4)),
+            Row("bench::fewer", None, Band(2000, 2000, 2000), Band(1500, 1500, 1500),
+                gates=(Gate.parse("instructions>0%"),)))
+    return Comparison(rows, (), (), (), math.nan, 1.02, Design.RUNS, 0.01)
+
+
+def test_a_counts_only_comparison_is_exactly_the_fixture():
+    got = format_comparison(counts_only())
+    assert got + "\n" == (FIXTURES / "counts_only.txt").read_text(encoding="utf-8")
+
+
 def test_the_confidence_shown_follows_alpha():
     assert "| 99% CI" in format_comparison(comparison(alpha=0.01), markdown=True)
     text = format_comparison(comparison(alpha=0.05))

@@ -19,8 +19,8 @@ def add_parsers(sub) -> None:
     """The `ab` subcommand."""
     ab = sub.add_parser("ab", help="interleaved A/B of two environments on the same suites")
     ab.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
-    ab.add_argument("-k", dest="keyword", metavar="EXPR",
-                    type=types.keyword_expression)
+    ab.add_argument("-k", dest="keyword", metavar="EXPR", type=types.keyword_expression,
+                    help="only benchmarks whose names match EXPR, as pytest -k")
     for side in ("base", "new"):
         ab.add_argument(f"--{side}-python", metavar="PYTHON",
                         help=f"interpreter of {side.upper()} (default: this one)")
@@ -39,26 +39,31 @@ def add_parsers(sub) -> None:
                     help="back-to-back BASE/NEW trial pairs per benchmark per round (default 20)")
     ab.add_argument("--trial-time", type=types.positive_float, default=0.025, metavar="S",
                     help="seconds of one trial (default 0.025)")
-    ab.add_argument("--num-threads", type=types.positive_int, metavar="N")
-    ab.add_argument("--seed", type=int, metavar="N")
+    ab.add_argument("--num-threads", type=types.positive_int, metavar="N",
+                    help="torch threads in both sides' workers (default: each Timer's own)")
+    ab.add_argument("--seed", type=int, metavar="N",
+                    help="seed of the trial order, for a repeatable schedule (default: random)")
     ab.add_argument("--timeout", type=types.positive_float, default=DEFAULT_TIMEOUT,
                     metavar="S", help="seconds a benchmark's trial may take before the "
                                       f"benchmark is recorded as failed (default "
                                       f"{DEFAULT_TIMEOUT:g})")
-    ab.add_argument("--fail-on", type=types.gate, action="append", default=[], metavar="GATE")
+    ab.add_argument("--fail-on", type=types.gate, action="append", default=[], metavar="GATE",
+                    help="exit 1 when a benchmark breaks GATE, e.g. 'slower>5%%' or "
+                         "'instructions>1%%' (repeatable)")
     ab.add_argument("--allow-missing", action="store_true",
                     help="a gate that cannot be evaluated (a benchmark failed or missing on "
                          "a side) is reported, not failed")
     ab.add_argument("--noise", type=types.percent, default=None, metavar="PCT",
                     help="changes inside +-PCT count as noise (default 2%%)")
-    ab.add_argument("--alpha", type=types.probability, default=0.01)
+    ab.add_argument("--alpha", type=types.probability, default=0.01,
+                    help="significance level (default 0.01)")
     ab.add_argument("-o", "--output", metavar="FILE",
                     help="results file holding both sides; default results/ab-<time>.json")
     ab.add_argument("--save-sides", action="store_true",
                     help="also write FILE.base.json and FILE.new.json")
     ab.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     history_commands.history_option(ab)
-    ab.add_argument("--markdown", action="store_true")
+    ab.add_argument("--markdown", action="store_true", help="print the table as markdown")
 
 
 def cmd_ab(args) -> int:

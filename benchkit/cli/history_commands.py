@@ -70,7 +70,7 @@ def add_parsers(sub) -> None:
     regressions.add_argument("--fail-on", type=types.gate, action="append", default=[],
                              metavar="GATE", help="exit 1 when a step breaks the gate "
                                                   "(slower>5%%, instructions>1%%)")
-    regressions.add_argument("--json", action="store_true")
+    regressions.add_argument("--json", action="store_true", help="print the steps as JSON")
     db_option(regressions)
 
     asv = hsub.add_parser("import-asv", help="add an asv results directory's runs")
@@ -110,7 +110,7 @@ def add_parsers(sub) -> None:
                         help="a change beyond this is bad (default 1%%)")
     bisect.add_argument("--rounds", type=types.positive_int, metavar="R",
                         help="with --metric time: rounds of each `ab` (its default: 8)")
-    bisect.add_argument("--json", action="store_true")
+    bisect.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def _revision_options(parser) -> None:

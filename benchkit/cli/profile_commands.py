@@ -38,8 +38,10 @@ def add_parsers(sub) -> None:
     prof.add_argument("--sort-by", default="self")
     prof.add_argument("--row-limit", type=types.positive_int, default=15)
     prof.add_argument("--group-by", choices=["input_shapes", "stack"])
-    prof.add_argument("--with-stack", action="store_true")
-    prof.add_argument("--profile-memory", action="store_true")
+    prof.add_argument("--with-stack", action="store_true",
+                      help="record Python stacks of the ops (group by stack)")
+    prof.add_argument("--profile-memory", action="store_true",
+                      help="record the memory each op allocates")
     prof.add_argument("--active", type=types.positive_int, default=3,
                       help="active steps (default 3)")
 
@@ -58,7 +60,7 @@ def add_parsers(sub) -> None:
     an.add_argument("--aggregate", default="sum", choices=["sum", "mean", "min", "max", "count"])
     an.add_argument("--order-by", default="self", metavar="COL",
                     help="self, total, calls, flops, bytes, flop/s, gb/s, name; +COL ascending")
-    an.add_argument("--markdown", action="store_true")
+    an.add_argument("--markdown", action="store_true", help="print tables as markdown")
 
     td = sub.add_parser("trace-diff", help="per-op self-time and call deltas of two traces")
     td.add_argument("base")
@@ -66,7 +68,7 @@ def add_parsers(sub) -> None:
     td.add_argument("--top", type=types.non_negative_int, default=30,
                     help="rows to show (0 = all)")
     td.add_argument("--by-region", action="store_true", help="key ops by region / name")
-    td.add_argument("--markdown", action="store_true")
+    td.add_argument("--markdown", action="store_true", help="print tables as markdown")
 
     tm = sub.add_parser("trace-merge", help="add device events to a trace, with launch flows")
     tm.add_argument("trace")

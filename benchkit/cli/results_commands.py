@@ -14,7 +14,7 @@ def add_parsers(sub) -> None:
     """The subcommands of this module."""
     show = sub.add_parser("show", help="print the tables of a results file")
     show.add_argument("file")
-    show.add_argument("--markdown", action="store_true")
+    show.add_argument("--markdown", action="store_true", help="print tables as markdown")
 
     comp = sub.add_parser("compare", help="A/B verdicts between two results files (or of "
                                           "one `benchkit ab` file)")
@@ -23,7 +23,8 @@ def add_parsers(sub) -> None:
     comp.add_argument("--fail-on", type=types.gate, action="append", default=[],
                       metavar="GATE",
                       help="exit 1 when a benchmark breaks GATE, e.g. 'slower>5%%' or "
-                           "'instructions>1%%' (repeatable; suite gates take precedence)")
+                           "'instructions>1%%'; 'instructions>0%%' fails on any increase "
+                           "beyond the layout band (repeatable; suite gates take precedence)")
     comp.add_argument("--noise", type=types.percent, default=None, metavar="PCT",
                       help="changes inside +-PCT count as noise (default 5%% for separate "
                            "runs, 2%% for an A/B file)")
@@ -32,7 +33,7 @@ def add_parsers(sub) -> None:
     comp.add_argument("--allow-missing", action="store_true",
                       help="a gate that cannot be evaluated (no counts on a side, a benchmark "
                            "missing or failed on a side) is reported, not failed")
-    comp.add_argument("--markdown", action="store_true")
+    comp.add_argument("--markdown", action="store_true", help="print the table as markdown")
     comp.add_argument("--json", action="store_true", help="print the verdicts as JSON")
 
     diff = sub.add_parser("diff", help="per-function instruction-count diff")

@@ -3,6 +3,7 @@ in, strings out; the edges print them)."""
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any, Sequence
 
 from tabulate import tabulate
@@ -59,24 +60,30 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
             w.verdict if w else "-",
             f">{w.detectable:.1%}" if w and finite(w.detectable) else "-",
             _instructions(r), gate])
-    out = [tabulate(body, headers=headers, tablefmt="github" if markdown else "simple",
-                    disable_numparse=True)]
-    counts = comp.counts()
+    # Columns with nothing in any row (wall time of a counts-only comparison, counts of a
+    # time-only one, gates when none was asked for) are left out: a terminal is ~100 wide.
+    keep = [i for i, h in enumerate(headers)
+            if i == 0 or any(row[i] != "-" for row in body)]
+    out = [tabulate([[row[i] for i in keep] for row in body], headers=[headers[i] for i in keep],
+                    tablefmt="github" if markdown else "simple", disable_numparse=True)]
+    has_wall = any(r.wall for r in comp.rows)
     out.append("")
-    out.append(f"{comp.compared} benchmarks compared: " +
-               ", ".join(f"{n} {v}" for v, n in counts.items()))
+    if has_wall:
+        out.append(f"{comp.compared} benchmarks compared: " +
+                   ", ".join(f"{n} {v}" for v, n in comp.counts().items()))
     counted = comp.instruction_counts()
     if sum(counted.values()):
         out.append("instructions (beyond both layout bands): " +
                    ", ".join(f"{n} {v}" for v, n in counted.items()))
-    out.append(f"geometric mean of time ratios (new/base): {comp.geomean_ratio:.3f}")
+    if has_wall:
+        out.append(f"geometric mean of time ratios (new/base): {comp.geomean_ratio:.3f}")
     if comp.geomean_instructions is not None:
         out.append(f"geometric mean of instruction ratios: {comp.geomean_instructions:.4f}")
-    has_wall = any(r.wall for r in comp.rows)
-    band = f" the +-{base_noise:.0%} noise band" if has_wall else " the noise band"
-    out.append(f"test: {comp.test}; a change is claimed only when the {comp.confidence} CI "
-               "lies outside"
-               f"{band}; 'detectable' is the smallest slowdown this data could have claimed")
+    if has_wall:
+        out.extend(textwrap.wrap(
+            f"test: {comp.test}; a change is claimed only when the {comp.confidence} CI lies "
+            f"outside the +-{base_noise:.0%} noise band; 'detectable' is the smallest slowdown "
+            "this data could have claimed", width=100, subsequent_indent="  "))
     if widened:
         out.append("judged against a wider band:")
         out.extend(widened)
