@@ -113,7 +113,11 @@ class HistoryError(BenchkitError, ValueError):
     does not hold; the message names the database and what to do."""
 
 
-class TorchNotInstalledError(BenchkitError, ImportError):
+class DependencyMissingError(BenchkitError, ImportError):
+    """An optional library a feature needs is not installed; the message says what to install."""
+
+
+class TorchNotInstalledError(DependencyMissingError):
     """A snippet uses torch and torch is not installed in the environment that runs it."""
 
 

@@ -76,6 +76,15 @@ def test_decorator(FIXTURE):
 @pytest.mark.parametrize("n", [10, 20])
 def test_parametrized(FIXTURE, n):
     assert FIXTURE(work, n) == sum(i * i for i in range(n))
+
+
+def test_weave(FIXTURE_weave):
+    FIXTURE_weave(work)
+    assert work(WORK) == sum(i * i for i in range(WORK))
+
+
+def test_the_weaving_is_undone_after_its_test():
+    assert work(10) == 285      # through the woven fixture, it would say it was used
 """
 
 
@@ -84,7 +93,7 @@ def test_a_pytest_benchmark_file_runs_with_the_fixture_renamed(pytester):
     pytester.makepyfile(test_ported=PORTED.replace("FIXTURE", "benchkit"))
     out = pytester.runpytest_subprocess("--benchkit-save", "ported.json",
                                         "--benchkit-min-run-time", "0.05", *NO_CACHE)
-    out.assert_outcomes(passed=6)
+    out.assert_outcomes(passed=8)
     names = [m.metadata["benchmark"] for m in
              benchkit.load(pytester.path / "ported.json").measurements]
     assert names == ["test_ported.py::test_call_with_args",
@@ -92,7 +101,8 @@ def test_a_pytest_benchmark_file_runs_with_the_fixture_renamed(pytester):
                      "test_ported.py::test_pedantic_with_setup",
                      "test_ported.py::test_decorator",
                      "test_ported.py::test_parametrized[10]",
-                     "test_ported.py::test_parametrized[20]"]
+                     "test_ported.py::test_parametrized[20]",
+                     "test_ported.py::test_weave"]
     results = benchkit.load(pytester.path / "ported.json")
     assert results.measurements[1].metadata["extra_info"] == {"n": 200}
     pedantic = results.measurements[2]
@@ -101,7 +111,7 @@ def test_a_pytest_benchmark_file_runs_with_the_fixture_renamed(pytester):
     pytester.makepyfile(test_ported=PORTED.replace("FIXTURE", "benchmark"))
     theirs = pytester.runpytest_subprocess("--benchmark-min-time",
                                            "0.001", "--benchmark-max-time", "0.05", *NO_CACHE)
-    theirs.assert_outcomes(passed=6)
+    theirs.assert_outcomes(passed=8)
 
 
 GATED = """

@@ -105,6 +105,11 @@ class _BenchmarkAlias:
         """benchkit's fixture under pytest-benchmark's name."""
         return benchkit
 
+    @pytest.fixture
+    def benchmark_weave(self, benchkit):
+        """`benchkit.weave` under pytest-benchmark's name."""
+        return benchkit.weave
+
 
 def _alias_wanted(config) -> bool:
     return bool(config.getoption("--benchkit-as-benchmark")
@@ -199,8 +204,16 @@ def benchkit(request):
         state.measurements.append(measurement)
         state.targets.append((fixture.benchmark(), timer))
 
-    return BenchkitFixture(request.node.nodeid, options, record,
-                           dict(marker.kwargs) if marker else {})
+    fixture = BenchkitFixture(request.node.nodeid, options, record,
+                              dict(marker.kwargs) if marker else {})
+    yield fixture
+    fixture._teardown()
+
+
+@pytest.fixture
+def benchkit_weave(benchkit):
+    """`benchkit.weave`, as pytest-benchmark's `benchmark_weave` fixture."""
+    return benchkit.weave
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -27,8 +27,9 @@ from typing import Any, Callable
 from benchkit.core.gates import Gate
 from benchkit.core.records import Benchmark
 from benchkit.core.schema import storable
-from benchkit.errors import (ArgumentCombinationError, BenchkitError, FixtureAlreadyUsed,
-                             GlobalNotTransferableError, InvalidArgumentError, SchemaError)
+from benchkit.errors import (ArgumentCombinationError, BenchkitError, DependencyMissingError,
+                             FixtureAlreadyUsed, GlobalNotTransferableError,
+                             InvalidArgumentError, SchemaError)
 
 
 class ExtraInfo(dict):
@@ -116,6 +117,7 @@ class BenchkitFixture:
         self._cprofile = bool(marker.get("cprofile"))
         self.cprofile_stats = None      # pstats.Stats of one profiled call (cprofile=True)
         self._used = False
+        self._undo: list[Callable[[], Any]] = []     # weavings to roll back after the test
 
     @property
     def stats(self) -> BenchmarkStats | None:
@@ -222,6 +224,32 @@ class BenchkitFixture:
         self._finish(self._measure(timer), timer)
         self._profile(target, args, kwargs)
         return result
+
+    def weave(self, target: Any, **kwargs: Any) -> None:
+        """pytest-benchmark's `weave` (alias `patch`): patch `target` (a function, a method, a
+        class or a dotted name, whatever `aspectlib.weave` takes, with its keyword arguments)
+        so that the test's call of it is measured like `benchkit(target, ...)` and returns its
+        result; undone when the test ends. Needs aspectlib (`pip install aspectlib`)."""
+        try:
+            import aspectlib
+        except ImportError:
+            raise DependencyMissingError(
+                f"{self.name}: benchkit.weave needs aspectlib; pip install aspectlib") from None
+
+        def measured(function: Callable) -> Callable:
+            @functools.wraps(function)
+            def call(*args: Any, **kw: Any) -> Any:
+                return self(function, *args, **kw)
+            return call
+
+        self._undo.append(aspectlib.weave(target, measured, **kwargs).rollback)
+
+    patch = weave
+
+    def _teardown(self) -> None:
+        """After the test: roll back what `weave` patched, newest first."""
+        while self._undo:
+            self._undo.pop()()
 
     def pedantic(self, target: Callable, args: tuple = (), kwargs: dict | None = None,
                  setup: Callable | None = None, teardown: Callable | None = None,
