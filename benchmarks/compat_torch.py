@@ -3,7 +3,10 @@ torch and benchkit (`pip install '.[test,torch]'`, the torch pin replaced), then
 exercise torch (parity with torch.utils.benchmark, Timer, counts of torch snippets, the seed
 tour, profiles) and the seed-003 tour script.
 
-    python benchmarks/compat_torch.py 2.13.0 2.14.1 2.1.2
+    python benchmarks/compat_torch.py 2.13.0 2.14.1 "2.1.2,numpy<2"
+
+A version may carry more requirements after commas (torch before 2.3 was built against
+NumPy 1 and needs `numpy<2` beside it).
 
 Heavy: a torch other than this machine's local wheel comes from the index with several GB of
 CUDA libraries (they import and run on the CPU). Writes results/compat_torch.json; the README
@@ -30,14 +33,15 @@ def _run(args, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True, **kwargs)
 
 
-def check(version: str) -> dict:
+def check(spec: str) -> dict:
+    version, *extra = spec.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         env = Path(tmp) / "venv"
         python = str(env / "bin" / "python")
         _run([sys.executable, "-m", "venv", str(env)], check=True)
         start = time.perf_counter()
         installed = _run([python, "-m", "pip", "install", "--quiet", f"torch=={version}",
-                          f"{ROOT}[test,torch]"])
+                          *extra, f"{ROOT}[test,torch]"])
         install_seconds = time.perf_counter() - start
         if installed.returncode != 0:
             return {"torch": version, "installed": False,
@@ -51,7 +55,7 @@ def check(version: str) -> dict:
         failed = [line.split(" ")[1] for line in tests.stdout.splitlines()
                   if line.startswith(("FAILED ", "ERROR "))]
         tour = _run([python, "benchmarks/tour_seed003.py"], cwd=ROOT)
-        return {"torch": version, "installed": True, "torch_imported": got,
+        return {"torch": version, "with": extra, "installed": True, "torch_imported": got,
                 "install_seconds": round(install_seconds), "tests": counts,
                 "failed": failed, "tour_ok": tour.returncode == 0,
                 "tour_error": tour.stderr.strip().splitlines()[-1:] if tour.returncode else []}
