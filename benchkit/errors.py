@@ -117,6 +117,11 @@ class DependencyMissingError(BenchkitError, ImportError):
     """An optional library a feature needs is not installed; the message says what to install."""
 
 
+class MemoryCountError(BenchkitError, RuntimeError):
+    """Memory could not be counted (the counting allocator is not loaded, or its table of
+    live blocks overflowed); the message says why."""
+
+
 class TorchNotInstalledError(DependencyMissingError):
     """A snippet uses torch and torch is not installed in the environment that runs it."""
 

@@ -178,7 +178,7 @@ def test_process_structure_and_ab_section_round_trip(tmp_path):
     assert loaded.measurements == [m] and loaded.ab == ab
     assert loaded.measurements[0].chunk_times()[0] == [m.times[:2], m.times[2:3]]
     doc = json.loads(path.read_text())
-    assert doc["version"] == 4 and doc["ab"] == AB_SECTION
+    assert doc["version"] == schema.FORMAT_VERSION and doc["ab"] == AB_SECTION
     assert doc["measurements"][0]["processes"][1] == {"chunks": [2], "probes": [5.8e-4]}
 
 
@@ -242,7 +242,7 @@ def test_a_version_3_ab_file_migrates_and_saves_as_version_4(tmp_path):
     assert loaded.failures == [] and loaded.partial is None
     assert loaded.ab.rounds == original["ab"]["rounds"] and loaded.ab.sides[Side.BASE].python
     saved = json.loads(benchkit.save(tmp_path / "v4.json", loaded).read_text())
-    assert saved["version"] == 4 and saved["failures"] == [] and saved["partial"] is None
+    assert saved["version"] == schema.FORMAT_VERSION and saved["failures"] == [] and saved["partial"] is None
     for key in ("environment", "measurements", "callgrind", "extra", "ab"):
         assert saved[key] == original[key], key
 

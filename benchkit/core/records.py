@@ -135,6 +135,7 @@ class Phase(TextEnum):
     LOAD = "load"
     WALL_TIME = "wall time"
     INSTRUCTIONS = "instruction counts"
+    MEMORY = "memory"
 
 
 class FailureKind(TextEnum):

@@ -14,6 +14,8 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
       adds "ab": the design and both sides of an interleaved `benchkit ab` (or null).
   4 - adds "failures": benchmarks that could not be measured (name, suite file, phase,
       kind, error), and "partial": why a run stopped early (null when it finished).
+  5 - adds "memory": MemoryStats (task_spec, number_per_run, the counted blocks long,
+      short and empty, metadata); failures may be of phase "memory".
 """
 from __future__ import annotations
 
@@ -27,14 +29,14 @@ from benchkit.core.task import TaskSpec
 from benchkit.errors import SchemaError
 
 FORMAT_NAME = "benchkit-results"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 _COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusive_stats",
            "stmt_exclusive_stats")
 
 
 @dataclasses.dataclass
 class Results:
-    """The content of a results file: Measurements, CallgrindStats, the environment
+    """The content of a results file: Measurements, CallgrindStats, MemoryStats, the environment
     fingerprint, free-form `extra` JSON data (saved as given; benchkit writes none), for an
     interleaved A/B (`benchkit ab`) its record (each measurement's metadata["side"] names
     its side), the benchmarks that failed, and why the run stopped early (None: it did
@@ -47,9 +49,10 @@ class Results:
     ab: AbRecord | None = None
     failures: list[Failure] = dataclasses.field(default_factory=list)
     partial: str | None = None
+    memory: list[Any] = dataclasses.field(default_factory=list)      # MemoryStats
 
     def __iter__(self):
-        return iter([*self.measurements, *self.callgrind])
+        return iter([*self.measurements, *self.callgrind, *self.memory])
 
 
 # ----------------------------------------------------------------------------- objects -> JSON
@@ -112,6 +115,11 @@ def callgrind_to_dict(stats: Any) -> dict[str, Any]:
     return out
 
 
+def memory_to_dict(stats: Any) -> dict[str, Any]:
+    """A MemoryStats as results-file JSON."""
+    return {**stats.to_dict(), "metadata": _jsonable_metadata(stats.metadata, "metadata")}
+
+
 def to_document(results: Results) -> dict[str, Any]:
     """A whole results document of the current format version."""
     return {
@@ -120,6 +128,7 @@ def to_document(results: Results) -> dict[str, Any]:
         "environment": results.environment,
         "measurements": [measurement_to_dict(m) for m in results.measurements],
         "callgrind": [callgrind_to_dict(s) for s in results.callgrind],
+        "memory": [memory_to_dict(s) for s in results.memory],
         "extra": results.extra,
         "ab": results.ab.to_dict() if results.ab is not None else None,
         "failures": [f.to_dict() for f in results.failures],
@@ -178,6 +187,13 @@ def callgrind_from_dict(d: dict[str, Any], where: str) -> Any:
                           metadata=d.get("metadata") or {}, **counts)
 
 
+def memory_from_dict(d: dict[str, Any], where: str) -> Any:
+    """A MemoryStats from valid results-file JSON."""
+    from benchkit.core.memory import MemoryStats
+    task_spec_from_dict(d["task_spec"], f"{where}.task_spec")
+    return MemoryStats.from_dict(d)
+
+
 def _migrate_1_to_2(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 2, "callgrind": [], "extra": doc.get("extra", {})}
 
@@ -190,8 +206,12 @@ def _migrate_3_to_4(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 4, "failures": [], "partial": None}
 
 
+def _migrate_4_to_5(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "version": 5, "memory": []}
+
+
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4}
+    1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5}
 
 
 def json_path(path: Iterable[Any]) -> str:
@@ -226,6 +246,7 @@ def from_document(doc: Any, validator: Any) -> Results:
                       for i, m in enumerate(doc.get("measurements", []))],
         callgrind=[callgrind_from_dict(c, f"callgrind[{i}]")
                    for i, c in enumerate(doc.get("callgrind", []))],
+        memory=[memory_from_dict(m, f"memory[{i}]") for i, m in enumerate(doc.get("memory", []))],
         environment=doc.get("environment") or {}, extra=doc.get("extra") or {},
         ab=AbRecord.from_dict(doc["ab"]) if doc.get("ab") else None,
         failures=[Failure.from_dict(f) for f in doc.get("failures") or []],

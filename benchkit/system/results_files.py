@@ -30,6 +30,7 @@ def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | 
     if isinstance(results, Results):
         out = dataclasses.replace(results, measurements=list(results.measurements),
                                   callgrind=list(results.callgrind),
+                                  memory=list(results.memory),
                                   environment=dict(results.environment),
                                   extra=dict(results.extra), failures=list(results.failures))
     else:
@@ -40,9 +41,12 @@ def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | 
                 out.measurements.append(item)
             elif type(item).__name__ == "CallgrindStats":
                 out.callgrind.append(item)
+            elif type(item).__name__ == "MemoryStats":
+                out.memory.append(item)
             else:
                 raise ResultsFileError("<results>", f"cannot save {type(item).__name__}; "
-                                       "results files hold Measurements and CallgrindStats")
+                                       "results files hold Measurements, CallgrindStats and "
+                                       "MemoryStats")
     if environment is not None:
         out.environment = environment
     elif not out.environment:
@@ -52,7 +56,8 @@ def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | 
 
 def save(path: str | os.PathLike, results: Results | Iterable[Any],
          environment: dict[str, Any] | None = None, *, exclusive: bool = False) -> Path:
-    """Write Measurements / CallgrindStats and an environment fingerprint to `path`.
+    """Write Measurements / CallgrindStats / MemoryStats and an environment fingerprint to
+    `path`.
 
     `.json.gz` is compressed. The write is atomic. With `exclusive`, an existing file is
     never replaced: the next free `NAME-N.json` is written. Returns the path written.
@@ -161,6 +166,7 @@ def merge(results: Iterable[Results]) -> Results:
     for r in results:
         out.measurements += r.measurements
         out.callgrind += r.callgrind
+        out.memory += r.memory
         out.failures += r.failures
         out.extra.update(r.extra)
         envs.append(r.environment)

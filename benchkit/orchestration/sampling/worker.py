@@ -8,6 +8,8 @@ stdout; the snippets' own prints go to stderr). Requests:
   {"cmd": "block_size", "name": N, "min_run_time": S}
   {"cmd": "measure", "name": N, "number": K, "min_time": S, "chunk_time": S, "warmup": bool}
       -> {"chunks": [{"probe": seconds, "times": [block seconds, ...]}, ...]}
+  {"cmd": "memory", "name": N, "number": K, "warmup": W}   (memory workers only)
+      -> {"long": counts, "short": counts, "empty": counts}   (core.memory.BlockCounts)
   {"cmd": "quit"}
 Replies: {"ok": true, ...} or {"ok": false, "kind": ..., "error": ..., "traceback": ...}.
 """
@@ -26,6 +28,7 @@ class Worker:
 
     def __init__(self):
         self.loops = {}        # name -> (loop with time_block, num_threads)
+        self.counter = None    # the memory counter, in a worker started to count memory
 
     def suite(self, paths, keyword=None, num_threads=None):
         """Load suite files: their benchmarks (matching `keyword`), loops built."""
@@ -85,6 +88,20 @@ class Worker:
         with torch_threads(threads):
             chunks = measure_chunks(loop.time_block, number, min_time, chunk_time, warmup)
         return {"chunks": [{"probe": c.probe, "times": list(c.times)} for c in chunks]}
+
+
+    def memory(self, name, number, warmup):
+        """Counted blocks of 2 x `number` and `number` runs (the counting allocator
+        preloaded)."""
+        from benchkit.engines.memory.blocks import count_blocks
+        from benchkit.engines.memory.counter import Counter
+        from benchkit.engines.wall.threads import torch_threads
+        if self.counter is None:
+            self.counter = Counter()
+        loop, threads = self.loops[name]
+        with torch_threads(threads):
+            blocks = count_blocks(loop.time_block, number, warmup, self.counter)
+        return dict(zip(("long", "short", "empty"), (b.to_dict() for b in blocks)))
 
 
 def _error_reply(error):

@@ -1,0 +1,135 @@
+"""Memory per run: the MemoryStats record (pure, exact), and the counting allocator on known
+truths in real worker processes."""
+from __future__ import annotations
+
+import pickle
+import sys
+
+import pytest
+
+import benchkit
+from benchkit import Timer
+from benchkit.core.memory import BlockCounts, MemoryStats, Source, format_bytes
+from benchkit.core.task import TaskSpec
+
+PY, NATIVE = Source.PYTHON, Source.NATIVE
+
+
+def block(alloc, frees, nbytes, freed, peak, untracked=0) -> BlockCounts:
+    """Counts given as (python, native) pairs."""
+    def pair(values):
+        return {PY: values[0], NATIVE: values[1]}
+    return BlockCounts(pair(alloc), pair(frees), pair(nbytes), pair(freed), peak, untracked)
+
+
+def stats() -> MemoryStats:
+    return MemoryStats(TaskSpec("x = f()", "pass"), 10,
+                       long=block((44, 20), (42, 20), (4400, 80000), (4000, 80000), 9000),
+                       short=block((24, 10), (22, 10), (2400, 40000), (2200, 40000), 8500),
+                       empty=block((4, 0), (2, 0), (400, 0), (200, 0), 100))
+
+
+def test_per_run_figures_are_the_difference_of_the_blocks_over_the_runs():
+    s = stats()
+    assert s.allocations_per_run == (20 + 10) / 10
+    assert s.frees_per_run == (20 + 10) / 10
+    assert s.bytes_per_run == (2000 + 40000) / 10
+    assert s.retained_bytes_per_run == ((2000 - 1800) + 0) / 10
+    assert s.peak_bytes == 8500 - 100
+    python = s.source(PY)
+    assert (python.allocations, python.frees, python.bytes, python.retained_bytes) == \
+        (2.0, 2.0, 200.0, 20.0)
+    assert s.source(NATIVE).bytes == 4000.0
+
+
+def test_round_trips_through_json_and_pickle_without_the_engine():
+    s = stats()
+    again = MemoryStats.from_dict(s.to_dict())
+    assert again.to_dict() == s.to_dict()
+    assert pickle.loads(pickle.dumps(s)).to_dict() == s.to_dict()
+
+
+def test_repr_is_exact():
+    text = repr(stats()).split("\n", 1)[1]
+    assert text == (
+        "x = f()\n"
+        "  per run (blocks of 20 and 10 runs):\n"
+        "    allocations: 3.00\n"
+        "    frees:       3.00\n"
+        "    bytes:       4.1 KiB\n"
+        "    retained:    20 B\n"
+        "    peak:        8.2 KiB above the loop's start\n"
+        "  by source: python 2.00 allocations / 200 B, native 1.00 allocations / 3.9 KiB")
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 B"), (100, "100 B"), (-8, "-8 B"), (7.5, "7.5 B"),
+                                     (1536, "1.5 KiB"), (3 * 2**20, "3.0 MiB")])
+def test_format_bytes(n, text):
+    assert format_bytes(n) == text
+
+
+# -- the counting allocator, end to end ----------------------------------------------------
+requires_linux = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                    reason="the counting allocator interposes glibc's malloc")
+
+
+def _figures(m: MemoryStats) -> tuple:
+    return (m.allocations_per_run, m.frees_per_run, m.bytes_per_run,
+            m.retained_bytes_per_run, m.peak_bytes)
+
+
+@requires_linux
+def test_known_truths_per_run():
+    timers = [Timer("pass"), Timer("b = bytearray(100000)"), Timer("l = [None] * 1000"),
+              Timer("leak.append(bytearray(1000))", "leak = []"),
+              Timer("x = [1]; x.append(x)"),
+              Timer("a = np.ones(1000)", "import numpy as np")]
+    nothing, buffer, items, leak, cycle, array = benchkit.collect_memory_many(timers, 50)
+    assert _figures(nothing) == (0, 0, 0, 0, 0)
+    # The object and its 100,001-byte buffer, both from Python's allocator, freed again.
+    assert buffer.allocations_per_run == 2 and buffer.frees_per_run == 2
+    assert 100_000 < buffer.bytes_per_run < 100_100
+    assert buffer.retained_bytes_per_run == 0
+    assert 200_000 < buffer.peak_bytes < 200_300      # the old buffer lives until the new one
+    assert 8000 < items.bytes_per_run < 8100 and items.retained_bytes_per_run == 0
+    assert leak.retained_bytes_per_run > 1000          # what the list keeps, every run
+    assert cycle.retained_bytes_per_run == 0 and cycle.allocations_per_run > 0
+    # NumPy's buffer comes from malloc: one native allocation of 8,000 bytes per run.
+    assert array.source(Source.NATIVE).allocations == 1
+    assert array.source(Source.NATIVE).bytes == 8000
+    assert array.source(Source.PYTHON).allocations > 0
+
+
+@requires_linux
+def test_two_collections_are_identical_and_globals_travel():
+    timers = [Timer("d = dict(zip(keys, keys))", globals={"keys": list(range(300))}),
+              Timer("s = sorted(x)", "import random; random.seed(1); "
+                                     "x = [random.random() for _ in range(500)]")]
+    first = [m.to_dict() for m in benchkit.collect_memory_many(timers, 20)]
+    second = [m.to_dict() for m in benchkit.collect_memory_many(timers, 20)]
+    assert first == second
+    assert first[0]["long"]["allocations"]["python"] > 0
+
+
+@requires_linux
+def test_torch_ops_count_their_cpu_buffers():
+    pytest.importorskip("torch")
+    m = Timer("y = torch.ones(1000)").collect_memory(number=20)
+    assert m.source(Source.NATIVE).bytes >= 4000        # 1000 float32 through c10's alloc_cpu
+    assert m.retained_bytes_per_run == 0
+
+
+@requires_linux
+def test_a_snippet_that_raises_is_a_clear_error():
+    with pytest.raises(benchkit.BenchkitError, match="ZeroDivisionError"):
+        Timer("1 / 0").collect_memory(number=5)
+
+
+def test_results_files_keep_memory_and_old_files_migrate(tmp_path):
+    s = stats()
+    path = benchkit.save(tmp_path / "m.json", [s], environment={"python": "3.11"})
+    loaded = benchkit.load(path)
+    assert [m.to_dict() for m in loaded.memory] == [s.to_dict()]
+    old = tmp_path / "old.json"
+    old.write_text('{"format": "benchkit-results", "version": 4, "measurements": []}')
+    assert benchkit.load(old).memory == []
