@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchkit.core.comparison import Band
+from benchkit.core.bands import Band
 from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
                                              slug, sparkline, step_anchor, views)
 from benchkit.core.history.series import Commit, HistoryMetric, Observation, Point, Series

@@ -2,6 +2,7 @@
 truths in real worker processes."""
 from __future__ import annotations
 
+import json
 import pickle
 import sys
 
@@ -133,3 +134,38 @@ def test_results_files_keep_memory_and_old_files_migrate(tmp_path):
     old = tmp_path / "old.json"
     old.write_text('{"format": "benchkit-results", "version": 4, "measurements": []}')
     assert benchkit.load(old).memory == []
+
+
+SUITE = """
+from benchkit import Timer
+bench_list = Timer("x = [0] * N", "N = {n}")
+bench_keep = Timer("kept.append(bytes({k}))", globals={{"kept": []}})
+bench_pure = Timer("pass")
+"""
+
+
+@requires_linux
+def test_run_memory_compare_and_gates_from_the_command_line(tmp_path):
+    from test_cli import cli
+    base, new = tmp_path / "base", tmp_path / "new"
+    for directory, n, k in ((base, 1000, 0), (new, 2000, 100)):
+        directory.mkdir()
+        (directory / "bench_mem.py").write_text(SUITE.format(n=n, k=k))
+        out = cli("run", "bench_mem.py", "--memory", "--no-wall-time", "-o", "m.json",
+                  cwd=directory, check_code=0).stdout
+        assert "allocs/run" in out and "bench_mem::bench_list" in out
+    loaded = benchkit.load(new / "m.json")
+    assert [m.metadata["benchmark"] for m in loaded.memory] == [
+        "bench_mem::bench_list", "bench_mem::bench_keep", "bench_mem::bench_pure"]
+    assert loaded.memory[1].retained_bytes_per_run > 100
+    out = cli("compare", "base/m.json", "new/m.json", cwd=tmp_path, check_code=0).stdout
+    assert "memory per run (exact): 2 more, 0 less, 1 same" in out
+    out = cli("compare", "base/m.json", "new/m.json", "--fail-on", "bytes>10%", "--fail-on",
+              "retained>0", "--json", cwd=tmp_path, check_code=1).stdout
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert rows["bench_mem::bench_list"]["failures"][0].startswith("bytes>10%: 7.8 KiB -> ")
+    assert any(f.startswith("retained>0: ") for f in rows["bench_mem::bench_keep"]["failures"])
+    assert rows["bench_mem::bench_pure"]["failures"] == []
+    assert rows["bench_mem::bench_pure"]["memory"]["verdict"] == "same"
+    shown = cli("show", "new/m.json", cwd=tmp_path, check_code=0).stdout
+    assert "retained/run" in shown

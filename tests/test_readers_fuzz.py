@@ -16,7 +16,7 @@ from benchkit.core import comparison
 from benchkit.core.gates import Gate
 from benchkit.core.keywords import keyword_filter
 from benchkit.core.report import (comparison_to_json, format_callgrind, format_comparison,
-                                  format_environment)
+                                  format_environment, format_memory)
 from benchkit.core.trace.analysis import analyze, format_analysis
 from benchkit.core.trace.diff import diff_traces, format_trace_diff
 from benchkit.core.trace.merge import add_device_events
@@ -53,6 +53,8 @@ def _use_results(results) -> None:
         str(Compare(results.measurements))
     if results.callgrind:
         format_callgrind(results.callgrind)
+    if results.memory:
+        format_memory(results.memory)
     if results.ab:
         format_comparison(comparison.of_ab(results))
     else:
@@ -81,9 +83,9 @@ def test_any_bytes_are_a_results_file_or_one_clear_error(data):
 
 def _documents():
     """Valid documents of every kind to mutate: an A/B (version 3), a run with counts, layout
-    bands, a failure and a partial mark (version 4)."""
+    bands, a failure and a partial mark (version 4), memory with a gate (version 5)."""
     return [json.loads((FIXTURES / "results" / name).read_text())
-            for name in ("v3_ab.json", "v4_run.json")]
+            for name in ("v3_ab.json", "v4_run.json", "v5_memory.json")]
 
 
 def _paths(tree, prefix=()):

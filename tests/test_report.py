@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.core.comparison import Band, Comparison, Row
+from benchkit.core.bands import Band
+from benchkit.core.comparison import Comparison, Row
 from benchkit.core.gates import Gate
 from benchkit.core.records import Failure, FailureKind, Phase
 from benchkit.core.report import comparison_to_json, format_comparison, format_environment

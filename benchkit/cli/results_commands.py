@@ -64,7 +64,7 @@ def cmd_show(args) -> int:
     """`benchkit show`: the tables of a results file."""
     import benchkit
     from benchkit.api.compare import Compare
-    from benchkit.core.report import format_callgrind, format_environment
+    from benchkit.core.report import format_callgrind, format_environment, format_memory
     results = benchkit.load(args.file)
     print(format_environment(results.environment))
     print()
@@ -81,12 +81,14 @@ def cmd_show(args) -> int:
         print(Compare(results.measurements))
     if results.callgrind:
         print(format_callgrind(results.callgrind, markdown=args.markdown))
+    if results.memory:
+        print(format_memory(results.memory, markdown=args.markdown))
     if not results.ab:      # an A/B's comparison above lists its failures already
         for failure in results.failures:
             print(f"FAILED {one_line(failure.summary())}")
         if results.partial:
             print(f"PARTIAL: this run stopped early: {one_line(results.partial)}")
-    if not results.measurements and not results.callgrind and not results.failures:
+    if not (results.measurements or results.callgrind or results.memory or results.failures):
         print(f"{one_line(args.file)} holds no results")
     return ExitCode.OK
 
@@ -124,7 +126,7 @@ def cmd_diff(args) -> int:
     """`benchkit diff`: per-function instruction-count differences."""
     import benchkit
     from benchkit.core.callgrind.counts import diff_counts
-    from benchkit.core.comparison import Band, instruction_change
+    from benchkit.core.bands import Band, instruction_change
     from benchkit.core.records import benchmark_name
     base, new = benchkit.load(args.base), benchkit.load(args.new)
     for label, r in ((args.base, base), (args.new, new)):

@@ -54,8 +54,11 @@ def add_parsers(sub) -> None:
                      help="override every benchmark's num_threads")
     run.add_argument("-o", "--output", metavar="FILE",
                      help="results file (.json or .json.gz); default results/run-<time>.json")
+    run.add_argument("--memory", action="store_true",
+                     help="also count memory per run: allocations, bytes, peak, retained "
+                          "(exact; a counting allocator in a worker process)")
     run.add_argument("--no-wall-time", action="store_true",
-                     help="with --callgrind: skip wall-time measurement")
+                     help="with --callgrind or --memory: skip wall-time measurement")
     history_commands.history_option(run)
 
 
@@ -66,6 +69,7 @@ class _Run:
     phase: str = "loading"
     measurements: list = dataclasses.field(default_factory=list)
     counts: dict = dataclasses.field(default_factory=dict)     # benchmark index -> stats
+    memory: list = dataclasses.field(default_factory=list)     # MemoryStats
     failures: list[Failure] = dataclasses.field(default_factory=list)
     sampled: object = None
 
@@ -77,10 +81,11 @@ class _Run:
         failures = saving.first_failure_per_benchmark(
             self.failures + list(getattr(self.sampled, "failures", [])))
         counts = [self.counts[i] for i in sorted(self.counts)]
-        return Results(measurements, counts, collect(), failures=failures, partial=partial)
+        return Results(measurements, counts, collect(), failures=failures, partial=partial,
+                       memory=list(self.memory))
 
     def anything(self) -> bool:
-        return bool(self.measurements or self.counts or self.failures or (
+        return bool(self.measurements or self.counts or self.memory or self.failures or (
             self.sampled is not None and (self.sampled.series or self.sampled.failures)))
 
 
@@ -168,18 +173,47 @@ def _measure(args, settings, state: _Run) -> None:
     if args.callgrind:
         state.phase = "instruction counts"
         _counts(selected, args, state)
+    if args.memory:
+        state.phase = "memory"
+        _memory(args, state)
+
+
+def _memory(args, state: _Run) -> None:
+    from benchkit.core.records import FailureKind
+    from benchkit.errors import WorkerError
+    from benchkit.orchestration.memory import MemorySettings, counted
+    from benchkit.orchestration.sampling.workers import SuiteLoad
+    failed = {f.benchmark for f in state.failures} | {
+        f.benchmark for f in getattr(state.sampled, "failures", [])}
+    bar = saving.progress("memory")
+    try:
+        load = SuiteLoad(tuple(args.paths), args.keyword, args.num_threads)
+        for benchmark, outcome in counted(load, MemorySettings(timeout=args.timeout)):
+            bar.update()
+            if benchmark.name in failed:
+                continue
+            if isinstance(outcome, Exception):
+                kind = (FailureKind.TIMED_OUT if getattr(outcome, "timed_out", False)
+                        else FailureKind.CRASHED if isinstance(outcome, WorkerError)
+                        else FailureKind.RAISED)
+                state.failures.append(Failure(benchmark.name, Phase.MEMORY, kind,
+                                              str(outcome), benchmark.file))
+            else:
+                state.memory.append(outcome)
+    finally:
+        bar.close()
 
 
 def cmd_run(args) -> int:
     """`benchkit run`: measure suites across worker processes (and count instructions)."""
     from benchkit.api.compare import Compare
-    from benchkit.core.report import format_callgrind
+    from benchkit.core.report import format_callgrind, format_memory
     from benchkit.orchestration.sampling import runs
     from benchkit.system.results_files import check_writable
 
-    if args.no_wall_time and not args.callgrind:
-        raise BenchkitError("--no-wall-time without --callgrind measures nothing; drop it or "
-                            "add --callgrind")
+    if args.no_wall_time and not (args.callgrind or args.memory):
+        raise BenchkitError("--no-wall-time without --callgrind or --memory measures nothing; "
+                            "drop it or add --callgrind or --memory")
     if (args.jobs or args.scheduler) and not args.callgrind:
         raise BenchkitError("-j/--scheduler apply to --callgrind collections; add --callgrind")
     for path in args.paths:
@@ -207,6 +241,8 @@ def cmd_run(args) -> int:
                   f"{settings.min_run_time:g} s each")
     if results.callgrind:
         print(format_callgrind(results.callgrind))
+    if results.memory:
+        print(format_memory(results.memory))
     saving.report_failures(results.failures)
     stored = saving.save(output, results, "results", exclusive=args.output is None)
     if args.history:

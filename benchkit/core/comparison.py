@@ -11,61 +11,15 @@ import math
 from typing import Any, Sequence
 
 from benchkit.core import environment, stats, verdicts
-from benchkit.core.enums import TextEnum
+from benchkit.core.bands import Band, CountVerdict, instruction_change
 from benchkit.core.gates import Gate, Metric
+from benchkit.core.memory_compare import MemoryChange, MemoryFigures, MemoryVerdict
 from benchkit.core.records import Benchmark, Failure, Side, benchmark_name
 from benchkit.core.schema import Results
 from benchkit.core.verdicts import Decision, Design, Verdict
 
 DEFAULT_NOISE = {Design.RUNS: 0.05, Design.ROUNDS: 0.02}
 DEFAULT_ALPHA = 0.01
-
-
-class CountVerdict(TextEnum):
-    """Instruction counts of NEW relative to BASE, beyond both layout bands."""
-
-    MORE = "more"
-    FEWER = "fewer"
-    SAME = "same"
-
-
-@dataclasses.dataclass(frozen=True)
-class Band:
-    """Instructions per run over the memory layouts collected: min, median, max."""
-
-    low: float
-    median: float
-    high: float
-    layouts: int = 1
-
-    @classmethod
-    def of(cls, stats_: Any) -> "Band":
-        """The band of a CallgrindStats (one value without layouts)."""
-        layouts = (stats_.metadata or {}).get("layouts")
-        if layouts and layouts.get("per_run"):
-            values = sorted(layouts["per_run"])
-            mid = values[len(values) // 2] if len(values) % 2 else (
-                values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
-            return cls(values[0], mid, values[-1], len(values))
-        v = stats_.per_run()
-        return cls(v, v, v, 1)
-
-    def __str__(self) -> str:
-        if self.layouts == 1:
-            return f"{self.median:,.0f}"
-        return f"{self.median:,.0f} [{self.low:,.0f}..{self.high:,.0f}]"
-
-
-def instruction_change(base: Band, new: Band) -> float:
-    """Relative change claimed beyond both bands: 0 when they overlap, else the gap between
-    the nearest ends (new.low/base.high - 1 when NEW is above)."""
-    if not base.high > 0:
-        return 0.0
-    if new.low > base.high:
-        return new.low / base.high - 1
-    if new.high < base.low:
-        return new.high / base.low - 1
-    return 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +35,7 @@ class Row:
     failures: tuple[str, ...] = ()              # gates this row breaks (or cannot evaluate)
     note: str = ""
     skipped: tuple[str, ...] = ()               # gates not evaluated, with --allow-missing
+    memory: MemoryChange | None = None          # per run, when both sides counted memory
 
     @property
     def instructions_change(self) -> float | None:
@@ -131,8 +86,8 @@ class Comparison:
 
     @property
     def compared(self) -> int:
-        """Rows with a verdict or counts on both sides (not gate-only rows)."""
-        return sum(1 for r in self.rows if r.wall or r.base_instructions)
+        """Rows with a verdict, counts or memory on both sides (not gate-only rows)."""
+        return sum(1 for r in self.rows if r.wall or r.base_instructions or r.memory)
 
     @property
     def regressions(self) -> tuple[Row, ...]:
@@ -150,27 +105,35 @@ class Comparison:
         verdicts = [r.instructions_verdict for r in self.rows]
         return {v: sum(1 for x in verdicts if x is v) for v in CountVerdict}
 
+    def memory_counts(self) -> dict[MemoryVerdict, int]:
+        """How many rows with memory on both sides got each memory verdict."""
+        verdicts = [r.memory.verdict for r in self.rows if r.memory]
+        return {v: sum(1 for x in verdicts if x is v) for v in MemoryVerdict}
+
 
 @dataclasses.dataclass(frozen=True)
 class _Side:
-    """One side's results by benchmark name: wall time, counts, failures."""
+    """One side's results by benchmark name: wall time, counts, memory, failures."""
 
     label: str
     measurements: dict[str, Any]
     counts: dict[str, Any]
     failed: dict[str, Failure]
+    memory: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def of(cls, label: str, results: Results) -> "_Side":
         return cls(label, _index(results.measurements), _index(results.callgrind),
-                   {f.benchmark: f for f in results.failures})
+                   {f.benchmark: f for f in results.failures}, _index(results.memory))
 
     def names(self) -> list[str]:
         """Every benchmark this side knows, measured or failed, in first-seen order."""
-        return list(dict.fromkeys([*self.measurements, *self.counts, *self.failed]))
+        return list(dict.fromkeys([*self.measurements, *self.counts, *self.memory,
+                                   *self.failed]))
 
     def gates(self, name: str) -> tuple[Gate, ...]:
-        item = self.measurements.get(name) or self.counts.get(name)
+        item = (self.measurements.get(name) or self.counts.get(name)
+                or self.memory.get(name))
         return Benchmark.of(item).gates if item is not None else ()
 
 
@@ -187,6 +150,8 @@ def _unevaluable(gate: Gate, name: str, base: _Side, new: _Side) -> str | None:
             return f"{side.label} has no wall time for it"
         if gate.metric is Metric.INSTRUCTIONS and name not in side.counts:
             return f"{side.label} has no instruction counts for it (collect with --callgrind)"
+        if gate.metric.is_memory and name not in side.memory:
+            return f"{side.label} has no memory figures for it (collect with --memory)"
     return None
 
 
@@ -206,6 +171,10 @@ def _check(row: Row, gates: Sequence[Gate], base: _Side, new: _Side,
             change = instruction_change(row.base_instructions, row.new_instructions)
             if change > gate.limit:
                 failures.append(f"{gate}: {change:+.2%} instructions beyond the layout band")
+        elif gate.metric.is_memory and row.memory is not None:
+            broken = row.memory.breaks(gate)
+            if broken:
+                failures.append(broken)
     return dataclasses.replace(row, failures=tuple(failures), skipped=tuple(skipped))
 
 
@@ -226,11 +195,15 @@ def _rows(names, base: _Side, new: _Side, gates, judge, allow_missing: bool) -> 
         bi = ni = None
         if name in base.counts and name in new.counts:
             bi, ni = Band.of(base.counts[name]), Band.of(new.counts[name])
+        memory = None
+        if name in base.memory and name in new.memory:
+            memory = MemoryChange(MemoryFigures.of(base.memory[name]),
+                                  MemoryFigures.of(new.memory[name]))
         item_gates = new.gates(name) or base.gates(name) or tuple(gates)
         note = "threads differ" if threads[0] != threads[1] else ""
-        row = _check(Row(name, wall, bi, ni, threads, item_gates, note=note), item_gates,
-                     base, new, allow_missing)
-        if wall or bi or row.failures or row.skipped:
+        row = _check(Row(name, wall, bi, ni, threads, item_gates, note=note, memory=memory),
+                     item_gates, base, new, allow_missing)
+        if wall or bi or memory or row.failures or row.skipped:
             rows.append(row)
     return rows
 
@@ -290,7 +263,8 @@ def split_ab(results: Results) -> tuple[Results, Results]:
                        [c for c in results_.callgrind if Benchmark.of(c).side is side],
                        dict(results_.ab.sides[side].environment),
                        failures=[f for f in results_.failures if not f.error.startswith(other)],
-                       partial=results_.partial)
+                       partial=results_.partial,
+                       memory=[m for m in results_.memory if Benchmark.of(m).side is side])
     return side_of(results, Side.BASE), side_of(results, Side.NEW)
 
 

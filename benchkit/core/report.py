@@ -8,7 +8,8 @@ from typing import Any, Sequence
 
 from tabulate import tabulate
 
-from benchkit.core.comparison import Comparison, CountVerdict, finite
+from benchkit.core.bands import CountVerdict
+from benchkit.core.comparison import Comparison, finite
 from benchkit.core.records import benchmark_name
 from benchkit.core.stats import format_time
 from benchkit.core.text import one_line
@@ -32,7 +33,7 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     """The verdict table of a comparison, its summary, notes and warnings."""
     headers = ["benchmark", "base", "new", "ratio", f"{comp.confidence} CI", "p",
                "rounds" if comp.design is Design.ROUNDS else "processes", "verdict", "detectable",
-               "instructions/run", "gate"]
+               "instructions/run", "memory/run", "gate"]
     body, notes, widened = [], [], []
     # The band asked for; a row judged against a wider one says why below the table.
     base_noise = min((r.wall.noise for r in comp.rows if r.wall), default=0.0)
@@ -59,7 +60,7 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
             (f"{w.n_base}" if w.n_base == w.n_new else f"{w.n_base}/{w.n_new}") if w else "-",
             w.verdict if w else "-",
             f">{w.detectable:.1%}" if w and finite(w.detectable) else "-",
-            _instructions(r), gate])
+            _instructions(r), r.memory.describe() if r.memory else "-", gate])
     # Columns with nothing in any row (wall time of a counts-only comparison, counts of a
     # time-only one, gates when none was asked for) are left out: a terminal is ~100 wide.
     keep = [i for i, h in enumerate(headers)
@@ -77,6 +78,10 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
                    ", ".join(f"{n} {v}" for v, n in counted.items()))
     if has_wall:
         out.append(f"geometric mean of time ratios (new/base): {comp.geomean_ratio:.3f}")
+    memory = comp.memory_counts()
+    if sum(memory.values()):
+        out.append("memory per run (exact): " +
+                   ", ".join(f"{n} {v}" for v, n in memory.items()))
     if comp.geomean_instructions is not None:
         out.append(f"geometric mean of instruction ratios: {comp.geomean_instructions:.4f}")
     if has_wall:
@@ -144,12 +149,14 @@ def comparison_to_json(comp: Comparison) -> dict[str, Any]:
                             "change": _json_float(r.instructions_change),
                             "verdict": r.instructions_verdict}
         rows.append({"name": r.name, "wall": wall, "instructions": instructions,
+                     "memory": r.memory.to_json() if r.memory else None,
                      "threads": list(r.threads), "gates": [str(g) for g in r.gates],
                      "failures": list(r.failures), "skipped": list(r.skipped)})
     return {"design": comp.design, "test": comp.test, "alpha": comp.alpha, "rows": rows,
             "summary": {"compared": comp.compared, **comp.counts(),
                         "instructions": {str(v): n for v, n in
                                          comp.instruction_counts().items()},
+                        "memory": {str(v): n for v, n in comp.memory_counts().items()},
                         "regressions": [r.name for r in comp.regressions]},
             "geomean_ratio": _json_float(comp.geomean_ratio),
             "geomean_instructions": _json_float(comp.geomean_instructions),
@@ -170,6 +177,19 @@ def format_callgrind(items: Sequence[Any], markdown: bool = False) -> str:
                      f"{cache['estimated cycles'] / s.number_per_run:,.0f}" if cache else "-"])
     return tabulate(rows, headers=["benchmark", "instructions/run", "total", "baseline", "runs",
                                    "est. cycles/run"],
+                    tablefmt="github" if markdown else "simple", disable_numparse=True)
+
+
+def format_memory(items: Sequence[Any], markdown: bool = False) -> str:
+    """One row of memory per run per MemoryStats."""
+    from benchkit.core.memory import Source, format_bytes
+    rows = [[one_line(benchmark_name(m)), f"{m.allocations_per_run:,.4g}",
+             f"{m.frees_per_run:,.4g}", format_bytes(m.bytes_per_run),
+             format_bytes(m.retained_bytes_per_run), format_bytes(m.peak_bytes),
+             f"{m.source(Source.PYTHON).allocations:,.4g} / "
+             f"{m.source(Source.NATIVE).allocations:,.4g}"] for m in items]
+    return tabulate(rows, headers=["benchmark", "allocs/run", "frees/run", "bytes/run",
+                                   "retained/run", "peak", "allocs python / native"],
                     tablefmt="github" if markdown else "simple", disable_numparse=True)
 
 

@@ -268,7 +268,7 @@ class Judge:
     def change(self, good: Commit, commit: Commit) -> tuple[float | None, bool, str]:
         """(change against good, beyond the threshold in the bisected direction, how)."""
         if self.metric is HistoryMetric.INSTRUCTIONS:
-            from benchkit.core.comparison import instruction_change
+            from benchkit.core.bands import instruction_change
             _, a, _ = self.counted(good)
             _, b, how = self.counted(commit)
             beyond = instruction_change(a.band(), b.band())

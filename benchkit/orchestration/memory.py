@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import platform
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from benchkit.core import validate
 from benchkit.core.memory import BlockCounts, MemoryStats
+from benchkit.core.records import Benchmark
 from benchkit.core.task import Task, TaskSpec
+from benchkit.errors import BenchkitError
 from benchkit.orchestration.sampling.workers import (Interpreter, Load, WorkerProcess,
                                                      start_process)
 
@@ -48,21 +50,26 @@ def count(worker: WorkerProcess, name: str, spec: TaskSpec,
                         "python": platform.python_version()})
 
 
-def counted(load: Load, settings: MemorySettings, where: Interpreter = Interpreter(),
-            on_start: Callable[[WorkerProcess], None] | None = None
-            ) -> Iterator[tuple[str, TaskSpec | None, MemoryStats | Exception]]:
-    """(name, spec, MemoryStats or the error) for every benchmark `load` holds, in order,
-    from one memory worker."""
+def counted(load: Load, settings: MemorySettings, where: Interpreter = Interpreter()
+            ) -> Iterator[tuple[Benchmark, MemoryStats | Exception]]:
+    """(benchmark, its MemoryStats or the error) for every benchmark `load` holds, in
+    order, from one memory worker (after a snippet crashed it, from a fresh one)."""
     worker = start_process(memory_interpreter(where), "memory", timeout=settings.timeout)
     try:
-        if on_start is not None:
-            on_start(worker)
         listing = worker.load(load)
         for benchmark, spec in listing.benchmarks:
             try:
-                yield benchmark.name, spec, count(worker, benchmark.name, spec, settings)
-            except Exception as error:      # the benchmark fails; the others go on
-                yield benchmark.name, spec, error
+                spec = spec or TaskSpec(benchmark.name, "pass")
+                stats = count(worker, benchmark.name, spec, settings)
+                stats.metadata.update(benchmark.metadata())
+                yield benchmark, stats
+            except BenchkitError as error:      # the benchmark fails; the others go on
+                yield benchmark, error
+                if worker.poll() is not None:
+                    worker.close()
+                    worker = start_process(memory_interpreter(where), "memory",
+                                           timeout=settings.timeout)
+                    worker.load(load)
     finally:
         worker.close()
 
@@ -73,8 +80,11 @@ def collect_tasks(tasks: Sequence[Task], settings: MemorySettings) -> list[Memor
     tasks = list(tasks)
     out = []
     with shipped(tasks) as load:
-        for (_, _, stats), task in zip(counted(load, settings), tasks):
+        for (_, stats), task in zip(counted(load, settings), tasks):
             if isinstance(stats, Exception):
                 raise stats
-            out.append(dataclasses.replace(stats, task_spec=task.spec))
+            # Shipped tasks are named by position: that is no benchmark name to keep.
+            metadata = {k: v for k, v in stats.metadata.items() if k not in ("benchmark",
+                                                                            "gates")}
+            out.append(dataclasses.replace(stats, task_spec=task.spec, metadata=metadata))
     return out

@@ -6,7 +6,7 @@ import dataclasses
 import statistics
 from typing import Any, Sequence
 
-from benchkit.core.comparison import Band
+from benchkit.core.bands import Band
 from benchkit.core.enums import TextEnum
 from benchkit.core.records import Side, benchmark_name
 from benchkit.core.schema import Results, callgrind_to_dict, measurement_to_dict

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from benchkit.core.comparison import instruction_change
+from benchkit.core.bands import instruction_change
 from benchkit.core.history.series import (Commit, HistoryMetric, Point, Series,
                                           probe_relative_times)
 from benchkit.core.verdicts import Interval, t_interval
