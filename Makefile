@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test bench clean
+.PHONY: demo test compat bench clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,12 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
+# The determinism hard cases left out of `make test` (another install path, fresh
+# virtualenvs), then the torch versions (several GB each from the index: name them).
+compat: $(VENV)/.installed
+	$(PY) -m pytest -q -m compat
+	@echo "torch versions: $(PY) benchmarks/compat_torch.py 2.13.0 2.14.1 '2.1.2,numpy<2'"
+
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(PY) benchmarks/perf_timer.py
@@ -27,6 +33,7 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/perf_cpp.py
 	$(PY) benchmarks/perf_trace_memory.py
 	$(PY) benchmarks/perf_decisions.py
+	$(PY) benchmarks/perf_memory.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -54,7 +54,7 @@ def mul_alone():
     return Timer(*MUL).collect_callgrind(number=50).counts()
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("jobs", [pytest.param(1, marks=pytest.mark.compat), 2])
 def test_a_torch_snippet_counts_the_same_alone_and_at_any_position(mul_alone, jobs):
     # One module group: with jobs=2 the server runs two children at once. A server that
     # allocated anything between forks (its bookkeeping, its replies) once made the second
@@ -277,6 +277,7 @@ def _bare_venv(venv: Path) -> str:
     return str(venv / "bin" / "python")
 
 
+@pytest.mark.compat
 @pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs a virtualenv to mirror")
 def test_counts_do_not_depend_on_where_the_virtualenv_lives(tmp_path):
     # The same packages through virtualenvs at paths of other lengths. Before the collector
@@ -297,6 +298,7 @@ def _editable_finder() -> Path | None:
     return next(site.glob("__editable___benchkit_*_finder.py"), None)
 
 
+@pytest.mark.compat
 @pytest.mark.skipif(sys.prefix == sys.base_prefix or _editable_finder() is None,
                     reason="needs benchkit installed editable in a virtualenv")
 def test_counts_do_not_depend_on_where_an_editable_checkout_lives(tmp_path):
@@ -339,6 +341,7 @@ for _ in range(int(sys.argv[1])):   # collectors one after the other
 """
 
 
+@pytest.mark.compat
 def test_counts_do_not_depend_on_the_bytecode_caches_of_benchkit(tmp_path):
     # A copy of benchkit without caches, counted twice; then with caches compiled under
     # another path, as pip writes them, counted again. Before the collector compiled benchkit

@@ -126,6 +126,7 @@ def test_driver_names_a_library_built_without_callgrind_support():
     assert out.returncode == 3 and "/nonexistent.so" in out.stderr
 
 
+@pytest.mark.compat
 @requires_valgrind
 def test_cpp_counts_do_not_depend_on_where_the_cache_lives(tmp_path, monkeypatch):
     timer = Timer("x * y;", SETUP, language="cpp")

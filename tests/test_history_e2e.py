@@ -124,6 +124,7 @@ def test_history_run_finds_exactly_the_steps_and_bisect_names_the_commit(project
     assert all(s["how"] == "from the history" for s in found["steps"])
 
 
+@pytest.mark.compat
 @requires_valgrind
 def test_bisect_measures_at_most_log2_steps(project, tmp_path):
     repo, suite, shas = project

@@ -169,3 +169,13 @@ def test_run_memory_compare_and_gates_from_the_command_line(tmp_path):
     assert rows["bench_mem::bench_pure"]["memory"]["verdict"] == "same"
     shown = cli("show", "new/m.json", cwd=tmp_path, check_code=0).stdout
     assert "retained/run" in shown
+
+
+@requires_linux
+def test_counts_are_the_same_alone_in_a_batch_and_in_another_order():
+    timers = [Timer("x = [i for i in range(50)]"), Timer("b = bytes(300)"),
+              Timer("s = str(12345) * 3")]
+    batch = [m.to_dict() for m in benchkit.collect_memory_many(timers, 30)]
+    reverse = [m.to_dict() for m in benchkit.collect_memory_many(timers[::-1], 30)][::-1]
+    alone = [t.collect_memory(number=30).to_dict() for t in timers]
+    assert batch == reverse == alone

@@ -428,9 +428,9 @@ def test_marked(benchmark):
     out = pytester.runpytest_subprocess("-p", "no:benchmark", "--benchkit-as-benchmark",
                                         "--benchkit-save", "same.json",
                                         "--benchkit-min-run-time", "0.02", *NO_CACHE)
-    out.assert_outcomes(passed=7)
+    out.assert_outcomes(passed=9)
     results = benchkit.load(pytester.path / "same.json")
-    assert len(results.measurements) == 7
+    assert len(results.measurements) == 8
     assert results.measurements[-1].metadata["group"] == "grouped"
     if _has_pytest_benchmark():
         clash = pytester.runpytest_subprocess("--benchkit-as-benchmark", *NO_CACHE)
