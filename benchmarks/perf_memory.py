@@ -95,9 +95,8 @@ def _memray_counts(path: Path) -> tuple[int, int]:
     import memray
     allocations = size = 0
     for record in memray.FileReader(str(path)).get_allocation_records():
-        if record.allocator.name in ("FREE", "MUNMAP", "PYMALLOC_FREE"):
-            continue
-        if record.allocator.name == "MMAP":
+        kind = memray.AllocatorType(record.allocator).name
+        if kind in ("FREE", "MUNMAP", "PYMALLOC_FREE", "MMAP"):
             continue
         allocations += record.n_allocations
         size += record.size

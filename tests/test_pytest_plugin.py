@@ -181,6 +181,53 @@ def test_instruction_counts_per_test_and_a_deterministic_gate(pytester, monkeypa
     assert "FAILED test_counts.py::test_ungated" not in text
 
 
+MEMORY = """
+import os
+KEEP = []
+N = int(os.environ.get("N", "100"))
+
+
+def grow():
+    KEEP.append(bytearray(N))
+
+
+def build():
+    return [0] * N
+
+
+def test_leaky(benchkit):
+    benchkit(grow)
+
+
+def test_lists(benchkit):
+    benchkit(build)
+"""
+
+
+def test_memory_per_test_and_memory_gates(pytester, monkeypatch):
+    pytester.makepyfile(test_mem=MEMORY)
+    first = pytester.runpytest_subprocess("--benchkit-memory", "--benchkit-save", "base.json",
+                                          "--benchkit-min-run-time", "0.02", *NO_CACHE)
+    first.assert_outcomes(passed=2)
+    first.stdout.fnmatch_lines(["*allocs/run*", "*test_mem.py::test_leaky*"])
+    leaky, lists = benchkit.load(pytester.path / "base.json").memory
+    assert leaky.metadata["benchmark"] == "test_mem.py::test_leaky"
+    assert leaky.retained_bytes_per_run > 100 and lists.retained_bytes_per_run == 0
+    # A leak gate fails the leaking test only, on identical code.
+    leak = pytester.runpytest_subprocess("--benchkit-memory", "--benchkit-compare", "base.json",
+                                         "--benchkit-fail-on", "retained>0",
+                                         "--benchkit-min-run-time", "0.02", *NO_CACHE)
+    assert leak.ret == 1
+    assert "FAILED test_mem.py::test_leaky: retained>0" in leak.stdout.str()
+    assert "FAILED test_mem.py::test_lists" not in leak.stdout.str()
+    monkeypatch.setenv("N", "1000")
+    grown = pytester.runpytest_subprocess("--benchkit-memory", "--benchkit-compare", "base.json",
+                                          "--benchkit-fail-on", "bytes>10%",
+                                          "--benchkit-min-run-time", "0.02", *NO_CACHE)
+    assert grown.ret == 1
+    assert "FAILED test_mem.py::test_lists: bytes>10%" in grown.stdout.str()
+
+
 def test_skip_and_disable(pytester):
     pytester.makepyfile(test_flags="""
         import os

@@ -9,7 +9,7 @@ counts per test.
     def test_parse_big(benchkit): ...
 
 Options (pytest --help): --benchkit-save PATH, --benchkit-autosave, --benchkit-compare [PATH],
---benchkit-fail-on GATE, --benchkit-callgrind, --benchkit-processes N,
+--benchkit-fail-on GATE, --benchkit-callgrind, --benchkit-memory, --benchkit-processes N,
 --benchkit-min-run-time S, --benchkit-skip, --benchkit-disable. benchkit itself is imported
 only when the fixture is used or an option asks for it, so ordinary runs pay nothing.
 """
@@ -42,6 +42,7 @@ class SessionState:
     targets: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)
     problems: list[str] = dataclasses.field(default_factory=list)
     received_counts: list = dataclasses.field(default_factory=list)    # from xdist workers
+    received_memory: list = dataclasses.field(default_factory=list)    # from xdist workers
     interrupted: str | None = None
     results: Any = None
     written: list[str] = dataclasses.field(default_factory=list)
@@ -52,7 +53,8 @@ class SessionState:
     @property
     def has_output(self) -> bool:
         """Whether the session has anything to save or report."""
-        return bool(self.measurements or self.problems or self.received_counts)
+        return bool(self.measurements or self.problems or self.received_counts
+                    or self.received_memory)
 
 
 _STATE = pytest.StashKey[SessionState]()
@@ -80,6 +82,9 @@ def pytest_addoption(parser):
     group.addoption("--benchkit-callgrind", action="store_true",
                     help="also count instructions of each benchmark (valgrind; "
                          "deterministic gates for CI)")
+    group.addoption("--benchkit-memory", action="store_true",
+                    help="also count memory per run of each benchmark: allocations, bytes, "
+                         "peak, retained (exact; gates 'allocations>0', 'retained>0', ...)")
     group.addoption("--benchkit-processes", type=int, default=0, metavar="N",
                     help="measure each benchmark in N fresh worker processes (needs "
                          "picklable targets; default: in this process, in chunks)")
@@ -172,7 +177,7 @@ def _active(config) -> bool:
     opt = config.getoption
     return bool(opt("--benchkit-save") or opt("--benchkit-autosave")
                 or opt("--benchkit-compare") or opt("--benchkit-fail-on")
-                or opt("--benchkit-callgrind"))
+                or opt("--benchkit-callgrind") or opt("--benchkit-memory"))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -63,6 +63,31 @@ def _callgrind(state: SessionState) -> list:
     return stats
 
 
+def _memory(state: SessionState) -> list:
+    """MemoryStats of every benchmark that can be repeated (in one worker; one by one when a
+    target cannot travel to it, reporting those)."""
+    import benchkit
+    targets = [(benchmark, timer) for benchmark, timer in state.targets if timer is not None]
+    if not targets:
+        return []
+    try:
+        outcomes = benchkit.collect_memory_many([timer for _, timer in targets])
+    except BenchkitError:
+        outcomes = []
+        for benchmark, timer in targets:
+            try:
+                outcomes.append(timer.collect_memory())
+            except BenchkitError as error:
+                state.problems.append(f"memory of {benchmark.name} not counted: {error}")
+                outcomes.append(None)
+    stats = []
+    for (benchmark, _), s in zip(targets, outcomes):
+        if s is not None:
+            s.metadata.update(dataclasses.replace(benchmark, extra_info=None).metadata())
+            stats.append(s)
+    return stats
+
+
 def hand_over(config, state: SessionState) -> None:
     """In a pytest-xdist worker: count (when asked), then give the controller this worker's
     measurements and counts (`workeroutput`), which it saves and compares with its own."""
@@ -70,7 +95,8 @@ def hand_over(config, state: SessionState) -> None:
 
     from benchkit.core.schema import Results, to_document
     callgrind = _callgrind(state) if config.getoption("--benchkit-callgrind") else []
-    document = to_document(Results(list(state.measurements), callgrind, {}))
+    memory = _memory(state) if config.getoption("--benchkit-memory") else []
+    document = to_document(Results(list(state.measurements), callgrind, {}, memory=memory))
     config.workeroutput["benchkit"] = json.dumps(document)
     config.workeroutput["benchkit_problems"] = json.dumps(state.problems)
 
@@ -85,6 +111,7 @@ def receive(state: SessionState, text: str) -> None:
     results = from_document(json.loads(text), results_validator())
     state.measurements.extend(results.measurements)
     state.received_counts.extend(results.callgrind)
+    state.received_memory.extend(results.memory)
 
 
 def finish(config, state: SessionState) -> bool:
@@ -97,8 +124,10 @@ def finish(config, state: SessionState) -> bool:
     opt = config.getoption
     root = Path(config.rootpath)
     callgrind = _callgrind(state) if opt("--benchkit-callgrind") else []
+    memory = _memory(state) if opt("--benchkit-memory") else []
     results = Results(list(state.measurements), state.received_counts + callgrind,
-                      collect(str(root)), partial=state.interrupted)
+                      collect(str(root)), partial=state.interrupted,
+                      memory=state.received_memory + memory)
     state.results = results
     state.written = []
     baseline = None
@@ -134,12 +163,14 @@ def finish(config, state: SessionState) -> bool:
 def summary_lines(state: SessionState) -> list[str]:
     """The benchkit section of the terminal summary."""
     from benchkit.api.compare import Compare
-    from benchkit.core.report import format_callgrind, format_comparison
+    from benchkit.core.report import format_callgrind, format_comparison, format_memory
     lines: list[str] = []
     if state.measurements:
         lines += str(Compare(state.measurements)).splitlines()
     if state.results is not None and state.results.callgrind:
         lines += format_callgrind(state.results.callgrind).splitlines()
+    if state.results is not None and state.results.memory:
+        lines += format_memory(state.results.memory).splitlines()
     if state.comparison is not None:
         lines.append(f"compared with {state.baseline}:")
         lines += format_comparison(state.comparison).splitlines()
