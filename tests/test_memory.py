@@ -2,6 +2,7 @@
 truths in real worker processes."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import sys
@@ -179,3 +180,81 @@ def test_counts_are_the_same_alone_in_a_batch_and_in_another_order():
     reverse = [m.to_dict() for m in benchkit.collect_memory_many(timers[::-1], 30)][::-1]
     alone = [t.collect_memory(number=30).to_dict() for t in timers]
     assert batch == reverse == alone
+
+
+# -- device memory: torch's caching allocator, through the accelerator seam -----------------
+class FakeCuda:
+    """A device allocator as torch.cuda reports it: cumulative counters, a resettable peak."""
+
+    def __init__(self):
+        self.stats = {"allocation.all.allocated": 0, "allocation.all.freed": 0,
+                      "allocated_bytes.all.allocated": 0, "allocated_bytes.all.freed": 0,
+                      "allocated_bytes.all.current": 0, "allocated_bytes.all.peak": 0}
+        self.synced = 0
+
+    def is_available(self):
+        return True
+
+    def synchronize(self):
+        self.synced += 1
+
+    def memory_stats(self):
+        return dict(self.stats)
+
+    def reset_peak_memory_stats(self):
+        self.stats["allocated_bytes.all.peak"] = self.stats["allocated_bytes.all.current"]
+
+    def malloc(self, n):
+        s = self.stats
+        s["allocation.all.allocated"] += 1
+        s["allocated_bytes.all.allocated"] += n
+        s["allocated_bytes.all.current"] += n
+        s["allocated_bytes.all.peak"] = max(s["allocated_bytes.all.peak"],
+                                            s["allocated_bytes.all.current"])
+
+    def free(self, n):
+        self.stats["allocation.all.freed"] += 1
+        self.stats["allocated_bytes.all.freed"] += n
+        self.stats["allocated_bytes.all.current"] -= n
+
+
+def test_device_memory_of_a_block_is_the_difference_of_the_allocator_readings():
+    from types import SimpleNamespace
+
+    from benchkit.engines.memory.device import DeviceCounter, device_module
+    cuda = FakeCuda()
+    assert device_module({"torch": SimpleNamespace(cuda=cuda)}) is cuda
+    assert device_module({}) is None
+    cuda.malloc(5000)                        # alive before the block: not its peak
+    counter = DeviceCounter(cuda)
+    counter.reset()
+    for _ in range(3):
+        cuda.malloc(4096)
+        cuda.malloc(4096)
+        cuda.free(4096)
+    counts = counter.read()
+    assert (counts.allocations, counts.frees, counts.bytes, counts.freed_bytes, counts.peak) \
+        == (6, 3, 6 * 4096, 3 * 4096, 4 * 4096)
+    assert cuda.synced >= 2                  # read after the device finished
+
+
+def test_device_figures_per_run_and_their_json():
+    from benchkit.core.memory import DeviceCounts
+    s = stats()
+    with_device = MemoryStats(
+        s.task_spec, 10,
+        long=dataclasses.replace(s.long, device=DeviceCounts(40, 40, 81920, 81920, 8192)),
+        short=dataclasses.replace(s.short, device=DeviceCounts(20, 20, 40960, 40960, 8192)),
+        empty=s.empty)
+    per_run = with_device.device_per_run()
+    assert (per_run.allocations, per_run.bytes, per_run.peak) == (2, 4096, 8192)
+    assert "device: 2.00 allocations / 4.0 KiB per run" in repr(with_device)
+    again = MemoryStats.from_dict(json.loads(json.dumps(with_device.to_dict())))
+    assert again.to_dict() == with_device.to_dict()
+    assert stats().device_per_run() is None
+
+
+def test_torch_on_the_cpu_has_no_device_to_read():
+    torch = pytest.importorskip("torch")
+    from benchkit.engines.memory.device import device_module
+    assert device_module({"torch": torch}) is None

@@ -25,6 +25,27 @@ class Source(TextEnum):
 
 
 @dataclasses.dataclass(frozen=True)
+class DeviceCounts:
+    """What one counted block did on an accelerator, from torch's caching allocator:
+    allocations, frees, bytes allocated and freed, and the peak above the block's start."""
+
+    allocations: float      # counts of a block are whole numbers; per run they may not be
+    frees: float
+    bytes: float
+    freed_bytes: float
+    peak: float
+
+    def to_dict(self) -> dict[str, float]:
+        """JSON form."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "DeviceCounts":
+        """Inverse of to_dict."""
+        return cls(**{f.name: int(d[f.name]) for f in dataclasses.fields(cls)})
+
+
+@dataclasses.dataclass(frozen=True)
 class BlockCounts:
     """What one counted block did, per source: allocations, frees, bytes requested and bytes
     released; `peak` is the highest live total (requested bytes) above the block's start."""
@@ -35,19 +56,25 @@ class BlockCounts:
     freed_bytes: dict[Source, int]
     peak: int
     untracked_frees: int = 0       # blocks freed whose size was never seen (allocated early)
+    device: DeviceCounts | None = None     # on an accelerator, torch's allocator
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         per = {f: {s.value: getattr(self, f)[s] for s in Source}
                for f in ("allocations", "frees", "bytes", "freed_bytes")}
-        return {**per, "peak": self.peak, "untracked_frees": self.untracked_frees}
+        out = {**per, "peak": self.peak, "untracked_frees": self.untracked_frees}
+        if self.device is not None:
+            out["device"] = self.device.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "BlockCounts":
         """Inverse of to_dict."""
         per = {f: {s: int(d[f][s.value]) for s in Source}
                for f in ("allocations", "frees", "bytes", "freed_bytes")}
-        return cls(**per, peak=int(d["peak"]), untracked_frees=int(d.get("untracked_frees", 0)))
+        device = DeviceCounts.from_dict(d["device"]) if d.get("device") else None
+        return cls(**per, peak=int(d["peak"]), untracked_frees=int(d.get("untracked_frees", 0)),
+                   device=device)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +143,19 @@ class MemoryStats:
         `number_per_run` runs of the shorter block (setup and counting excluded)."""
         return max(0, self.short.peak - self.empty.peak)
 
+    def device_per_run(self) -> DeviceCounts | None:
+        """Device memory per run (allocations, frees, bytes, freed bytes; peak above the
+        loop's start over the shorter block), or None where no accelerator was counted."""
+        long, short = self.long.device, self.short.device
+        if long is None or short is None:
+            return None
+        n = self.number_per_run
+
+        def per(field: str) -> float:
+            return (getattr(long, field) - getattr(short, field)) / n
+        return DeviceCounts(per("allocations"), per("frees"), per("bytes"), per("freed_bytes"),
+                            short.peak)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form (results files)."""
         return {"task_spec": self.task_spec.to_dict(), "number_per_run": self.number_per_run,
@@ -145,6 +185,11 @@ class MemoryStats:
         split = ", ".join(f"{s.value} {self.source(s).allocations:,.2f} allocations / "
                           f"{format_bytes(self.source(s).bytes)}" for s in Source)
         lines.append(textwrap.indent(f"by source: {split}", "  "))
+        device = self.device_per_run()
+        if device is not None:
+            lines.append(f"  device: {device.allocations:,.2f} allocations / "
+                         f"{format_bytes(device.bytes)} per run, peak "
+                         f"{format_bytes(device.peak)} above the loop's start")
         return "\n".join(lines)
 
 

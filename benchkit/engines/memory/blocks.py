@@ -1,11 +1,13 @@
 """Counted blocks of a snippet's loop, in a memory worker process."""
 from __future__ import annotations
 
+import dataclasses
 import gc
 from typing import Callable
 
 from benchkit.core.memory import BlockCounts
 from benchkit.engines.memory.counter import Counter
+from benchkit.engines.memory.device import DeviceCounter, device_module
 
 
 def count_blocks(time_block: Callable[..., float], number: int, warmup: int,
@@ -20,19 +22,27 @@ def count_blocks(time_block: Callable[..., float], number: int, warmup: int,
     (setup excluded; the locals still alive); a C++ loop, which keeps its own clock, is
     counted around the whole block. The collector is off inside a block, as timeit has it,
     and collects before the count is read, so garbage in reference cycles is freed where it
-    was made and only what stays counts as retained."""
+    was made and only what stays counts as retained. Where torch has an accelerator, its
+    caching allocator is read at the same marks (BlockCounts.device)."""
     time_block(warmup)
     counted = []
     # A first block warms the counting itself (ctypes' first calls cache objects).
     for runs in (0, 2 * number, number, 0):
-        marks: list[BlockCounts] = []
+        marks: list = []
+        device: list[DeviceCounter] = []
 
         def mark() -> float:
             if marks:                 # the loop's end
                 gc.collect()
                 marks[0] = counter.read()
+                if device:
+                    marks[0] = dataclasses.replace(marks[0], device=device[0].read())
             else:                     # its start (after setup)
                 marks.append(None)
+                module = device_module()
+                if module is not None:
+                    device.append(DeviceCounter(module))
+                    device[0].reset()
                 counter.reset()
             return 0.0
         gc.collect()
