@@ -345,3 +345,47 @@ def test_as_standardized_is_torchs_by_default_and_thorough_on_request():
         tuple(r) for r in theirs.stats()]
     thorough = [fn for _, fn in ours.as_standardized(thorough=True).stats()]
     assert "malloc/malloc.c:malloc" in thorough and "numpy/core/src/x.c:f" in thorough
+
+
+def test_as_standardized_matches_torch_on_pytorchs_own_artifact():
+    """PyTorch's callgrind artifact (the counts its test_manipulate_callgrind_stats uses,
+    conda toolchain paths and all), standardized by both: the same rows, inclusive and
+    exclusive, and the same difference between the two snippets."""
+    import json
+    from pathlib import Path
+
+    from benchkit import CallgrindStats, FunctionCount, FunctionCounts
+    from benchkit.core.task import TaskSpec
+    artifacts = json.loads((Path(__file__).parent / "fixtures" /
+                            "torch_callgrind_artifacts.json").read_text())
+
+    def rows(key):
+        return [(int(c), fn) for c, fn in (line.split(" ", 1) for line in artifacts[key])]
+
+    def both(key):
+        base_in, base_ex = rows("baseline_inclusive"), rows("baseline_exclusive")
+        stmt_in, stmt_ex = rows(f"{key}_inclusive"), rows(f"{key}_exclusive")
+
+        def theirs_counts(r, inclusive):
+            return torch_cg.FunctionCounts(tuple(sorted(
+                (torch_cg.FunctionCount(c, fn) for c, fn in r), reverse=True)), inclusive)
+
+        def ours_counts(r, inclusive):
+            return FunctionCounts(tuple(sorted((FunctionCount(c, fn) for c, fn in r),
+                                               reverse=True)), inclusive)
+        theirs = torch_cg.CallgrindStats(
+            torch_cg.common.TaskSpec("y = torch.ones(())", "pass"), 1000, True,
+            theirs_counts(base_in, True), theirs_counts(base_ex, False),
+            theirs_counts(stmt_in, True), theirs_counts(stmt_ex, False), None)
+        ours = CallgrindStats(TaskSpec("y = torch.ones(())", "pass"), 1000, True,
+                              ours_counts(base_in, True), ours_counts(base_ex, False),
+                              ours_counts(stmt_in, True), ours_counts(stmt_ex, False), None)
+        return theirs.as_standardized(), ours.as_standardized()
+
+    (t0, o0), (t1, o1) = both("ones_no_data"), both("ones_with_data")
+    for inclusive in (False, True):
+        for t, o in ((t0, o0), (t1, o1)):
+            assert [tuple(r) for r in o.stats(inclusive)] == [
+                tuple(r) for r in t.stats(inclusive)]
+        assert [tuple(r) for r in (o1.stats(inclusive) - o0.stats(inclusive))] == [
+            tuple(r) for r in (t1.stats(inclusive) - t0.stats(inclusive))]
