@@ -258,3 +258,29 @@ def test_torch_on_the_cpu_has_no_device_to_read():
     torch = pytest.importorskip("torch")
     from benchkit.engines.memory.device import device_module
     assert device_module({"torch": torch}) is None
+
+
+CRASHING = """
+from benchkit import Timer
+bench_a = Timer("x = [0] * 10")
+bench_crash = Timer("import os; os.abort()")
+bench_raise = Timer("1 / 0")
+bench_z = Timer("y = [0] * 20")
+"""
+
+
+@requires_linux
+def test_a_crashing_or_raising_benchmark_fails_alone(tmp_path):
+    from test_cli import cli
+    (tmp_path / "bench_crash.py").write_text(CRASHING)
+    out = cli("run", "bench_crash.py", "--memory", "--no-wall-time", "-o", "m.json",
+              cwd=tmp_path, check_code=1)
+    results = benchkit.load(tmp_path / "m.json")
+    assert [m.metadata["benchmark"] for m in results.memory] == [
+        "bench_crash::bench_a", "bench_crash::bench_z"]
+    failed = {f.benchmark: f for f in results.failures}
+    assert failed["bench_crash::bench_crash"].phase.value == "memory"
+    assert failed["bench_crash::bench_crash"].kind.value == "crashed"
+    assert failed["bench_crash::bench_raise"].kind.value == "raised"
+    assert "ZeroDivisionError" in failed["bench_crash::bench_raise"].error
+    assert "FAILED" in out.stdout + out.stderr
