@@ -284,3 +284,27 @@ def test_a_crashing_or_raising_benchmark_fails_alone(tmp_path):
     assert failed["bench_crash::bench_raise"].kind.value == "raised"
     assert "ZeroDivisionError" in failed["bench_crash::bench_raise"].error
     assert "FAILED" in out.stdout + out.stderr
+
+
+AB_SUITE = """
+import os
+from benchkit import Timer
+N = int(os.environ.get("N", "100"))
+bench_list = Timer(f"x = [0] * {N}")
+bench_same = Timer("y = bytes(50)")
+"""
+
+
+@requires_linux
+def test_ab_counts_each_sides_memory(tmp_path):
+    from test_cli import cli
+    (tmp_path / "bench_ab_mem.py").write_text(AB_SUITE)
+    out = cli("ab", "bench_ab_mem.py", "--memory", "--new-env", "N=1000", "--rounds", "2",
+              "--trials", "3", "--trial-time", "0.005", "--fail-on", "bytes>10%", "--json",
+              "-o", "ab.json", cwd=tmp_path, check_code=1)
+    rows = {r["name"]: r for r in json.loads(out.stdout)["rows"]}
+    assert rows["bench_ab_mem::bench_list"]["memory"]["verdict"] == "more"
+    assert rows["bench_ab_mem::bench_list"]["failures"][0].startswith("bytes>10%")
+    assert rows["bench_ab_mem::bench_same"]["memory"]["verdict"] == "same"
+    saved = benchkit.load(tmp_path / "ab.json")
+    assert sorted(m.metadata["side"] for m in saved.memory) == ["base", "base", "new", "new"]

@@ -61,6 +61,9 @@ def add_parsers(sub) -> None:
                     help="results file holding both sides; default results/ab-<time>.json")
     ab.add_argument("--save-sides", action="store_true",
                     help="also write FILE.base.json and FILE.new.json")
+    ab.add_argument("--memory", action="store_true",
+                    help="also count each side's memory per run (exact: once per side, "
+                         "after the rounds)")
     ab.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     history_commands.history_option(ab)
     ab.add_argument("--markdown", action="store_true", help="print the table as markdown")
@@ -105,6 +108,8 @@ def cmd_ab(args) -> int:
             raise
         bar.close()
         saved = results()
+        if args.memory:
+            _memory(args, {Side.BASE: base, Side.NEW: new}, saved)
     stored = saving.save(output, saved, "results", exclusive=args.output is None)
     written = stored.path
     if args.save_sides:
@@ -122,6 +127,33 @@ def cmd_ab(args) -> int:
         history_commands.add_to_history(args, written, rev=args.new_rev)
     return saving.exit_code(
         ExitCode.FAILED if compared.regressions or saved.failures else ExitCode.OK, stored)
+
+
+def _memory(args, where: dict, saved) -> None:
+    """Each side's memory per run, counted once in a memory worker of that side (exact
+    figures need no interleaving), into `saved` (failures labelled with their side)."""
+    from benchkit.core.records import Failure, FailureKind, Phase
+    from benchkit.errors import WorkerError
+    from benchkit.orchestration.memory import MemorySettings, counted
+    from benchkit.orchestration.sampling.workers import SuiteLoad
+    load = SuiteLoad(tuple(args.paths), args.keyword, args.num_threads)
+    for side, interpreter in where.items():
+        bar = saving.progress(f"memory ({side.value.upper()})")
+        try:
+            for benchmark, outcome in counted(load, MemorySettings(timeout=args.timeout),
+                                              interpreter):
+                bar.update()
+                if isinstance(outcome, Exception):
+                    kind = (FailureKind.CRASHED if isinstance(outcome, WorkerError)
+                            else FailureKind.RAISED)
+                    saved.failures.append(Failure(benchmark.name, Phase.MEMORY, kind,
+                                                  f"{side.value.upper()}: {outcome}",
+                                                  benchmark.file))
+                else:
+                    outcome.metadata["side"] = side.value
+                    saved.memory.append(outcome)
+        finally:
+            bar.close()
 
 
 COMMANDS = {"ab": cmd_ab}

@@ -275,8 +275,9 @@ def of_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = No
     noise = DEFAULT_NOISE[Design.ROUNDS] if noise is None else noise
     base, new = split_ab(results)
     sides = _Side.of("BASE", base), _Side.of("NEW", new)
-    names = [n for n in sides[0].measurements if n in sides[1].measurements] + [
-        n for n in sides[0].counts if n in sides[1].counts and n not in sides[0].measurements]
+    names = list(dict.fromkeys(
+        n for kind in ("measurements", "counts", "memory")
+        for n in getattr(sides[0], kind) if n in getattr(sides[1], kind)))
     names += [n for n in dict.fromkeys([*results.ab.only_base, *results.ab.only_new,
                                         *(f.benchmark for f in results.failures)])
               if n not in names]
