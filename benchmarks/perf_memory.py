@@ -37,6 +37,7 @@ SNIPPETS = {
     "dict_comp": ("d = {i: i for i in range(100)}", "pass"),
     "numpy": ("a = np.ones(1000)", "import numpy as np"),
     "torch": ("t = torch.ones(1000)", "import torch"),
+    "seed x * y": ("x * y", "import torch; x = torch.ones((128,)); y = torch.ones((128,))"),
 }
 
 # One process: setup, then REPEATS timed blocks of `runs` runs with the tool's counting
@@ -114,7 +115,10 @@ def _dhat_counts(path: Path) -> tuple[int, int]:
 
 def measure_tool(tool: str, stmt: str, setup: str, number: int, tmp: Path) -> dict:
     """Per-run allocations/bytes seen (None where the tool cannot say), the slowdown of one
-    run, and the wall time of the two blocks."""
+    run, and the wall time of the two blocks. DHAT runs 1/20 of the runs (it is ~100x slower;
+    torch under it took over 10 minutes for 15,000 runs)."""
+    if tool == "dhat":
+        number = max(100, number // 20)
     seen, times, wall = [], [], 0.0
     for runs in (number, 2 * number):
         script = tmp / f"{tool.split()[0]}_{runs}.py"
@@ -141,7 +145,7 @@ def measure_tool(tool: str, stmt: str, setup: str, number: int, tmp: Path) -> di
         elif tool == "dhat":
             seen.append(_dhat_counts(out_file))
     per_run = (times[1] - times[0]) / number
-    out = {"seconds_per_run": per_run, "wall_seconds": round(wall, 2)}
+    out = {"seconds_per_run": per_run, "wall_seconds": round(wall, 2), "number": number}
     if seen:
         out["allocations_per_run"] = (seen[1][0] - seen[0][0]) / (REPEATS * number)
         out["bytes_per_run"] = (seen[1][1] - seen[0][1]) / (REPEATS * number)
@@ -166,8 +170,17 @@ def main() -> None:
                 row[tool]["slowdown"] = round(row[tool]["seconds_per_run"] / plain, 2)
             start = time.perf_counter()
             first = Timer(stmt, setup).collect_memory(number=100)
+            collect_seconds = time.perf_counter() - start
+            # What a user waits for a time instead: blocked_autorange in a fresh process.
+            timed = subprocess.run(
+                [sys.executable, "-c", "import time; t0 = time.perf_counter(); "
+                 "from benchkit import Timer; "
+                 f"Timer({stmt!r}, {setup!r}).blocked_autorange(); "
+                 "print(time.perf_counter() - t0)"], capture_output=True, text=True,
+                check=True)
             row["collect_memory"] = {
-                "wall_seconds": round(time.perf_counter() - start, 2),
+                "wall_seconds": round(collect_seconds, 2),
+                "blocked_autorange_process_seconds": round(float(timed.stdout), 2),
                 "allocations_per_run": first.allocations_per_run,
                 "bytes_per_run": first.bytes_per_run,
                 "retained_bytes_per_run": first.retained_bytes_per_run,
