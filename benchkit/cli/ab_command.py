@@ -132,9 +132,7 @@ def cmd_ab(args) -> int:
 def _memory(args, where: dict, saved) -> None:
     """Each side's memory per run, counted once in a memory worker of that side (exact
     figures need no interleaving), into `saved` (failures labelled with their side)."""
-    from benchkit.core.records import Failure, FailureKind, Phase
-    from benchkit.errors import WorkerError
-    from benchkit.orchestration.memory import MemorySettings, counted
+    from benchkit.orchestration.memory import MemorySettings, as_failure, counted
     from benchkit.orchestration.sampling.workers import SuiteLoad
     load = SuiteLoad(tuple(args.paths), args.keyword, args.num_threads)
     for side, interpreter in where.items():
@@ -144,11 +142,7 @@ def _memory(args, where: dict, saved) -> None:
                                               interpreter):
                 bar.update()
                 if isinstance(outcome, Exception):
-                    kind = (FailureKind.CRASHED if isinstance(outcome, WorkerError)
-                            else FailureKind.RAISED)
-                    saved.failures.append(Failure(benchmark.name, Phase.MEMORY, kind,
-                                                  f"{side.value.upper()}: {outcome}",
-                                                  benchmark.file))
+                    saved.failures.append(as_failure(benchmark, outcome, side.value.upper()))
                 else:
                     outcome.metadata["side"] = side.value
                     saved.memory.append(outcome)

@@ -179,9 +179,7 @@ def _measure(args, settings, state: _Run) -> None:
 
 
 def _memory(args, state: _Run) -> None:
-    from benchkit.core.records import FailureKind
-    from benchkit.errors import WorkerError
-    from benchkit.orchestration.memory import MemorySettings, counted
+    from benchkit.orchestration.memory import MemorySettings, as_failure, counted
     from benchkit.orchestration.sampling.workers import SuiteLoad
     failed = {f.benchmark for f in state.failures} | {
         f.benchmark for f in getattr(state.sampled, "failures", [])}
@@ -193,11 +191,7 @@ def _memory(args, state: _Run) -> None:
             if benchmark.name in failed:
                 continue
             if isinstance(outcome, Exception):
-                kind = (FailureKind.TIMED_OUT if getattr(outcome, "timed_out", False)
-                        else FailureKind.CRASHED if isinstance(outcome, WorkerError)
-                        else FailureKind.RAISED)
-                state.failures.append(Failure(benchmark.name, Phase.MEMORY, kind,
-                                              str(outcome), benchmark.file))
+                state.failures.append(as_failure(benchmark, outcome))
             else:
                 state.memory.append(outcome)
     finally:

@@ -8,9 +8,9 @@ from typing import Iterator, Sequence
 
 from benchkit.core import validate
 from benchkit.core.memory import BlockCounts, MemoryStats
-from benchkit.core.records import Benchmark
+from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
 from benchkit.core.task import Task, TaskSpec
-from benchkit.errors import BenchkitError
+from benchkit.errors import BenchkitError, WorkerError
 from benchkit.orchestration.sampling.workers import (Interpreter, Load, WorkerProcess,
                                                      start_process)
 
@@ -72,6 +72,15 @@ def counted(load: Load, settings: MemorySettings, where: Interpreter = Interpret
                     worker.load(load)
     finally:
         worker.close()
+
+
+def as_failure(benchmark: Benchmark, error: Exception, side: str = "") -> Failure:
+    """The Failure of a benchmark whose memory could not be counted (`side`: 'BASE'/'NEW'
+    in an A/B, which labels the error)."""
+    kind = (FailureKind.TIMED_OUT if getattr(error, "timed_out", False)
+            else FailureKind.CRASHED if isinstance(error, WorkerError) else FailureKind.RAISED)
+    return Failure(benchmark.name, Phase.MEMORY, kind,
+                   f"{side}: {error}" if side else str(error), benchmark.file)
 
 
 def collect_tasks(tasks: Sequence[Task], settings: MemorySettings) -> list[MemoryStats]:
