@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import pickle
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -352,3 +354,34 @@ def test_torch_empty_counts_its_data():
     pytest.importorskip("torch")
     m = Timer("x = torch.empty(1000)").collect_memory(number=20)
     assert m.source(Source.NATIVE).bytes >= 4000 and m.retained_bytes_per_run == 0
+
+
+ELSEWHERE = """
+import json, benchkit
+from benchkit import Timer
+assert benchkit.__file__.startswith({where!r}), benchkit.__file__
+timers = [Timer("x = [i for i in range(50)]"), Timer("b = bytes(300)"),
+          Timer("a = np.ones(100)", "import numpy as np")]
+print(json.dumps([m.to_dict() for m in benchkit.collect_memory_many(timers, 30)]))
+"""
+
+
+@requires_linux
+def test_counts_do_not_depend_on_where_benchkit_is_installed(tmp_path):
+    """The hard case: a copy of benchkit at another path, in a fresh process."""
+    import shutil
+    import subprocess
+    where = tmp_path / "some" / "other" / "place"
+    shutil.copytree(Path(benchkit.__file__).parent, where / "benchkit",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    out = subprocess.run([sys.executable, "-c", ELSEWHERE.format(where=str(where))],
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(where)})
+    assert out.returncode == 0, out.stderr
+    theirs = json.loads(out.stdout)
+    timers = [Timer("x = [i for i in range(50)]"), Timer("b = bytes(300)"),
+              Timer("a = np.ones(100)", "import numpy as np")]
+    ours = [m.to_dict() for m in benchkit.collect_memory_many(timers, 30)]
+    for mine, other in zip(ours, theirs):
+        for block in ("long", "short", "empty"):
+            assert mine[block] == other[block]
