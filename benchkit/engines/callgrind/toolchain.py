@@ -3,16 +3,14 @@ fork loop) with the system C compiler, cached."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 from benchkit.errors import ValgrindNotFoundError
-from benchkit.system.files import cache_dir
+from benchkit.engines.native import build_cached
 
 # Client requests, and the collector server's fork loop: one library, loaded with ctypes.
 SOURCES = [Path(__file__).with_name("client.c"), Path(__file__).with_name("fork_loop.c")]
@@ -59,25 +57,6 @@ def required_header_dirs() -> list[str]:
 def build_client_library() -> Path:
     """Compile SOURCES into a shared library once per (sources, headers, platform); cached."""
     includes = required_header_dirs()
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise ValgrindNotFoundError(
-            "collect_callgrind compiles a tiny helper with a C compiler, and none was found "
-            "(no `cc` or `gcc` on PATH, CC unset). Install gcc (`apt-get install gcc`).")
     header = Path(includes[0]) / "valgrind" / "callgrind.h"
-    digest = hashlib.sha256(b"".join(s.read_bytes() for s in SOURCES) + header.read_bytes() +
-                            sysconfig.get_platform().encode()).hexdigest()[:16]
-    target = cache_dir() / f"libbenchkit_callgrind-{digest}.so"
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    cmd = [compiler, "-O2", "-shared", "-fPIC", f"-I{includes[0]}", *map(str, SOURCES),
-           "-o", str(tmp)]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if result.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise ValgrindNotFoundError(
-            f"building the callgrind helper failed ({' '.join(cmd)}):\n{result.stderr[-2000:]}")
-    os.replace(tmp, target)
-    return target
+    return build_cached("benchkit_callgrind", SOURCES, includes[0], header.read_bytes(),
+                        "the callgrind helper of collect_callgrind", ValgrindNotFoundError)

@@ -12,16 +12,13 @@ lookup per call (benchmarks/perf_memory.py measures the overheads side by side).
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import shutil
-import subprocess
 import sysconfig
 from pathlib import Path
 
 from benchkit.core.memory import BlockCounts, Source
 from benchkit.errors import DependencyMissingError, MemoryCountError
-from benchkit.system.files import cache_dir
+from benchkit.engines.native import build_cached
 
 SOURCE = Path(__file__).with_name("counter.c")
 PRELOAD = "LD_PRELOAD"
@@ -34,26 +31,8 @@ def build_library() -> Path:
         raise DependencyMissingError(
             f"collect_memory compiles a small allocator shim against Python's headers, which "
             f"are not in {include}; install them (Debian/Ubuntu: apt-get install python3-dev)")
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise DependencyMissingError(
-            "collect_memory compiles a small allocator shim with a C compiler, and none was "
-            "found (no `cc` or `gcc` on PATH, CC unset); install gcc (apt-get install gcc)")
-    digest = hashlib.sha256(SOURCE.read_bytes() + include.encode() +
-                            sysconfig.get_platform().encode()).hexdigest()[:16]
-    target = cache_dir() / f"libbenchkit_memory-{digest}.so"
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    cmd = [compiler, "-O2", "-shared", "-fPIC", f"-I{include}", str(SOURCE), "-o", str(tmp)]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if result.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise DependencyMissingError(
-            f"building the memory counter failed ({' '.join(cmd)}):\n{result.stderr[-2000:]}")
-    os.replace(tmp, target)
-    return target
+    return build_cached("benchkit_memory", [SOURCE], include, include.encode(),
+                        "collect_memory's allocator shim", DependencyMissingError)
 
 
 def worker_environment() -> dict[str, str]:
