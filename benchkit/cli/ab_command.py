@@ -132,7 +132,10 @@ def cmd_ab(args) -> int:
 def _memory(args, where: dict, saved) -> None:
     """Each side's memory per run, counted once in a memory worker of that side (exact
     figures need no interleaving), into `saved` (failures labelled with their side)."""
-    from benchkit.orchestration.memory import MemorySettings, as_failure, counted
+    import dataclasses
+
+    from benchkit.core.records import Failure
+    from benchkit.orchestration.memory import MemorySettings, counted
     from benchkit.orchestration.sampling.workers import SuiteLoad
     load = SuiteLoad(tuple(args.paths), args.keyword, args.num_threads)
     for side, interpreter in where.items():
@@ -141,8 +144,9 @@ def _memory(args, where: dict, saved) -> None:
             for benchmark, outcome in counted(load, MemorySettings(timeout=args.timeout),
                                               interpreter):
                 bar.update()
-                if isinstance(outcome, Exception):
-                    saved.failures.append(as_failure(benchmark, outcome, side.value.upper()))
+                if isinstance(outcome, Failure):
+                    saved.failures.append(dataclasses.replace(
+                        outcome, error=f"{side.value.upper()}: {outcome.error}"))
                 else:
                     outcome.metadata["side"] = side.value
                     saved.memory.append(outcome)

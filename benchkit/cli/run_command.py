@@ -179,7 +179,7 @@ def _measure(args, settings, state: _Run) -> None:
 
 
 def _memory(args, state: _Run) -> None:
-    from benchkit.orchestration.memory import MemorySettings, as_failure, counted
+    from benchkit.orchestration.memory import MemorySettings, counted
     from benchkit.orchestration.sampling.workers import SuiteLoad
     failed = {f.benchmark for f in state.failures} | {
         f.benchmark for f in getattr(state.sampled, "failures", [])}
@@ -190,8 +190,8 @@ def _memory(args, state: _Run) -> None:
             bar.update()
             if benchmark.name in failed:
                 continue
-            if isinstance(outcome, Exception):
-                state.failures.append(as_failure(benchmark, outcome))
+            if isinstance(outcome, Failure):
+                state.failures.append(outcome)
             else:
                 state.memory.append(outcome)
     finally:

@@ -10,7 +10,7 @@ from benchkit.core import validate
 from benchkit.core.memory import BlockCounts, MemoryStats
 from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
 from benchkit.core.task import Task, TaskSpec
-from benchkit.errors import BenchkitError, WorkerError
+from benchkit.errors import WorkerError
 from benchkit.orchestration.sampling.workers import (Interpreter, Load, WorkerProcess,
                                                      start_process)
 
@@ -51,36 +51,24 @@ def count(worker: WorkerProcess, name: str, spec: TaskSpec,
 
 
 def counted(load: Load, settings: MemorySettings, where: Interpreter = Interpreter()
-            ) -> Iterator[tuple[Benchmark, MemoryStats | Exception]]:
-    """(benchmark, its MemoryStats or the error) for every benchmark `load` holds, in
-    order, from one memory worker (after a snippet crashed it, from a fresh one)."""
-    worker = start_process(memory_interpreter(where), "memory", timeout=settings.timeout)
+            ) -> Iterator[tuple[Benchmark, MemoryStats | Failure]]:
+    """(benchmark, its MemoryStats or its Failure) for every benchmark `load` holds, in
+    order, from one memory worker (a schedule's Slot: restarted after a benchmark crashes it
+    or times out, so the failure is that benchmark's alone)."""
+    from benchkit.orchestration.sampling.runs import Settings, Slot
+    slot = Slot(start_process, memory_interpreter(where), "memory worker", None, None,
+                Settings(timeout=settings.timeout), load)
     try:
-        listing = worker.load(load)
-        for benchmark, spec in listing.benchmarks:
-            try:
-                spec = spec or TaskSpec(benchmark.name, "pass")
-                stats = count(worker, benchmark.name, spec, settings)
-                stats.metadata.update(benchmark.metadata())
-                yield benchmark, stats
-            except BenchkitError as error:      # the benchmark fails; the others go on
-                yield benchmark, error
-                if worker.poll() is not None:
-                    worker.close()
-                    worker = start_process(memory_interpreter(where), "memory",
-                                           timeout=settings.timeout)
-                    worker.load(load)
+        slot.worker()
+        for benchmark, spec in slot.listing.benchmarks:
+            spec = spec or TaskSpec(benchmark.name, "pass")
+            outcome = slot.run(benchmark, Phase.MEMORY,
+                               lambda worker: count(worker, benchmark.name, spec, settings))
+            if isinstance(outcome, MemoryStats):
+                outcome.metadata.update(benchmark.metadata())
+            yield benchmark, outcome
     finally:
-        worker.close()
-
-
-def as_failure(benchmark: Benchmark, error: Exception, side: str = "") -> Failure:
-    """The Failure of a benchmark whose memory could not be counted (`side`: 'BASE'/'NEW'
-    in an A/B, which labels the error)."""
-    kind = (FailureKind.TIMED_OUT if getattr(error, "timed_out", False)
-            else FailureKind.CRASHED if isinstance(error, WorkerError) else FailureKind.RAISED)
-    return Failure(benchmark.name, Phase.MEMORY, kind,
-                   f"{side}: {error}" if side else str(error), benchmark.file)
+        slot.close()
 
 
 def collect_tasks(tasks: Sequence[Task], settings: MemorySettings) -> list[MemoryStats]:
@@ -90,8 +78,8 @@ def collect_tasks(tasks: Sequence[Task], settings: MemorySettings) -> list[Memor
     out = []
     with shipped(tasks) as load:
         for (_, stats), task in zip(counted(load, settings), tasks):
-            if isinstance(stats, Exception):
-                raise stats
+            if isinstance(stats, Failure):
+                raise WorkerError(stats.error, timed_out=stats.kind is FailureKind.TIMED_OUT)
             # Shipped tasks are named by position: that is no benchmark name to keep.
             metadata = {k: v for k, v in stats.metadata.items() if k not in ("benchmark",
                                                                             "gates")}

@@ -183,10 +183,6 @@ class WorkerProcess:
         """The worker's process id."""
         return self._process.pid
 
-    def poll(self) -> int | None:
-        """The worker's exit status, or None while it runs."""
-        return self._process.poll()
-
     def stderr_tail(self, lines: int = 25) -> str:
         """The last lines the worker (and the snippets) wrote to stderr."""
         try:
