@@ -63,13 +63,27 @@ def test_unpicklable_global_is_named():
     assert not _leftover_dirs()
 
 
-def test_global_that_cannot_be_rebuilt_in_the_child_is_named(monkeypatch):
-    # Picklable here (found in this __main__), but the child's __main__ has no such class.
-    Local = type("Local", (), {})
+class _OnlyHere:
+    """Pickles as an import of a module that only this process has."""
+
+    def __reduce__(self):
+        import importlib
+        return importlib.import_module, ("benchkit_module_only_in_the_parent",)
+
+
+def test_global_that_cannot_be_rebuilt_in_the_child_is_named():
+    with pytest.raises(GlobalNotTransferableError, match="global 'obj' could not be rebuilt"):
+        Timer("obj", globals={"obj": _OnlyHere()}).collect_callgrind(number=1)
+
+
+def test_what_the_running_script_defines_travels_by_value(monkeypatch):
+    # A class of the script being run (__main__): the child cannot import it, so it is
+    # shipped by value.
+    Local = type("Local", (), {"v": 3})
     Local.__module__ = "__main__"
     monkeypatch.setattr(sys.modules["__main__"], "Local", Local, raising=False)
-    with pytest.raises(GlobalNotTransferableError, match="global 'obj' could not be rebuilt"):
-        Timer("obj", globals={"obj": Local()}).collect_callgrind(number=1)
+    stats = Timer("obj.v + 1", globals={"obj": Local()}).collect_callgrind(number=5)
+    assert stats.per_run() > 0
 
 
 def test_snippet_error_under_callgrind_says_which_snippet():

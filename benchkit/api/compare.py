@@ -7,28 +7,35 @@ from benchkit.core.table_render import render_table
 from benchkit.core.table import Colorize, build_tables
 from benchkit.errors import BenchkitError
 from benchkit.core.measurement import Measurement
+from benchkit.core.memory import MemoryStats
+from benchkit.core.memory_table import build_memory_tables
 
 __all__ = ["Colorize", "Compare"]
 
 
 class Compare:
     """Tables of Measurements: one per label, rows by sub_label (grouped by thread count,
-    env shown when it differs), columns by description."""
+    env shown when it differs), columns by description. MemoryStats (collect_memory) may be
+    given too: they get tables of their own in the same layout, bytes and allocations per
+    run, after the tables of times."""
 
-    def __init__(self, results: Iterable[Measurement]) -> None:
+    def __init__(self, results: Iterable[Measurement | MemoryStats]) -> None:
         self._results: list[Measurement] = []
+        self._memory: list[MemoryStats] = []
         self._colorize = Colorize.NONE
         self._trim_significant_figures = False
         self._highlight_warnings = False
         self.extend_results(results)
 
-    def extend_results(self, results: Iterable[Measurement]) -> None:
-        """Add Measurements to the tables."""
+    def extend_results(self, results: Iterable[Measurement | MemoryStats]) -> None:
+        """Add Measurements (or MemoryStats) to the tables."""
         results = list(results)
         for r in results:
-            if not isinstance(r, Measurement):
-                raise BenchkitError(f"Compare takes Measurements, got {type(r).__name__}: {r!r}")
-        self._results.extend(results)
+            if not isinstance(r, (Measurement, MemoryStats)):
+                raise BenchkitError(f"Compare takes Measurements (or MemoryStats), got "
+                                    f"{type(r).__name__}: {r!r}")
+        self._results.extend(r for r in results if isinstance(r, Measurement))
+        self._memory.extend(r for r in results if isinstance(r, MemoryStats))
 
     def trim_significant_figures(self) -> None:
         """Show each value to its trustworthy significant figures only."""
@@ -43,11 +50,13 @@ class Compare:
         self._highlight_warnings = True
 
     def tables(self) -> list[str]:
-        """One rendered table per label."""
-        if not self._results:
-            return []
-        models = build_tables(self._results, self._colorize, self._trim_significant_figures,
-                              self._highlight_warnings)
+        """One rendered table per label (times first, then memory)."""
+        models = []
+        if self._results:
+            models += build_tables(self._results, self._colorize,
+                                   self._trim_significant_figures, self._highlight_warnings)
+        if self._memory:
+            models += build_memory_tables(self._memory, self._colorize)
         return [render_table(m) for m in models]
 
     def __str__(self) -> str:

@@ -21,22 +21,46 @@ def _pyplot():
 
 def render_png(results: Sequence[tuple[str, Results]],
                comparison: Comparison | None = None) -> bytes:
-    """Per-benchmark distributions of per-run times (one box per file), and with two files
-    the ratio NEW/BASE with its confidence interval."""
+    """Per-benchmark distributions of per-run times (one box per file); with two files the
+    ratio NEW/BASE with its confidence interval; where the files hold memory counts, bytes
+    per run (one bar per file, allocations per run written beside it)."""
     plt = _pyplot()
     names = list(dict.fromkeys(benchmark_name(m) for _, r in results for m in r.measurements))
-    if not names:
-        raise BenchkitError("no wall-time measurements to plot in "
+    memory_names = list(dict.fromkeys(benchmark_name(m) for _, r in results for m in r.memory))
+    if not names and not memory_names:
+        raise BenchkitError("no wall-time measurements or memory counts to plot in "
                             + ", ".join(label for label, _ in results))
-    panels = 2 if comparison is not None else 1
-    fig, axes = plt.subplots(1, panels, figsize=(7 * panels, 0.6 * len(names) + 2),
+    wall_rows = [r for r in comparison.rows if r.wall is not None] if comparison else []
+    panels = [p for p, shown in (("distributions", names), ("comparison", wall_rows),
+                                 ("memory", memory_names)) if shown]
+    height = max(len(names), len(memory_names), 1)
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 0.6 * height + 2),
                              squeeze=False)
-    ax = axes[0][0]
-    height = 0.8 / len(results)
+    for ax, panel in zip(axes[0], panels):
+        if panel == "distributions":
+            _distributions(ax, results, names)
+        elif panel == "comparison":
+            _comparison(ax, wall_rows)
+        else:
+            _memory(ax, results, memory_names)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _offsets(count: int) -> tuple[float, list[float]]:
+    height = 0.8 / count
+    return height, [(k - (count - 1) / 2) * height for k in range(count)]
+
+
+def _distributions(ax, results, names) -> None:
+    height, offsets = _offsets(len(results))
     for k, (label, r) in enumerate(results):
         by_name = {benchmark_name(m): m for m in r.measurements}
         data = [[t * 1e6 for t in by_name[n].times] if n in by_name else [] for n in names]
-        positions = [i + (k - (len(results) - 1) / 2) * height for i in range(len(names))]
+        positions = [i + offsets[k] for i in range(len(names))]
         box = ax.boxplot(data, positions=positions, widths=height * 0.9, vert=False,
                          patch_artist=True, manage_ticks=False, showfliers=True)
         for patch in box["boxes"]:
@@ -49,23 +73,37 @@ def render_png(results: Sequence[tuple[str, Results]],
     ax.set_xlabel("time per run (us)")
     ax.set_title("sample distributions")
     ax.legend(loc="best")
-    if comparison is not None:
-        ax2 = axes[0][1]
-        rows = [r for r in comparison.rows if r.wall is not None]
-        ys = range(len(rows))
-        colors = {"faster": "tab:green", "slower": "tab:red", "unchanged": "tab:gray",
-                  "inconclusive": "tab:orange"}
-        for y, r in zip(ys, rows):
-            ax2.errorbar(r.wall.ratio, y, xerr=[[r.wall.ratio - r.wall.ci_low],
-                                                [r.wall.ci_high - r.wall.ratio]],
-                         fmt="o", color=colors[r.wall.verdict], capsize=4)
-        ax2.axvline(1.0, color="black", linewidth=0.8)
-        ax2.set_yticks(list(ys))
-        ax2.set_yticklabels([f"{r.name} ({r.wall.verdict})" for r in rows])
-        ax2.set_xlabel("median ratio NEW / BASE (99% CI)")
-        ax2.set_title("A/B comparison")
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
-    plt.close(fig)
-    return buffer.getvalue()
+
+
+def _comparison(ax, rows) -> None:
+    colors = {"faster": "tab:green", "slower": "tab:red", "unchanged": "tab:gray",
+              "inconclusive": "tab:orange"}
+    for y, r in enumerate(rows):
+        ax.errorbar(r.wall.ratio, y, xerr=[[r.wall.ratio - r.wall.ci_low],
+                                           [r.wall.ci_high - r.wall.ratio]],
+                    fmt="o", color=colors[r.wall.verdict], capsize=4)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks(list(range(len(rows))))
+    ax.set_yticklabels([f"{r.name} ({r.wall.verdict})" for r in rows])
+    ax.set_xlabel("median ratio NEW / BASE (99% CI)")
+    ax.set_title("A/B comparison")
+
+
+def _memory(ax, results, names) -> None:
+    from benchkit.core.memory import format_bytes
+    height, offsets = _offsets(len(results))
+    for k, (label, r) in enumerate(results):
+        by_name = {benchmark_name(m): m for m in r.memory}
+        ys = [i + offsets[k] for i, n in enumerate(names) if n in by_name]
+        shown = [by_name[n] for n in names if n in by_name]
+        ax.barh(ys, [m.bytes_per_run for m in shown], height=height * 0.9, color=f"C{k}",
+                alpha=0.6, label=label)
+        for y, m in zip(ys, shown):
+            ax.annotate(f" {format_bytes(m.bytes_per_run)}, {m.allocations_per_run:,.4g} allocs",
+                        (m.bytes_per_run, y), va="center", fontsize=8)
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names)
+    ax.set_xscale("symlog")
+    ax.set_xlabel("bytes requested per run (exact)")
+    ax.set_title("memory per run")
+    ax.legend(loc="best")

@@ -234,14 +234,15 @@ class Timer:
             (stats,) = counting.collect([request], options)
         return stats if repeats is not None else stats[0]
 
-    def collect_memory(self, number: int = 100, *, warmup: int = 10):
+    def collect_memory(self, number: int = 100, *, warmup: int = 10, sites: bool = False):
         """Count the memory of `number` runs of stmt -> MemoryStats: allocations, frees, bytes
         requested and retained per run, and the peak above setup; split into Python's
         allocator and the native heap (malloc, operator new: NumPy's and torch's CPU
         buffers). Counted by a counting allocator in a worker process after `warmup` runs,
         minus an empty block: exact, and the same in every collection. Globals travel as for
-        collect_callgrind."""
-        (stats,) = collect_memory_many([self], number, warmup=warmup)
+        collect_callgrind. With `sites`, the top allocation sites per run too (Python lines
+        and native functions, from memray's stacks over the same blocks: needs memray)."""
+        (stats,) = collect_memory_many([self], number, warmup=warmup, sites=sites)
         return stats
 
     def profile(self, *, wait: int = 1, warmup: int = 1, active: int = 3, repeat: int = 1,
@@ -288,14 +289,15 @@ def collect_callgrind_many(timers: Sequence[Timer], number: int = 100, *,
 
 
 def collect_memory_many(timers: Sequence[Timer], number: int = 100, *,
-                        warmup: int = 10) -> list:
+                        warmup: int = 10, sites: bool = False) -> list:
     """Timer.collect_memory of many Timers in one worker process: a MemoryStats per Timer,
     in order."""
     from benchkit.orchestration.memory import MemorySettings, collect_tasks
     timers = list(timers)
     if not timers or not all(isinstance(t, Timer) for t in timers):
         raise BenchkitError("collect_memory_many needs a non-empty list of benchkit.Timer")
-    return collect_tasks([t.task() for t in timers], MemorySettings(number, warmup))
+    return collect_tasks([t.task() for t in timers],
+                         MemorySettings(number, warmup, sites=sites))
 
 
 def measure_processes(timers: Sequence[Timer], processes: int = 10, min_run_time: float = 0.1,

@@ -44,7 +44,8 @@ def add_parsers(sub) -> None:
                       help="rows per benchmark (0 = all)")
     diff.add_argument("--inclusive", action="store_true", help="inclusive instead of self counts")
 
-    plot = sub.add_parser("plot", help="PNG of distributions (and an A/B comparison)")
+    plot = sub.add_parser("plot", help="PNG of distributions, an A/B comparison (two files, or one "
+                               "ab file) and memory per run")
     plot.add_argument("files", nargs="+", metavar="FILE")
     plot.add_argument("-o", "--output", default="benchkit.png", metavar="PNG")
 
@@ -64,7 +65,8 @@ def cmd_show(args) -> int:
     """`benchkit show`: the tables of a results file."""
     import benchkit
     from benchkit.api.compare import Compare
-    from benchkit.core.report import format_callgrind, format_environment, format_memory
+    from benchkit.core.report import (format_callgrind, format_environment, format_memory,
+                                      format_sites)
     results = benchkit.load(args.file)
     print(format_environment(results.environment))
     print()
@@ -83,6 +85,9 @@ def cmd_show(args) -> int:
         print(format_callgrind(results.callgrind, markdown=args.markdown))
     if results.memory:
         print(format_memory(results.memory, markdown=args.markdown))
+        sites = format_sites(results.memory, markdown=args.markdown)
+        if sites:
+            print("\n" + sites)
     if not results.ab:      # an A/B's comparison above lists its failures already
         for failure in results.failures:
             print(f"FAILED {one_line(failure.summary())}")
@@ -167,6 +172,11 @@ def cmd_plot(args) -> int:
     from benchkit.system.files import atomic_write_bytes
     loaded = [(Path(f).name, benchkit.load(f)) for f in args.files]
     compared = comparison.of_runs(loaded[0][1], loaded[1][1]) if len(loaded) == 2 else None
+    if len(loaded) == 1 and loaded[0][1].ab is not None:     # an `ab` file: both sides
+        name, results = loaded[0]
+        loaded = [(f"{name} {side}", part)
+                  for side, part in zip(("BASE", "NEW"), comparison.split_ab(results))]
+        compared = comparison.of_ab(results)
     atomic_write_bytes(args.output, render_png(loaded, compared))
     print(f"wrote {one_line(args.output)}")
     return ExitCode.OK

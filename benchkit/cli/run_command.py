@@ -57,6 +57,9 @@ def add_parsers(sub) -> None:
     run.add_argument("--memory", action="store_true",
                      help="also count memory per run: allocations, bytes, peak, retained "
                           "(exact; a counting allocator in a worker process)")
+    run.add_argument("--memory-sites", action="store_true",
+                     help="with --memory (implied): also find each benchmark's top allocation "
+                          "sites, Python lines and native functions (needs memray)")
     run.add_argument("--no-wall-time", action="store_true",
                      help="with --callgrind or --memory: skip wall-time measurement")
     history_commands.history_option(run)
@@ -186,7 +189,8 @@ def _memory(args, state: _Run) -> None:
     bar = saving.progress("memory")
     try:
         load = SuiteLoad(tuple(args.paths), args.keyword, args.num_threads)
-        for benchmark, outcome in counted(load, MemorySettings(timeout=args.timeout)):
+        settings = MemorySettings(timeout=args.timeout, sites=args.memory_sites)
+        for benchmark, outcome in counted(load, settings):
             bar.update()
             if benchmark.name in failed:
                 continue
@@ -201,10 +205,14 @@ def _memory(args, state: _Run) -> None:
 def cmd_run(args) -> int:
     """`benchkit run`: measure suites across worker processes (and count instructions)."""
     from benchkit.api.compare import Compare
-    from benchkit.core.report import format_callgrind, format_memory
+    from benchkit.core.report import format_callgrind, format_memory, format_sites
     from benchkit.orchestration.sampling import runs
     from benchkit.system.results_files import check_writable
 
+    args.memory = args.memory or args.memory_sites
+    if args.memory_sites:
+        from benchkit.engines.memory.sites import require_memray
+        require_memray()
     if args.no_wall_time and not (args.callgrind or args.memory):
         raise BenchkitError("--no-wall-time without --callgrind or --memory measures nothing; "
                             "drop it or add --callgrind or --memory")
@@ -237,6 +245,9 @@ def cmd_run(args) -> int:
         print(format_callgrind(results.callgrind))
     if results.memory:
         print(format_memory(results.memory))
+        sites = format_sites(results.memory)
+        if sites:
+            print("\n" + sites)
     saving.report_failures(results.failures)
     stored = saving.save(output, results, "results", exclusive=args.output is None)
     if args.history:

@@ -77,6 +77,36 @@ class BlockCounts:
                    device=device)
 
 
+class SiteKind(TextEnum):
+    """What an allocation site names: the Python line that allocated (the innermost Python
+    frame: a line of stmt, or of a function it called) or the native function that called
+    the allocator."""
+
+    PYTHON = "python line"
+    NATIVE = "native function"
+
+
+@dataclasses.dataclass(frozen=True)
+class AllocationSite:
+    """One place that allocates, per run: allocations made there and bytes requested."""
+
+    kind: SiteKind
+    location: str       # "stmt:1 l = [None] * 1000", "suite.py:12 in f", "PyList_New"
+    allocations: float
+    bytes: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"kind": self.kind.value, "location": self.location,
+                "allocations": self.allocations, "bytes": self.bytes}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AllocationSite":
+        """Inverse of to_dict."""
+        return cls(SiteKind(d["kind"]), str(d["location"]), float(d["allocations"]),
+                   float(d["bytes"]))
+
+
 @dataclasses.dataclass(frozen=True)
 class SourceStats:
     """Per run, one source: allocations, frees, bytes requested, bytes retained."""
@@ -94,7 +124,8 @@ class MemoryStats:
 
     `long` and `short` are the two counted blocks (2 x `number_per_run` runs and
     `number_per_run` runs), `empty` a block of no runs (what reading the counts costs);
-    the properties give per-run figures."""
+    the properties give per-run figures. `sites` (collected on request) are the top
+    allocation sites per run, from memray's stacks over blocks of the same sizes."""
 
     task_spec: TaskSpec
     number_per_run: int
@@ -102,6 +133,12 @@ class MemoryStats:
     short: BlockCounts
     empty: BlockCounts
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
+    sites: tuple[AllocationSite, ...] = ()
+
+    def top_sites(self, kind: SiteKind, n: int = 5) -> list[AllocationSite]:
+        """The `n` sites of `kind` that request the most bytes per run."""
+        return sorted((s for s in self.sites if s.kind is kind),
+                      key=lambda s: (-s.bytes, -s.allocations, s.location))[:n]
 
     def _per_run(self, field: str, source: Source | None) -> float:
         sources = [source] if source else list(Source)
@@ -161,7 +198,8 @@ class MemoryStats:
         return {"task_spec": self.task_spec.to_dict(), "number_per_run": self.number_per_run,
                 "long": self.long.to_dict(), "short": self.short.to_dict(),
                 "empty": self.empty.to_dict(),
-                "metadata": self.metadata}
+                "metadata": self.metadata,
+                **({"sites": [s.to_dict() for s in self.sites]} if self.sites else {})}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "MemoryStats":
@@ -169,7 +207,8 @@ class MemoryStats:
         return cls(TaskSpec.from_dict(d["task_spec"]), int(d["number_per_run"]),
                    BlockCounts.from_dict(d["long"]), BlockCounts.from_dict(d["short"]),
                    BlockCounts.from_dict(d["empty"]),
-                   dict(d.get("metadata") or {}))
+                   dict(d.get("metadata") or {}),
+                   tuple(AllocationSite.from_dict(s) for s in d.get("sites") or ()))
 
     def __repr__(self) -> str:
         lines = [f"<benchkit.MemoryStats object at {hex(id(self))}>",
@@ -190,6 +229,12 @@ class MemoryStats:
             lines.append(f"  device: {device.allocations:,.2f} allocations / "
                          f"{format_bytes(device.bytes)} per run, peak "
                          f"{format_bytes(device.peak)} above the loop's start")
+        for kind in SiteKind:
+            top = self.top_sites(kind)
+            if top:
+                lines.append(f"  top {kind.value}s (per run):")
+                lines += [f"    {format_bytes(s.bytes):>10} {s.allocations:>9,.2f} allocations  "
+                          f"{s.location}" for s in top]
         return "\n".join(lines)
 
 

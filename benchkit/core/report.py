@@ -193,6 +193,21 @@ def format_memory(items: Sequence[Any], markdown: bool = False) -> str:
                     tablefmt="github" if markdown else "simple", disable_numparse=True)
 
 
+def format_sites(items: Sequence[Any], markdown: bool = False, top: int = 5) -> str:
+    """The top allocation sites of each MemoryStats that has them, a table per benchmark."""
+    from benchkit.core.memory import SiteKind, format_bytes
+    out = []
+    for m in items:
+        rows = [[kind.value, one_line(s.location), f"{s.allocations:,.4g}",
+                 format_bytes(s.bytes)]
+                for kind in SiteKind for s in m.top_sites(kind, top)]
+        if rows:
+            out.append(f"allocation sites of {one_line(benchmark_name(m))} (per run):\n" + tabulate(
+                rows, headers=["kind", "site", "allocs/run", "bytes/run"],
+                tablefmt="github" if markdown else "simple", disable_numparse=True))
+    return "\n\n".join(out)
+
+
 def format_environment(env: dict[str, Any]) -> str:
     """An environment fingerprint in a few lines (each part of a merged one)."""
     if "merged" in env:

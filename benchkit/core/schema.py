@@ -16,6 +16,8 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
       kind, error), and "partial": why a run stopped early (null when it finished).
   5 - adds "memory": MemoryStats (task_spec, number_per_run, the counted blocks long,
       short and empty, metadata); failures may be of phase "memory".
+  6 - memory entries may hold "sites": the top allocation sites per run (kind, location,
+      allocations, bytes). Files of version 5 hold none; nothing else changed.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from benchkit.core.task import TaskSpec
 from benchkit.errors import SchemaError
 
 FORMAT_NAME = "benchkit-results"
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 _COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusive_stats",
            "stmt_exclusive_stats")
 
@@ -210,8 +212,13 @@ def _migrate_4_to_5(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 5, "memory": []}
 
 
+def _migrate_5_to_6(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "version": 6}
+
+
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5}
+    1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5,
+    5: _migrate_5_to_6}
 
 
 def json_path(path: Iterable[Any]) -> str:

@@ -51,6 +51,7 @@ class TableModel:
     rows: tuple[Row, ...]
     unit: str
     has_warnings: bool
+    note: str | None = None     # the line under the table, where it is not about times
 
 
 def ordered_unique(elements) -> list:
@@ -100,33 +101,57 @@ def _column_format(results: Sequence[Measurement], scale: float, trim: bool,
     return _ColumnFormat(width, decimals, highlight and any(m.has_warnings for m in results))
 
 
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """Compare's layout of items sharing a label: rows keyed (threads, env, row name) in
+    thread-count groups (stmt order kept within a group), columns by description."""
+
+    row_keys: list[tuple]
+    columns: list[str]
+    cells: dict[tuple, dict[str, object]]
+    groups: list[list[tuple]]
+    render_env: bool
+    env_width: int
+
+    @classmethod
+    def of(cls, items: Sequence, threads, env, row_name, description) -> "Grid":
+        """The grid of `items`, read through the four accessor functions."""
+        def row_key(m):
+            return threads(m), env(m), row_name(m)
+        row_keys = ordered_unique(row_key(m) for m in items)
+        row_keys.sort(key=lambda k: (k[0], k[1]))  # stable: keeps stmt order within a group
+        columns = ordered_unique(description(m) or "" for m in items)
+        cells: dict[tuple, dict[str, object]] = {k: {} for k in row_keys}
+        for m in items:
+            cells[row_key(m)][description(m) or ""] = m
+        envs = ordered_unique(env(m) for m in items)
+        render_env = len(envs) > 1
+        env_width = max(len(printable(e)) for e in envs) if render_env else 0
+        groups: list[list[tuple]] = []
+        for key in row_keys:
+            if not groups or groups[-1][0][0] != key[0]:
+                groups.append([])
+            groups[-1].append(key)
+        return cls(row_keys, columns, cells, groups, render_env, env_width)
+
+    def row_name(self, key: tuple, prior_env: str | None) -> str:
+        """A row's name column: padding, the env where it changes, the row name."""
+        env_text = f"({printable(key[1])})" if self.render_env and key[1] != prior_env else ""
+        return "  " + env_text.ljust(self.env_width + 4) + printable(key[2])
+
+
 def build_table(results: Sequence[Measurement], colorize: Colorize = Colorize.NONE,
                 trim_significant_figures: bool = False,
                 highlight_warnings: bool = False) -> TableModel:
     """One table for measurements sharing a label (replicates already merged)."""
     unit, scale = stats.select_unit(min(m.median for m in results))
 
-    def row_key(m):
-        return m.num_threads, m.env, m.as_row_name
-
-    row_keys = ordered_unique(row_key(m) for m in results)
-    row_keys.sort(key=lambda k: (k[0], k[1]))  # stable: keeps stmt order within a group
-    columns = ordered_unique(m.description or "" for m in results)
-    grid: dict[tuple, dict[str, Measurement]] = {k: {} for k in row_keys}
-    for m in results:
-        grid[row_key(m)][m.description or ""] = m
-    envs = ordered_unique(m.env for m in results)
-    render_env = len(envs) > 1
-    env_width = max(len(printable(e)) for e in envs) if render_env else 0
-
-    groups: list[list[tuple]] = []
-    for key in row_keys:
-        if not groups or groups[-1][0][0] != key[0]:
-            groups.append([])
-        groups[-1].append(key)
+    grid = Grid.of(results, lambda m: m.num_threads, lambda m: m.env, lambda m: m.as_row_name,
+                   lambda m: m.description)
+    row_keys, columns, groups = grid.row_keys, grid.columns, grid.groups
     formats = {}
     for col in columns:
-        col_results = [grid[k][col] for k in row_keys if col in grid[k]]
+        col_results = [grid.cells[k][col] for k in row_keys if col in grid.cells[k]]
         formats[col] = _column_format(col_results, scale, trim_significant_figures,
                                       highlight_warnings)
 
@@ -134,14 +159,13 @@ def build_table(results: Sequence[Measurement], colorize: Colorize = Colorize.NO
     for group_index, group in enumerate(groups):
         prior_env = ""
         for position, key in enumerate(group):
-            threads, env, name = key
-            env_text = f"({printable(env)})" if render_env and env != prior_env else ""
-            prior_env = env
-            row_best = min(m.median for m in grid[key].values())
+            name = grid.row_name(key, prior_env)
+            prior_env = key[1]
+            row_best = min(m.median for m in grid.cells[key].values())
             cells: list[Cell] = []
             for col in columns:
                 fmt = formats[col]
-                m = grid[key].get(col)
+                m = grid.cells[key].get(col)
                 if m is None:
                     cells.append(Cell(fmt.blank()))
                     continue
@@ -153,11 +177,11 @@ def build_table(results: Sequence[Measurement], colorize: Colorize = Colorize.NO
                 if colorize is Colorize.ROWWISE:
                     color = color_for(m.median, row_best)
                 elif colorize is Colorize.COLUMNWISE:
-                    col_best = min(grid[k][col].median for k in group if col in grid[k])
+                    col_best = min(grid.cells[k][col].median for k in group
+                                   if col in grid.cells[k])
                     color = color_for(m.median, col_best)
                 cells.append(Cell(text, color))
-            rows.append(Row("  " + env_text.ljust(env_width + 4) + printable(name),
-                            tuple(cells), threads if position == 0 else None))
+            rows.append(Row(name, tuple(cells), key[0] if position == 0 else None))
     has_warnings = highlight_warnings and any(m.has_warnings for m in results)
     label = results[0].label
     return TableModel(None if label is None else printable(label),

@@ -37,7 +37,8 @@ def render_table(model: TableModel) -> str:
             parts.append(text)
         lines.append("  |  ".join(parts))
     title = "[" + f" {model.label or ''} ".center(overall - 2, "-") + "]"
-    out = [title, *lines, "", f"Times are in {stats.unit_to_english(model.unit)}s ({model.unit})."]
+    note = model.note or f"Times are in {stats.unit_to_english(model.unit)}s ({model.unit})."
+    out = [title, *lines, "", note]
     text = "\n".join(out) + "\n"
     if model.has_warnings:
         text += "(! XX%) Measurement has high variance, where XX is the IQR / median * 100.\n"

@@ -143,7 +143,7 @@ def _write_globals(task_id: int | str, values: dict[str, Any], workdir: Path) ->
             specs[name] = {"how": "jit", "file": file, "setup": setup}
             continue
         try:
-            data = pickle.dumps(value)
+            data = _dumps(value)
         except Exception as error:
             raise GlobalNotTransferableError(
                 f"global {name!r} ({type(value).__name__}) cannot be sent to the child "
@@ -155,12 +155,22 @@ def _write_globals(task_id: int | str, values: dict[str, Any], workdir: Path) ->
     return specs
 
 
+def _dumps(value: Any) -> bytes:
+    """A pickle of `value`; what the running script (`__main__`) defines travels by value
+    (cloudpickle), since the child process cannot import the script."""
+    data = pickle.dumps(value)
+    if "__main__" in pickled_modules(data):
+        import cloudpickle
+        data = cloudpickle.dumps(value)
+    return data
+
+
 def _snippet_fields(task_id: int | str, name: str, snippet: Any, workdir: Path) -> dict[str, Any]:
     if isinstance(snippet, str):
         return {name: snippet}
     file = f"{name}-{task_id}.pkl"
     try:
-        (workdir / file).write_bytes(pickle.dumps(snippet))
+        (workdir / file).write_bytes(_dumps(snippet))
     except Exception as error:
         raise GlobalNotTransferableError(
             f"the callable {name} {snippet!r} cannot be sent to the child process ({error}); "

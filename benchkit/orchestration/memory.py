@@ -7,7 +7,7 @@ import platform
 from typing import Iterator, Sequence
 
 from benchkit.core import validate
-from benchkit.core.memory import BlockCounts, MemoryStats
+from benchkit.core.memory import AllocationSite, BlockCounts, MemoryStats
 from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
 from benchkit.core.task import Task, TaskSpec
 from benchkit.errors import WorkerError
@@ -19,11 +19,13 @@ MECHANISM = "benchkit counting allocator (malloc family + Python allocator domai
 
 @dataclasses.dataclass(frozen=True)
 class MemorySettings:
-    """Runs counted per benchmark (`number`) and untimed runs before them (`warmup`)."""
+    """Runs counted per benchmark (`number`), untimed runs before them (`warmup`), and
+    whether to find the top allocation sites (`sites`, with memray)."""
 
     number: int = 100
     warmup: int = 10
     timeout: float = 600.0
+    sites: bool = False
 
     def __post_init__(self) -> None:
         validate.integer("number", self.number, where="collect_memory")
@@ -43,11 +45,12 @@ def count(worker: WorkerProcess, name: str, spec: TaskSpec,
           settings: MemorySettings) -> MemoryStats:
     """One benchmark's MemoryStats, counted by `worker`."""
     reply = worker.request("memory", name=name, number=settings.number,
-                           warmup=settings.warmup)
+                           warmup=settings.warmup, sites=settings.sites)
     return MemoryStats(spec, settings.number,
                        *(BlockCounts.from_dict(reply[k]) for k in ("long", "short", "empty")),
                        {"mechanism": MECHANISM, "warmup": settings.warmup,
-                        "python": platform.python_version()})
+                        "python": platform.python_version()},
+                       tuple(AllocationSite.from_dict(s) for s in reply.get("sites", ())))
 
 
 def counted(load: Load, settings: MemorySettings, where: Interpreter = Interpreter()

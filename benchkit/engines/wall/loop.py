@@ -58,6 +58,15 @@ class CompiledLoop:
                 return name, lineno - first + 1
         return "stmt", None
 
+    def describe(self, filename: str, lineno: int) -> str | None:
+        """'stmt:2 <its text>' for a line of this loop's code, None for other files."""
+        if filename != self._filename:
+            return None
+        snippet, line = self._locate(lineno)
+        if line is None:
+            return snippet
+        return f"{snippet}:{line} {self._lines_of(snippet)[line - 1].strip()}"
+
     def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
         """Seconds of `number` runs of stmt after setup, by `timer` (default: the loop's clock)."""
         try:
@@ -84,6 +93,15 @@ class TimeitClassLoop:
 
     def __init__(self, timer: Any):
         self._timer = timer
+
+    def describe(self, filename: str, lineno: int) -> str | None:
+        """'stmt:2 <its text>' for a line of this loop's code, None for other files."""
+        if filename != self._filename:
+            return None
+        snippet, line = self._locate(lineno)
+        if line is None:
+            return snippet
+        return f"{snippet}:{line} {self._lines_of(snippet)[line - 1].strip()}"
 
     def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
         """Seconds of `number` runs, as the user's class times them."""

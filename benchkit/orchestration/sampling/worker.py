@@ -8,8 +8,9 @@ stdout; the snippets' own prints go to stderr). Requests:
   {"cmd": "block_size", "name": N, "min_run_time": S}
   {"cmd": "measure", "name": N, "number": K, "min_time": S, "chunk_time": S, "warmup": bool}
       -> {"chunks": [{"probe": seconds, "times": [block seconds, ...]}, ...]}
-  {"cmd": "memory", "name": N, "number": K, "warmup": W}   (memory workers only)
-      -> {"long": counts, "short": counts, "empty": counts}   (core.memory.BlockCounts)
+  {"cmd": "memory", "name": N, "number": K, "warmup": W, "sites": bool}   (memory workers)
+      -> {"long": counts, "short": counts, "empty": counts, "sites": [site, ...]}
+         (core.memory.BlockCounts, AllocationSite)
   {"cmd": "quit"}
 Replies: {"ok": true, ...} or {"ok": false, "kind": ..., "error": ..., "traceback": ...}.
 """
@@ -90,9 +91,9 @@ class Worker:
         return {"chunks": [{"probe": c.probe, "times": list(c.times)} for c in chunks]}
 
 
-    def memory(self, name, number, warmup):
+    def memory(self, name, number, warmup, sites=False):
         """Counted blocks of 2 x `number` and `number` runs (the counting allocator
-        preloaded)."""
+        preloaded), and with `sites` the top allocation sites of the same blocks."""
         from benchkit.engines.memory.blocks import count_blocks
         from benchkit.engines.memory.counter import Counter
         from benchkit.engines.wall.threads import torch_threads
@@ -101,7 +102,13 @@ class Worker:
         loop, threads = self.loops[name]
         with torch_threads(threads):
             blocks = count_blocks(loop.time_block, number, warmup, self.counter)
-        return dict(zip(("long", "short", "empty"), (b.to_dict() for b in blocks)))
+            found = ()
+            if sites:
+                from benchkit.engines.memory.sites import trace_sites
+                describe = getattr(loop, "describe", lambda filename, line: None)
+                found = trace_sites(loop.time_block, number, describe)
+        reply = dict(zip(("long", "short", "empty"), (b.to_dict() for b in blocks)))
+        return {**reply, "sites": [s.to_dict() for s in found]}
 
 
 def _error_reply(error):
