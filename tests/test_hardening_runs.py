@@ -226,3 +226,29 @@ def test_a_gate_that_cannot_be_evaluated_fails_unless_allowed(tmp_path):
     assert "slower>5%: cannot be evaluated: not in BASE" in out.stdout
     assert "slower>5%: cannot be evaluated: not in NEW" in out.stdout
     cli("compare", wall, other, cwd=tmp_path, check_code=2)     # nothing in common, no gates
+
+
+def test_an_interrupt_stops_the_workers_at_once(tmp_path):
+    """A worker runs in a session of its own (the terminal's Ctrl-C does not reach it): the
+    interrupted run must kill it rather than wait for its block to end."""
+    ticks = tmp_path / "ticks"
+    path = suite(tmp_path, f'''
+    bench_ticking = Timer("time.sleep(0.2); f.write('x'); f.flush()",
+                          setup="import time; f = open({str(ticks)!r}, 'a')")
+''')
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchkit", "run", str(path), "--processes", "1",
+         "--min-run-time", "600", "-o", "r.json"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={"PATH": "/usr/bin:/bin"}, preexec_fn=_sigint_default)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (
+            not ticks.exists() or len(ticks.read_text()) < 5):
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    at_signal = len(ticks.read_text())
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stdout + stderr
+    time.sleep(1.0)
+    # Waiting for the block would have let it tick for seconds (5 per second) more.
+    assert len(ticks.read_text()) - at_signal <= 2

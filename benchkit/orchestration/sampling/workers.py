@@ -235,8 +235,11 @@ class WorkerProcess:
         return [Chunk(c["probe"], tuple(c["times"])) for c in reply["chunks"]]
 
     def close(self) -> None:
-        """Ask the worker to quit; kill it if it does not within a few seconds."""
-        if self._process.poll() is None:
+        """Ask the worker to quit; kill it if it does not within a few seconds, and at once
+        while an interrupt (Ctrl-C) unwinds: the worker, in a session of its own, did not
+        get the SIGINT and would finish its block first."""
+        interrupted = isinstance(sys.exc_info()[1], KeyboardInterrupt)
+        if self._process.poll() is None and not interrupted:
             try:
                 self._process.stdin.write(b'{"cmd": "quit"}\n')
                 self._process.stdin.close()
