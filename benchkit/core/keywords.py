@@ -1,5 +1,6 @@
 """pytest-style -k expressions over benchmark names: words match as substrings, combined with
-and/or/not and parentheses. Pure."""
+and/or/not and parentheses; a word with `=` (`n=1024`) matches a grid parameter's value
+exactly. Pure."""
 from __future__ import annotations
 
 import re
@@ -61,6 +62,9 @@ def keyword_filter(expression: str | None) -> Callable[[str], bool]:
             return inner
         if token in ("and", "or", ")"):
             fail(f"unexpected {token!r}")
+        if "=" in token:        # a grid parameter: that value exactly, not n=10 in n=1024
+            exact = re.compile(r"[\[,]" + re.escape(token) + r"[,\]]")
+            return lambda n: exact.search(n) is not None
         return lambda n: token in n
 
     predicate = either()

@@ -32,6 +32,7 @@ class Benchmark:
     extra_info: Mapping[str, Any] | None = None     # pytest's; a dict there, None elsewhere
     side: Side | None = None
     file: str | None = dataclasses.field(default=None, compare=False)
+    params: Mapping[str, Any] | None = None     # a grid point's values (core.params.stored)
 
     def with_threads(self, num_threads: int) -> "Benchmark":
         """The same benchmark with its task measured at `num_threads` torch threads."""
@@ -45,6 +46,8 @@ class Benchmark:
             out["extra_info"] = dict(self.extra_info)
         if self.side is not None:
             out["side"] = self.side.value
+        if self.params is not None:
+            out["params"] = dict(self.params)
         return out
 
     @classmethod
@@ -55,7 +58,8 @@ class Benchmark:
         side = meta.get("side")
         return cls(benchmark_name(item), tuple(Gate.parse(g) for g in meta.get("gates") or []),
                    group=meta.get("group"), extra_info=meta.get("extra_info"),
-                   side=Side(side) if side in ("base", "new") else None)
+                   side=Side(side) if side in ("base", "new") else None,
+                   params=meta.get("params"))
 
 
 def _metadata(item: Any) -> Mapping[str, Any]:

@@ -11,16 +11,21 @@ A suite file (`bench_*.py`, or any .py file named on the command line) declares 
     bench_add = Timer("x + 1", setup="x = 1")  # a module-level Timer named bench_*
 
 A decorated function (or a `bench_*` function) may return one Timer or a list of Timers;
-each becomes a benchmark named `file::function` (with `[i]` when several). Anything with a
+each becomes a benchmark named `file::function` (with `[i]` when several). With
+`@benchmark(params={"n": [...], ...})` it is called once per point of the grid and each
+point is a benchmark named by its values: `file::function[n=1024]`. Anything with a
 `task()` method counts as a Timer here (core.task.Measurable), so this module needs no Timer.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from benchkit.core import params
 from benchkit.core.gates import Gate
 from benchkit.core.keywords import keyword_filter
+from benchkit.core.params import check_grid
 from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
 from benchkit.core.task import Measurable
 from benchkit.engines.transfer import load_suite_module, suite_module_name
@@ -30,13 +35,22 @@ _MARK = "__benchkit_benchmark__"
 
 
 def benchmark(fn: Callable | None = None, *, fail_on: str | Iterable[str] | None = None,
-              name: str | None = None):
-    """Mark a function returning Timer(s) as a benchmark, with optional gates."""
+              name: str | None = None, params: Mapping[str, Sequence] | None = None):
+    """Mark a function returning Timer(s) as a benchmark, with optional gates.
+
+    With `params` ({name: values}), the function is called once per point of the grid with
+    the point as keyword arguments and returns that point's Timer; each point is a benchmark
+    named by its values, `file::fn[n=1024,dtype=float32]`, whose results keep the point
+    (metadata "params"). Timers without label/sub_label/description get them from the
+    point, so Compare lays the grid out: the last parameter as columns, the others as rows."""
     gates = [fail_on] if isinstance(fail_on, str) else list(fail_on or [])
     parsed = tuple(Gate.parse(g) for g in gates)
 
     def mark(f):
-        setattr(f, _MARK, {"gates": parsed, "name": name})
+        grid = None
+        if params is not None:
+            grid = check_grid(params, f"@benchmark(params=...) of {f.__qualname__}")
+        setattr(f, _MARK, {"gates": parsed, "name": name, "params": grid})
         return f
     return mark(fn) if fn is not None else mark
 
@@ -95,25 +109,49 @@ def load_file(path: Path, on_failure: OnFailure | None = None) -> list[Benchmark
         if not callable(value) or isinstance(value, type):
             continue
         base = f"{path.stem}::{(mark or {}).get('name') or attr}"
-        try:
-            timers = _call(value, attr, path)
-        except SuiteError as error:
-            if on_failure is None:
-                raise
-            on_failure(Failure(base, Phase.LOAD, FailureKind.RAISED, str(error), str(path)),
-                       error)
-            continue
         gates = (mark or {}).get("gates", ())
-        for i, timer in enumerate(timers):
-            out.append(Benchmark(base if len(timers) == 1 else f"{base}[{i}]", gates,
-                                 task=timer.task(), file=str(path)))
+        grid = (mark or {}).get("params")
+        for point in (params.points(grid) if grid else [None]):
+            name = base if point is None else f"{base}[{params.point_name(point)}]"
+            try:
+                timers = _call(value, attr, path, point)
+                if point is not None:
+                    out.append(_grid_benchmark(name, gates, timers, point, path, base))
+                    continue
+            except SuiteError as error:
+                if on_failure is None:
+                    raise
+                on_failure(Failure(name, Phase.LOAD, FailureKind.RAISED, str(error),
+                                   str(path)), error)
+                continue
+            for i, timer in enumerate(timers):
+                out.append(Benchmark(name if len(timers) == 1 else f"{name}[{i}]", gates,
+                                     task=timer.task(), file=str(path)))
     return out
 
 
-def _call(function: Callable, attr: str, path: Path) -> list[Measurable]:
-    """What a benchmark function returns, as Timers; a SuiteError naming it otherwise."""
+def _grid_benchmark(name: str, gates, timers: list[Measurable], point: params.Point,
+                    path: Path, base: str) -> Benchmark:
+    """A grid point's benchmark: its one Timer placed in the grid's Compare layout."""
+    if len(timers) != 1:
+        raise SuiteError(f"{path}::{name}: a grid point must return one Timer, got "
+                         f"{len(timers)}; make what varies between them a parameter")
+    task = timers[0].task()
+    spec = task.spec
+    if spec.label is None and spec.sub_label is None and spec.description is None:
+        sub_label, description = params.table_place(point)
+        spec = dataclasses.replace(spec, label=base, sub_label=sub_label,
+                                   description=description)
+        task = dataclasses.replace(task, spec=spec)
+    return Benchmark(name, gates, task=task, file=str(path), params=params.stored(point))
+
+
+def _call(function: Callable, attr: str, path: Path,
+          point: params.Point | None = None) -> list[Measurable]:
+    """What a benchmark function returns (called with a grid point's keyword arguments),
+    as Timers; a SuiteError naming it otherwise."""
     try:
-        made = function()
+        made = function(**(point or {}))
     except BenchkitError as error:
         raise SuiteError(f"{path}::{attr}() raised {type(error).__name__}: {error}") from None
     except Exception as error:

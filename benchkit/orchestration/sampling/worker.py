@@ -46,7 +46,7 @@ class Worker:
             task = b.task if num_threads is None else b.task.with_threads(num_threads)
             self.loops[b.name] = (loop_for(task, default_timer), task.spec.num_threads)
             out.append({"name": b.name, "task_spec": task.spec.to_dict(), "file": b.file,
-                        "gates": [str(g) for g in b.gates]})
+                        "gates": [str(g) for g in b.gates], "params": b.params})
         return {"benchmarks": out,
                 "failed": [f.to_dict() for f in failures if matches(f.benchmark)]}
 

@@ -214,7 +214,7 @@ class WorkerProcess:
         reply = self.request(**load.request())
         return Listing(
             tuple((Benchmark(b["name"], tuple(Gate.parse(g) for g in b.get("gates", [])),
-                             file=b.get("file")),
+                             file=b.get("file"), params=b.get("params")),
                    TaskSpec.from_dict(b["task_spec"]) if b.get("task_spec") else None)
                   for b in reply["benchmarks"]),
             tuple(Failure.from_dict(f) for f in reply.get("failed", [])))
