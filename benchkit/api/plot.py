@@ -107,3 +107,34 @@ def _memory(ax, results, names) -> None:
     ax.set_xlabel("bytes requested per run (exact)")
     ax.set_title("memory per run")
     ax.legend(loc="best")
+
+
+def render_scaling_png(fits, metric: str) -> bytes:
+    """Log-log plots of cost against the parameter, one panel per fitted benchmark: the
+    points with their intervals (the IQR of wall times) and the best fitted curve."""
+    import numpy as np
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(fits), figsize=(5 * len(fits), 4), squeeze=False)
+    for ax, f in zip(axes[0], fits):
+        n = np.array([p.n for p in f.points])
+        cost = np.array([p.cost for p in f.points])
+        low = np.array([p.cost - p.low if p.low is not None else 0 for p in f.points])
+        high = np.array([p.high - p.cost if p.high is not None else 0 for p in f.points])
+        ax.errorbar(n, cost, yerr=[low, high], fmt="o", capsize=3, label="measured")
+        grid = np.geomspace(n.min(), n.max(), 100)
+        best = f.best
+        ax.plot(grid, best.constant + best.coefficient * best.complexity.of(grid),
+                label=f"{best.complexity.value} fit (rms {best.rms:.1%})")
+        for j in f.jumps:
+            ax.axvspan(j.after, j.before, color="tab:orange", alpha=0.15)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(f.param)
+        ax.set_ylabel("seconds per run" if metric == "time" else "instructions per run")
+        ax.set_title(f.benchmark, fontsize=9)
+        ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    plt.close(fig)
+    return buffer.getvalue()
