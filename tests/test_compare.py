@@ -84,7 +84,8 @@ def test_replicates_are_merged_and_extend_results():
     c = Compare([mm([1.0, 1.0], label="L")])
     c.extend_results([mm([3.0, 3.0], label="L")])
     assert "2.0" in str(c)
-    with pytest.raises(BenchkitError, match="Compare takes Measurements, got str"):
+    with pytest.raises(BenchkitError,
+                       match="Compare takes Measurements \\(or MemoryStats\\), got str"):
         c.extend_results(["not a measurement"])
 
 

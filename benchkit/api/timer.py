@@ -3,6 +3,7 @@ arguments once, holds a Task (`timer.task()`), and hands that task to the engine
 needs: the wall-time loop here, worker processes, the callgrind collector, torch.profiler."""
 from __future__ import annotations
 
+import dataclasses
 import timeit as _timeit
 from typing import Any, Callable, Sequence
 
@@ -82,6 +83,8 @@ class Timer:
     `num_threads` is applied with torch.set_num_threads while measuring.
     `language="cpp"` times C++ snippets (`global_setup` for includes), compiled against the
     installed torch with the system compiler and cached by content.
+    `elements` / `bytes` state the work of one run: Measurements and Compare then show the
+    throughput (elements/s, bytes/s) and CallgrindStats the instructions per element/byte.
 
     As in torch.utils.benchmark, a subclass may set `_timer_cls` to a timeit.Timer-like class
     (`__init__(stmt, setup, timer, globals)`, `timeit(number)`), e.g. a deterministic fake.
@@ -95,9 +98,16 @@ class Timer:
                  globals: dict[str, Any] | None = None, label: str | None = None,
                  sub_label: str | None = None, description: str | None = None,
                  env: str | None = None, num_threads: int = 1,
-                 language: Language | str = Language.PYTHON) -> None:
+                 language: Language | str = Language.PYTHON, *, elements: int | None = None,
+                 bytes: int | None = None) -> None:
         self._task = _build_task(stmt, setup, global_setup, timer, globals, label, sub_label,
                                  description, env, num_threads, language)
+        for name, value in (("elements", elements), ("bytes", bytes)):
+            if value is not None:
+                validate.integer(name, value, where="Timer")
+        if elements is not None or bytes is not None:
+            self._task = dataclasses.replace(self._task, spec=dataclasses.replace(
+                self._task.spec, elements=elements, bytes=bytes))
         self._compiled = None
 
     @classmethod

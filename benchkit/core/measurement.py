@@ -7,6 +7,7 @@ import functools
 from typing import Any, Iterable, Sequence
 
 from benchkit.core import stats
+from benchkit.core import throughput
 from benchkit.core.task import TASKSPEC_FIELDS, TaskSpec
 
 
@@ -174,6 +175,9 @@ class Measurement:
         if s.n >= 4:
             lines.append(f"  IQR:    {s.iqr / scale:.2f} {unit} "
                          f"({s.p25 / scale:.2f} to {s.p75 / scale:.2f})")
+        rates = throughput.rates(self.task_spec, s.median)
+        if rates:
+            lines.append(f"  Throughput: {', '.join(rates)}")
         per = " per measurement" if s.n > 1 else ""
         where = ""
         if self.processes is not None:

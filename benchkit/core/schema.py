@@ -17,7 +17,8 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
   5 - adds "memory": MemoryStats (task_spec, number_per_run, the counted blocks long,
       short and empty, metadata); failures may be of phase "memory".
   6 - memory entries may hold "sites": the top allocation sites per run (kind, location,
-      allocations, bytes). Files of version 5 hold none; nothing else changed.
+      allocations, bytes); a task_spec may state the work of one run, "elements" and
+      "bytes" (throughput). Files of version 5 hold neither; nothing else changed.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import enum
 import math
 from typing import Sequence
 
-from benchkit.core import stats
+from benchkit.core import stats, throughput
 from benchkit.core.measurement import Measurement
 from benchkit.core.text import printable
 
@@ -173,6 +173,9 @@ def build_table(results: Sequence[Measurement], colorize: Colorize = Colorize.NO
                 if trim_significant_figures:
                     value = stats.trim_sigfig(value, m.significant_figures)
                 text = fmt.format(value, m.iqr / m.median if m.has_warnings else None)
+                rates = throughput.rates(m.task_spec, m.median)
+                if rates:
+                    text += f" ({', '.join(rates)})"
                 color = None
                 if colorize is Colorize.ROWWISE:
                     color = color_for(m.median, row_best)

@@ -41,6 +41,8 @@ class TaskSpec:
     description: str | None = None
     env: str | None = None
     num_threads: int = 1
+    elements: int | None = None     # work of one run, for throughput (elements/s)
+    bytes: int | None = None        # bytes one run processes, for throughput (bytes/s)
 
     @property
     def title(self) -> str:
@@ -69,8 +71,13 @@ class TaskSpec:
         return printable("\n".join(f"{s}\n" if "\n" in s else s for s in sections if s))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (results files, job files for child processes)."""
-        return dataclasses.asdict(self)
+        """The JSON form (results files, job files for child processes); the throughput
+        fields only where stated."""
+        out = dataclasses.asdict(self)
+        for name in THROUGHPUT_FIELDS:
+            if out[name] is None:
+                del out[name]
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "TaskSpec":
@@ -79,6 +86,7 @@ class TaskSpec:
 
 
 TASKSPEC_FIELDS = tuple(f.name for f in dataclasses.fields(TaskSpec))
+THROUGHPUT_FIELDS = ("elements", "bytes")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -5,6 +5,7 @@ import dataclasses
 import textwrap
 from typing import Any
 
+from benchkit.core import throughput
 from benchkit.core.task import TaskSpec
 from benchkit.core.callgrind.counts import FunctionCounts
 from benchkit.core.callgrind.standardize import standardize_name, torch_standardize_name
@@ -105,6 +106,9 @@ class CallgrindStats:
             f"    Per run:      {self.per_run():>12.1f}{'':>15}{self.per_run(denoise=True):>12.1f}"
             "   (stmt - baseline) / runs",
         ]
+        per_unit = throughput.per_unit(self.task_spec, self.per_run(), "instructions")
+        if per_unit:
+            lines.append(f"    Per unit:     {', '.join(per_unit)}")
         cache = self.cache_summary()
         if cache:
             lines.append("    Cache sim:    " + ", ".join(f"{k} {v}" for k, v in cache.items()))
