@@ -56,3 +56,16 @@ def test_a_timer_measures_and_counts_with_its_work():
     m = Timer("sum(x)", "x = list(range(100))", elements=100).blocked_autorange(
         min_run_time=0.05)
     assert m.task_spec.elements == 100 and "elem/s" in repr(m)
+
+
+def test_compare_shows_the_new_sides_throughput(tmp_path):
+    from test_cli import cli
+    for side, us in (("base", 2.0), ("new", 1.0)):
+        m = make_measurement([us] * 30, metadata={"benchmark": "s::sum"}, elements=1000)
+        benchkit.save(tmp_path / f"{side}.json", [m], environment={})
+    out = cli("compare", "base.json", "new.json", cwd=tmp_path).stdout
+    header, _, row = out.splitlines()[:3]
+    assert "new throughput" in header and "1 Gelem/s" in row
+    import json
+    doc = json.loads(cli("compare", "base.json", "new.json", "--json", cwd=tmp_path).stdout)
+    assert doc["rows"][0]["work"] == {"elements": 1000, "bytes": None}

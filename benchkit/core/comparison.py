@@ -16,6 +16,7 @@ from benchkit.core.gates import Gate, Metric
 from benchkit.core.memory_compare import MemoryChange, MemoryFigures, MemoryVerdict
 from benchkit.core.records import Benchmark, Failure, Side, benchmark_name
 from benchkit.core.schema import Results
+from benchkit.core.task import TaskSpec
 from benchkit.core.verdicts import Decision, Design, Verdict
 
 DEFAULT_NOISE = {Design.RUNS: 0.05, Design.ROUNDS: 0.02}
@@ -36,6 +37,7 @@ class Row:
     note: str = ""
     skipped: tuple[str, ...] = ()               # gates not evaluated, with --allow-missing
     memory: MemoryChange | None = None          # per run, when both sides counted memory
+    work: TaskSpec | None = None                # NEW's spec, where it states its work
 
     @property
     def instructions_change(self) -> float | None:
@@ -201,8 +203,11 @@ def _rows(names, base: _Side, new: _Side, gates, judge, allow_missing: bool) -> 
                                   MemoryFigures.of(new.memory[name]))
         item_gates = new.gates(name) or base.gates(name) or tuple(gates)
         note = "threads differ" if threads[0] != threads[1] else ""
-        row = _check(Row(name, wall, bi, ni, threads, item_gates, note=note, memory=memory),
-                     item_gates, base, new, allow_missing)
+        item = new.measurements.get(name) or new.counts.get(name)
+        work = item.task_spec if item is not None and (
+            item.task_spec.elements or item.task_spec.bytes) else None
+        row = _check(Row(name, wall, bi, ni, threads, item_gates, note=note, memory=memory,
+                         work=work), item_gates, base, new, allow_missing)
         if wall or bi or memory or row.failures or row.skipped:
             rows.append(row)
     return rows

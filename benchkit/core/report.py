@@ -29,11 +29,23 @@ def _instructions(r) -> str:
             f"({_pct(r.instructions_change, 2)}{verdict})")
 
 
+def _throughput(r) -> str:
+    """NEW's rates (wall time) or instructions per unit (counts), where it states its work."""
+    from benchkit.core import throughput
+    if r.work is None:
+        return "-"
+    if r.wall:
+        return ", ".join(throughput.rates(r.work, r.wall.new_median)) or "-"
+    if r.new_instructions:
+        return ", ".join(throughput.per_unit(r.work, r.new_instructions.median, "instr"))
+    return "-"
+
+
 def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     """The verdict table of a comparison, its summary, notes and warnings."""
     headers = ["benchmark", "base", "new", "ratio", f"{comp.confidence} CI", "p",
                "rounds" if comp.design is Design.ROUNDS else "processes", "verdict", "detectable",
-               "instructions/run", "memory/run", "gate"]
+               "new throughput", "instructions/run", "memory/run", "gate"]
     body, notes, widened = [], [], []
     # The band asked for; a row judged against a wider one says why below the table.
     base_noise = min((r.wall.noise for r in comp.rows if r.wall), default=0.0)
@@ -60,6 +72,7 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
             (f"{w.n_base}" if w.n_base == w.n_new else f"{w.n_base}/{w.n_new}") if w else "-",
             w.verdict if w else "-",
             f">{w.detectable:.1%}" if w and finite(w.detectable) else "-",
+            _throughput(r),
             _instructions(r), r.memory.describe() if r.memory else "-", gate])
     # Columns with nothing in any row (wall time of a counts-only comparison, counts of a
     # time-only one, gates when none was asked for) are left out: a terminal is ~100 wide.
@@ -150,6 +163,8 @@ def comparison_to_json(comp: Comparison) -> dict[str, Any]:
                             "verdict": r.instructions_verdict}
         rows.append({"name": r.name, "wall": wall, "instructions": instructions,
                      "memory": r.memory.to_json() if r.memory else None,
+                     "work": ({"elements": r.work.elements, "bytes": r.work.bytes}
+                              if r.work else None),
                      "threads": list(r.threads), "gates": [str(g) for g in r.gates],
                      "failures": list(r.failures), "skipped": list(r.skipped)})
     return {"design": comp.design, "test": comp.test, "alpha": comp.alpha, "rows": rows,
