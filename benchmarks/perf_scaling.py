@@ -1,0 +1,115 @@
+"""Complexity fits on wall time, repeated: how often `benchkit scaling` names the right class
+on this machine, beside Google Benchmark's rule (coefficient * f(n) with no constant term,
+lowest RMS) applied to the very same medians.
+
+Each trial is what a user runs: `benchkit run bench_scaling.py --fast` (3 fresh processes per
+grid point) and `benchkit scaling FILE --json`. The suite has an O(n) grid (sum(range(n))), an
+O(n^2) grid (a double loop over range(n)) and, for contrast, an O(n log n) one (sorted()).
+
+    .venv/bin/python benchmarks/perf_scaling.py [--trials 10]
+
+Writes results/perf_scaling.json; the README quotes it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchkit.core.scaling import Complexity
+from benchkit.system import machine
+from benchkit.system.files import atomic_write_bytes
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "results" / "perf_scaling.json"
+
+SUITE = '''
+from benchkit import Timer, benchmark
+
+@benchmark(params={"n": [1000, 4000, 16000, 64000, 256000]})
+def linear(n):
+    return Timer("sum(range(n))", setup=f"n = {n}", elements=n)
+
+@benchmark(params={"n": [16, 32, 64, 128, 256]})
+def quadratic(n):
+    return Timer("for i in r:\\n    for j in r:\\n        pass", setup=f"r = range({n})")
+
+@benchmark(params={"n": [1000, 4000, 16000, 64000, 256000]})
+def n_log_n(n):
+    return Timer("sorted(x)", setup="import random; random.seed(0); "
+                 f"x = [random.random() for _ in range({n})]")
+'''
+EXPECTED = {"bench_scaling::linear": Complexity.LINEAR,
+            "bench_scaling::quadratic": Complexity.QUADRATIC,
+            "bench_scaling::n_log_n": Complexity.N_LOG_N}
+
+
+def google_benchmark_fit(points: list[dict]) -> Complexity:
+    """Google Benchmark's MinimalLeastSq: cost = coefficient * f(n), lowest RMS."""
+    n = np.array([p["n"] for p in points])
+    cost = np.array([p["cost"] for p in points])
+    best, best_rms = None, np.inf
+    for c in Complexity:
+        f = c.of(n)
+        coefficient = float(f @ cost / (f @ f))
+        rms = float(np.sqrt(np.mean((cost - coefficient * f) ** 2)) / np.mean(cost))
+        if rms < best_rms:
+            best, best_rms = c, rms
+    return best
+
+
+def trial(directory: Path, k: int) -> dict:
+    run = subprocess.run([sys.executable, "-m", "benchkit", "run", "bench_scaling.py",
+                          "--fast", "-o", f"r{k}.json"], cwd=directory, capture_output=True,
+                         text=True)
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr[-2000:])
+    fits = subprocess.run([sys.executable, "-m", "benchkit", "scaling", f"r{k}.json",
+                           "--json"], cwd=directory, capture_output=True, text=True, check=True)
+    out = {}
+    for entry in json.loads(fits.stdout):
+        out[entry["benchmark"]] = {"benchkit": entry["fit"], "rms": entry["rms"],
+                                   "runner_up": entry["runner_up"],
+                                   "google_benchmark": google_benchmark_fit(entry["points"]).value,
+                                   "jumps": entry["jumps"]}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=10)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    trials = []
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch)
+        (directory / "bench_scaling.py").write_text(SUITE)
+        for k in range(args.trials):
+            trials.append(trial(directory, k))
+            print(f"trial {k + 1}: " + ", ".join(
+                f"{name.split('::')[1]} {r['benchkit']} (GB {r['google_benchmark']})"
+                for name, r in trials[-1].items()), flush=True)
+    summary = {}
+    for name, expected in EXPECTED.items():
+        summary[name] = {
+            "expected": expected.value,
+            "benchkit_right": sum(t[name]["benchkit"] == expected.value for t in trials),
+            "google_benchmark_right": sum(t[name]["google_benchmark"] == expected.value
+                                          for t in trials),
+            "trials": len(trials)}
+    doc = {"machine": machine.collect(), "seconds": time.perf_counter() - started,
+           "summary": summary, "trials": trials}
+    atomic_write_bytes(OUT, (json.dumps(doc, indent=1) + "\n").encode())
+    for name, s in summary.items():
+        print(f"{name}: {s['expected']} right {s['benchkit_right']}/{s['trials']} (benchkit), "
+              f"{s['google_benchmark_right']}/{s['trials']} (Google Benchmark's rule)")
+
+
+if __name__ == "__main__":
+    main()
