@@ -1,6 +1,7 @@
 """Complexity fits on wall time, repeated: how often `benchkit scaling` names the right class
-on this machine, beside Google Benchmark's rule (coefficient * f(n) with no constant term,
-lowest RMS) applied to the very same medians.
+on this machine, beside Google Benchmark's own rule (coefficient * f(n), lowest RMS, no
+tolerance) and a variant with a constant term (constant + coefficient * f(n), both >= 0),
+applied to the very same medians.
 
 Each trial is what a user runs: `benchkit run bench_scaling.py --fast` (3 fresh processes per
 grid point) and `benchkit scaling FILE --json`. The suite has an O(n) grid (sum(range(n))), an
@@ -64,6 +65,22 @@ def google_benchmark_fit(points: list[dict]) -> Complexity:
     return best
 
 
+def constant_term_fit(points: list[dict]) -> Complexity:
+    """constant + coefficient * f(n), both non-negative (scipy's nnls), lowest RMS."""
+    from scipy.optimize import nnls
+    n = np.array([p["n"] for p in points])
+    cost = np.array([p["cost"] for p in points])
+    best, best_rms = None, np.inf
+    for c in Complexity:
+        design = np.column_stack([np.ones_like(n), c.of(n)])
+        scale = design.max(axis=0)
+        solution, _ = nnls(design / scale, cost)
+        rms = float(np.sqrt(np.mean((cost - (design / scale) @ solution) ** 2)) / np.mean(cost))
+        if rms < best_rms - 1e-12:
+            best, best_rms = c, rms
+    return best
+
+
 def trial(directory: Path, k: int) -> dict:
     run = subprocess.run([sys.executable, "-m", "benchkit", "run", "bench_scaling.py",
                           "--fast", "-o", f"r{k}.json"], cwd=directory, capture_output=True,
@@ -77,7 +94,8 @@ def trial(directory: Path, k: int) -> dict:
         out[entry["benchmark"]] = {"benchkit": entry["fit"], "rms": entry["rms"],
                                    "runner_up": entry["runner_up"],
                                    "google_benchmark": google_benchmark_fit(entry["points"]).value,
-                                   "jumps": entry["jumps"]}
+                                   "constant_term": constant_term_fit(entry["points"]).value,
+                                   "points": entry["points"], "jumps": entry["jumps"]}
     return out
 
 
@@ -102,13 +120,16 @@ def main() -> None:
             "benchkit_right": sum(t[name]["benchkit"] == expected.value for t in trials),
             "google_benchmark_right": sum(t[name]["google_benchmark"] == expected.value
                                           for t in trials),
+            "constant_term_right": sum(t[name]["constant_term"] == expected.value
+                                       for t in trials),
             "trials": len(trials)}
     doc = {"machine": machine.collect(), "seconds": time.perf_counter() - started,
            "summary": summary, "trials": trials}
     atomic_write_bytes(OUT, (json.dumps(doc, indent=1) + "\n").encode())
     for name, s in summary.items():
         print(f"{name}: {s['expected']} right {s['benchkit_right']}/{s['trials']} (benchkit), "
-              f"{s['google_benchmark_right']}/{s['trials']} (Google Benchmark's rule)")
+              f"{s['google_benchmark_right']}/{s['trials']} (Google Benchmark's rule), "
+              f"{s['constant_term_right']}/{s['trials']} (with a constant term)")
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ def render_scaling_png(fits, metric: str) -> bytes:
         ax.errorbar(n, cost, yerr=[low, high], fmt="o", capsize=3, label="measured")
         grid = np.geomspace(n.min(), n.max(), 100)
         best = f.best
-        ax.plot(grid, best.constant + best.coefficient * best.complexity.of(grid),
+        ax.plot(grid, best.coefficient * best.complexity.of(grid),
                 label=f"{best.complexity.value} fit (rms {best.rms:.1%})")
         for j in f.jumps:
             ax.axvspan(j.after, j.before, color="tab:orange", alpha=0.15)

@@ -14,7 +14,7 @@ def add_parsers(sub) -> None:
     scaling = sub.add_parser(
         "scaling", help="fit each parameter grid's cost to O(1) ... O(n^3)",
         description="For each benchmark function run over a grid with a numeric parameter "
-                    "(@benchmark(params=...)), fit cost(n) = constant + coefficient * f(n) for "
+                    "(@benchmark(params=...)), fit cost(n) = coefficient * f(n) for "
                     "O(1), O(log n), O(n), O(n log n), O(n^2), O(n^3) by least squares, print "
                     "the best fit, how clearly it beats the runner-up, and the sizes between "
                     "which the cost per unit of the fit jumps.")

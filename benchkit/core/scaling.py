@@ -2,13 +2,13 @@
 classes, the best fit and its margin over the runner-up, and the sizes between which the
 cost per unit of the fit jumps. Pure.
 
-Each class is fitted as cost = constant + coefficient * f(n) with both terms non-negative
-(Google Benchmark fits coefficient * f(n) alone; the constant takes the fixed cost of a call,
-which otherwise makes a linear function of small n look sub-linear). The error of a fit is
-Google Benchmark's RMS: the root mean square of the residuals over the mean cost. The best
+Each class is fitted as cost = coefficient * f(n) by least squares, as Google Benchmark
+does (a constant term for the fixed cost of a call was tried: it let O(n^2) absorb sorted()'s
+wall times, which grow a little faster than n log n on a cache-bound machine, and named it
+right in 4 of 10 trials against 8 of 10 without; benchmarks/perf_scaling.py). The error of a
+fit is Google Benchmark's RMS: the root mean square of the residuals over the mean cost. The best
 fit is the simplest class whose RMS is within TOLERANCE (1 % of the mean cost) of the
-lowest: a higher class with a vanishing coefficient otherwise "fits" a constant cost's last
-few instructions better."""
+lowest: fits that close are not told apart by the data."""
 from __future__ import annotations
 
 import dataclasses
@@ -17,7 +17,6 @@ import re
 from typing import Sequence
 
 import numpy as np
-from scipy.optimize import nnls
 
 from benchkit.core.enums import TextEnum
 from benchkit.errors import GateError
@@ -57,11 +56,10 @@ class Complexity(TextEnum):
 
 @dataclasses.dataclass(frozen=True)
 class Candidate:
-    """One class fitted: cost = constant + coefficient * f(n), and its RMS."""
+    """One class fitted: cost = coefficient * f(n), and its RMS."""
 
     complexity: Complexity
     coefficient: float
-    constant: float
     rms: float
 
 
@@ -119,7 +117,7 @@ class ScalingFit:
         """The `scaling --json` entry."""
         best = self.best
         return {"benchmark": self.benchmark, "param": self.param, "fit": best.complexity.value,
-                "coefficient": best.coefficient, "constant": best.constant, "rms": best.rms,
+                "coefficient": best.coefficient, "rms": best.rms,
                 "runner_up": self.candidates[1].complexity.value,
                 "runner_up_rms": self.candidates[1].rms,
                 "points": [dataclasses.asdict(p) for p in self.points],
@@ -147,18 +145,9 @@ def fit(benchmark: str, param: str, points: Sequence[Point], jump_floor: float =
     candidates = []
     for complexity in Complexity:
         f = complexity.of(sizes)
-        design = np.column_stack([np.ones_like(sizes), f]) \
-            if complexity is not Complexity.CONSTANT else np.ones((len(sizes), 1))
-        scale = design.max(axis=0)
-        solution, _ = nnls(design / scale, costs)
-        solution = solution / scale
-        constant = float(solution[0])
-        coefficient = float(solution[1]) if len(solution) > 1 else 0.0
-        if complexity is Complexity.CONSTANT:
-            constant, coefficient = 0.0, float(solution[0])
-        predicted = constant + coefficient * f
-        rms = float(np.sqrt(np.mean((costs - predicted) ** 2)) / mean)
-        candidates.append(Candidate(complexity, coefficient, constant, rms))
+        coefficient = float(f @ costs / (f @ f))
+        rms = float(np.sqrt(np.mean((costs - coefficient * f) ** 2)) / mean)
+        candidates.append(Candidate(complexity, coefficient, rms))
     best_rms = min(c.rms for c in candidates)
     simplest = min((c for c in candidates if c.rms <= best_rms + TOLERANCE),
                    key=lambda c: c.complexity.order)
@@ -173,7 +162,7 @@ def _jumps(points: Sequence[Point], best: Candidate, floor: float) -> tuple[Jump
     out = []
     ratios = []
     for p in points:
-        model = best.constant + best.coefficient * float(best.complexity.of(np.array(p.n)))
+        model = best.coefficient * float(best.complexity.of(np.array(p.n)))
         ratios.append(p.cost / model if model > 0 else math.nan)
     for (a, ra), (b, rb) in zip(zip(points, ratios), zip(points[1:], ratios[1:])):
         if not (math.isfinite(ra) and math.isfinite(rb)) or ra <= 0:
