@@ -3,11 +3,11 @@ on this machine, beside Google Benchmark's own rule (coefficient * f(n), lowest 
 tolerance) and a variant with a constant term (constant + coefficient * f(n), both >= 0),
 applied to the very same medians.
 
-Each trial is what a user runs: `benchkit run bench_scaling.py --fast` (3 fresh processes per
-grid point) and `benchkit scaling FILE --json`. The suite has an O(n) grid (sum(range(n))), an
+Each trial is what a user runs: `benchkit run bench_scaling.py` (default settings: 10 fresh
+processes of 0.1 s per grid point; `--fast` for 3 of 0.05 s) and `benchkit scaling FILE --json`. The suite has an O(n) grid (sum(range(n))), an
 O(n^2) grid (a double loop over range(n)) and, for contrast, an O(n log n) one (sorted()).
 
-    .venv/bin/python benchmarks/perf_scaling.py [--trials 10]
+    .venv/bin/python benchmarks/perf_scaling.py [--trials 10] [--fast]
 
 Writes results/perf_scaling.json; the README quotes it.
 """
@@ -81,10 +81,10 @@ def constant_term_fit(points: list[dict]) -> Complexity:
     return best
 
 
-def trial(directory: Path, k: int) -> dict:
+def trial(directory: Path, k: int, fast: bool) -> dict:
     run = subprocess.run([sys.executable, "-m", "benchkit", "run", "bench_scaling.py",
-                          "--fast", "-o", f"r{k}.json"], cwd=directory, capture_output=True,
-                         text=True)
+                          *(["--fast"] if fast else []), "-o", f"r{k}.json"], cwd=directory,
+                         capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(run.stderr[-2000:])
     fits = subprocess.run([sys.executable, "-m", "benchkit", "scaling", f"r{k}.json",
@@ -102,6 +102,7 @@ def trial(directory: Path, k: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--fast", action="store_true", help="benchkit run --fast")
     args = parser.parse_args()
     started = time.perf_counter()
     trials = []
@@ -109,7 +110,7 @@ def main() -> None:
         directory = Path(scratch)
         (directory / "bench_scaling.py").write_text(SUITE)
         for k in range(args.trials):
-            trials.append(trial(directory, k))
+            trials.append(trial(directory, k, args.fast))
             print(f"trial {k + 1}: " + ", ".join(
                 f"{name.split('::')[1]} {r['benchkit']} (GB {r['google_benchmark']})"
                 for name, r in trials[-1].items()), flush=True)
@@ -123,7 +124,8 @@ def main() -> None:
             "constant_term_right": sum(t[name]["constant_term"] == expected.value
                                        for t in trials),
             "trials": len(trials)}
-    doc = {"machine": machine.collect(), "seconds": time.perf_counter() - started,
+    doc = {"machine": machine.collect(), "settings": "--fast" if args.fast else "default",
+           "seconds": time.perf_counter() - started,
            "summary": summary, "trials": trials}
     atomic_write_bytes(OUT, (json.dumps(doc, indent=1) + "\n").encode())
     for name, s in summary.items():
