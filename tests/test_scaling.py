@@ -122,3 +122,18 @@ def test_scaling_says_why_there_is_nothing_to_fit(tmp_path):
     assert "no benchmark in" in err and "@benchmark(params=" in err
     err = cli("scaling", path, "--metric", "instructions", cwd=tmp_path, check_code=2).stderr
     assert "has no instruction counts; run with --callgrind" in err
+
+
+def test_output_cut_short_by_its_reader_exits_quietly(tmp_path):
+    import subprocess
+    import sys
+    items = [make_measurement([float(n)] * 3, metadata={
+        "benchmark": f"bench_s::grow{k}[n={n}]", "params": {"n": n}}, label=f"g{k}",
+        sub_label=f"n={n}") for k in range(1500) for n in (1, 2, 4)]
+    path = benchkit.save(tmp_path / "many.json", items, environment={})
+    process = subprocess.Popen([sys.executable, "-m", "benchkit", "scaling", str(path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.readline()
+    process.stdout.close()                     # as `| head -1` does
+    assert process.wait(timeout=300) == 141
+    assert b"Traceback" not in process.stderr.read()

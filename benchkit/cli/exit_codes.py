@@ -12,4 +12,5 @@ class ExitCode(enum.IntEnum):
     FAILED = 1          # a gate caught a regression, or a check found problems
     USAGE = 2           # a usage or input error: the message names it and says what to do
     INTERRUPTED = 130   # Ctrl-C (SIGINT)
+    BROKEN_PIPE = 141   # the reader of the output went away (`| head`), as a shell reports it
     TERMINATED = 143    # SIGTERM

@@ -6,6 +6,7 @@ problems), 2 a usage or input error, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from benchkit.cli import (ab_command, history_commands, profile_commands, report_command,
@@ -40,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Micro-benchmarks for Python, PyTorch and NumPy: wall time with A/B "
                     "verdicts, instruction counts, profiles, and a history over commits.",
         epilog="Exit status: 0 done, 1 a gate caught a regression (or a check found "
-               "problems), 2 a usage or input error, 130 interrupted, 143 terminated. "
+               "problems), 2 a usage or input error, 130 interrupted, 141 output cut short "
+               "(| head), 143 terminated. "
                "`benchkit COMMAND --help` describes each command.")
     parser.add_argument("--version", action="version",
                         version=f"benchkit {installed} (Python {sys.version.split()[0]})")
@@ -64,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
             print("-- where it happened in your code:\n" + printable(theirs.rstrip()),
                   file=sys.stderr)
         return ExitCode.USAGE
+    except BrokenPipeError:
+        # Python would print a traceback at exit flushing stdout again: point it nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.BROKEN_PIPE
     except Terminated:
         print("terminated (SIGTERM)", file=sys.stderr)
         return ExitCode.TERMINATED

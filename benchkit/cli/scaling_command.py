@@ -76,7 +76,7 @@ def cmd_scaling(args) -> int:
         print(json.dumps([{**f.to_json(), "metric": metric, "failures": broken[f.benchmark]}
                           for f in fits], indent=2))
     else:
-        print(format_fits(fits, metric, broken))
+        print(format_fits(fits, metric, broken, gated=bool(gates)))
         for note in skipped:
             print(f"not fitted: {one_line(note)}")
     if args.plot:
@@ -88,21 +88,26 @@ def cmd_scaling(args) -> int:
     return ExitCode.FAILED if any(broken.values()) else ExitCode.OK
 
 
-def format_fits(fits, metric: str, broken: dict[str, list[str]]) -> str:
-    """The table of best fits, and the jumps under it."""
+def format_fits(fits, metric: str, broken: dict[str, list[str]], gated: bool) -> str:
+    """The table of best fits (a gate column where gates were given), and the jumps."""
     from tabulate import tabulate
-    unit = "s" if metric == "time" else "instructions"
+    unit = "seconds" if metric == "time" else "instructions"
     rows = []
     for f in fits:
         margin = ("exact" if math.isinf(f.margin) else f"{f.margin:.3g}x" if f.margin >= 1
-                  else "as close: simpler kept")
-        rows.append([one_line(f.benchmark), f.param, len(f.points), f.best.complexity.value,
-                     f"{f.best.coefficient:.4g}", f"{f.best.rms:.2%}",
-                     f"{f.candidates[1].complexity.value} ({margin})",
-                     ", ".join(broken[f.benchmark]) or "-"])
-    out = [tabulate(rows, headers=["benchmark", "param", "sizes", "fit",
-                                   f"coefficient ({unit})", "rms", "runner-up (rms ratio)",
-                                   "gate"], disable_numparse=True)]
+                  else "as close")
+        row = [one_line(f.benchmark), f.param, len(f.points), f.best.complexity.value,
+               f"{f.best.coefficient:.4g}", f"{f.best.rms:.2%}",
+               f"{f.candidates[1].complexity.value} {margin}"]
+        if gated:
+            row.append("FAIL: " + ", ".join(broken[f.benchmark]) if broken[f.benchmark]
+                       else "pass")
+        rows.append(row)
+    headers = ["benchmark", "param", "sizes", "fit", "coefficient", "rms",
+               "runner-up, rms x"] + (["gate"] if gated else [])
+    out = [tabulate(rows, headers=headers, disable_numparse=True),
+           f"cost = coefficient * f(n), {unit} per run; rms: of the residuals, over the mean "
+           "cost\nrunner-up: the next class and its rms over the fit's"]
     for f in fits:
         for j in f.jumps:
             out.append(f"{one_line(f.benchmark)}: cost per unit of {f.best.complexity.value} "
