@@ -1,11 +1,13 @@
 """Complexity fits on wall time, repeated: how often `benchkit scaling` names the right class
-on this machine, beside Google Benchmark's own rule (coefficient * f(n), lowest RMS, no
-tolerance) and a variant with a constant term (constant + coefficient * f(n), both >= 0),
-applied to the very same medians.
+on this machine (times relative to the speed probe, the default; and `--raw` medians),
+beside Google Benchmark's own rule (coefficient * f(n), lowest RMS, no tolerance) and a
+variant with a constant term (constant + coefficient * f(n), both >= 0), both applied to
+the very same raw medians.
 
 Each trial is what a user runs: `benchkit run bench_scaling.py` (default settings: 10 fresh
-processes of 0.1 s per grid point; `--fast` for 3 of 0.05 s) and `benchkit scaling FILE --json`. The suite has an O(n) grid (sum(range(n))), an
-O(n^2) grid (a double loop over range(n)) and, for contrast, an O(n log n) one (sorted()).
+processes of 0.1 s per grid point; `--fast` for 3 of 0.05 s) and `benchkit scaling FILE
+--json`. The suite has an O(n) grid (sum(range(n))), an O(n^2) grid (a double loop over
+range(n)) and, for contrast, an O(n log n) one (sorted()).
 
     .venv/bin/python benchmarks/perf_scaling.py [--trials 10] [--fast]
 
@@ -87,15 +89,20 @@ def trial(directory: Path, k: int, fast: bool) -> dict:
                          capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(run.stderr[-2000:])
-    fits = subprocess.run([sys.executable, "-m", "benchkit", "scaling", f"r{k}.json",
-                           "--json"], cwd=directory, capture_output=True, text=True, check=True)
+    def scaling(*extra: str) -> dict:
+        fits = subprocess.run([sys.executable, "-m", "benchkit", "scaling", f"r{k}.json",
+                               "--json", *extra], cwd=directory, capture_output=True,
+                              text=True, check=True)
+        return {e["benchmark"]: e for e in json.loads(fits.stdout)}
+    relative, raw = scaling(), scaling("--raw")
     out = {}
-    for entry in json.loads(fits.stdout):
-        out[entry["benchmark"]] = {"benchkit": entry["fit"], "rms": entry["rms"],
-                                   "runner_up": entry["runner_up"],
-                                   "google_benchmark": google_benchmark_fit(entry["points"]).value,
-                                   "constant_term": constant_term_fit(entry["points"]).value,
-                                   "points": entry["points"], "jumps": entry["jumps"]}
+    for name, entry in relative.items():
+        medians = raw[name]["points"]
+        out[name] = {"benchkit": entry["fit"], "rms": entry["rms"],
+                     "runner_up": entry["runner_up"], "benchkit_raw": raw[name]["fit"],
+                     "google_benchmark": google_benchmark_fit(medians).value,
+                     "constant_term": constant_term_fit(medians).value,
+                     "points": entry["points"], "raw_points": medians, "jumps": entry["jumps"]}
     return out
 
 
@@ -119,6 +126,8 @@ def main() -> None:
         summary[name] = {
             "expected": expected.value,
             "benchkit_right": sum(t[name]["benchkit"] == expected.value for t in trials),
+            "benchkit_raw_right": sum(t[name]["benchkit_raw"] == expected.value
+                                      for t in trials),
             "google_benchmark_right": sum(t[name]["google_benchmark"] == expected.value
                                           for t in trials),
             "constant_term_right": sum(t[name]["constant_term"] == expected.value
@@ -130,6 +139,7 @@ def main() -> None:
     atomic_write_bytes(OUT, (json.dumps(doc, indent=1) + "\n").encode())
     for name, s in summary.items():
         print(f"{name}: {s['expected']} right {s['benchkit_right']}/{s['trials']} (benchkit), "
+              f"{s['benchkit_raw_right']}/{s['trials']} (benchkit --raw), "
               f"{s['google_benchmark_right']}/{s['trials']} (Google Benchmark's rule), "
               f"{s['constant_term_right']}/{s['trials']} (with a constant term)")
 

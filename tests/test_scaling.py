@@ -137,3 +137,30 @@ def test_output_cut_short_by_its_reader_exits_quietly(tmp_path):
     process.stdout.close()                     # as `| head -1` does
     assert process.wait(timeout=300) == 141
     assert b"Traceback" not in process.stderr.read()
+
+
+def _probed(n: int, slow: set[int]) -> "benchkit.Measurement":
+    """Linear cost 10 ns * n, measured in 3 processes; processes in `slow` ran while the
+    machine was 1.8x slower, which their speed probes (1 ms normally) saw too."""
+    from benchkit.core.measurement import Measurement, ProcessSample
+    from benchkit.core.task import TaskSpec
+    times, processes = [], []
+    for k in range(3):
+        factor = 1.8 if k in slow else 1.0
+        times += [10e-9 * n * factor] * 4
+        processes.append(ProcessSample((4,), (1e-3 * factor,)))
+    return Measurement(1, times, TaskSpec("x", "pass"), {
+        "benchmark": f"bench_s::grow[n={n}]", "params": {"n": n}}, processes=processes)
+
+
+def test_times_relative_to_the_speed_probe_straighten_a_machine_that_slowed(tmp_path):
+    from test_cli import cli
+    # The two largest sizes were measured mostly while the machine was slow.
+    items = [_probed(n, {0, 1} if n >= 4096 else set()) for n in SIZES]
+    path = benchkit.save(tmp_path / "probed.json", items, environment={})
+    (relative,) = json.loads(cli("scaling", path, "--json", cwd=tmp_path, check_code=0).stdout)
+    assert relative["fit"] == "O(n)" and relative["rms"] < 1e-9
+    assert relative["coefficient"] == pytest.approx(10e-9)
+    (raw,) = json.loads(cli("scaling", path, "--json", "--raw", cwd=tmp_path,
+                            check_code=0).stdout)
+    assert raw["rms"] > 0.04            # the raw medians bend where the machine slowed

@@ -26,6 +26,10 @@ def add_parsers(sub) -> None:
                          help="what to fit: median wall time or instructions per run "
                               "(default: time where the file has wall times, else "
                               "instructions)")
+    scaling.add_argument("--raw", action="store_true",
+                         help="with time: fit the raw medians; by default each run's time is "
+                              "taken relative to the speed probe before it (as the history "
+                              "does), so a machine that slows down for a while bends no curve")
     scaling.add_argument("--json", action="store_true",
                          help="print a JSON list, one entry per fitted benchmark")
     scaling.add_argument("--plot", metavar="PNG",
@@ -35,14 +39,26 @@ def add_parsers(sub) -> None:
                               "'complexity>O(n log n)' (repeatable)")
 
 
-def _items(results, metric: str):
+def _items(results, metric: str, raw: bool):
     import numpy as np
+    from benchkit.core.history.series import probe_relative_times
     from benchkit.core.records import Benchmark, benchmark_name
     from benchkit.core.scaling import Point
     if metric == "time":
+        relative = {id(m): probe_relative_times(m) for m in results.measurements}
+        probes = [p for m in results.measurements for s in m.processes or () for p in s.probes]
+        if raw or not probes or any(r is None for r in relative.values()):
+            for m in results.measurements:
+                low, high = np.percentile(m.times, [25, 75])
+                yield benchmark_name(m), Benchmark.of(m).params, Point(0, m.median, low, high)
+            return
+        # Back in seconds at the file's typical speed: the median probe.
+        scale = float(np.median(probes))
         for m in results.measurements:
-            low, high = np.percentile(m.times, [25, 75])
-            yield benchmark_name(m), Benchmark.of(m).params, Point(0, m.median, low, high)
+            times = scale * np.array([t for process in relative[id(m)] for t in process])
+            low, median, high = np.percentile(times, [25, 50, 75])
+            yield (benchmark_name(m), Benchmark.of(m).params,
+                   Point(0, float(median), float(low), float(high)))
     else:
         for c in results.callgrind:
             yield benchmark_name(c), Benchmark.of(c).params, Point(0, c.per_run())
@@ -58,7 +74,7 @@ def cmd_scaling(args) -> int:
     if metric == "instructions" and not results.callgrind:
         raise BenchkitError(f"{args.file} has no instruction counts; run with --callgrind "
                             "or fit --metric time")
-    found = series_of(list(_items(results, metric)), args.param)
+    found = series_of(list(_items(results, metric, args.raw)), args.param)
     fits, skipped = [], []
     for series in found:
         try:
