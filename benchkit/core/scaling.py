@@ -3,9 +3,9 @@ classes, the best fit and its margin over the runner-up, and the sizes between w
 cost per unit of the fit jumps. Pure.
 
 Each class is fitted as cost = coefficient * f(n) by least squares, as Google Benchmark
-does (a constant term for the fixed cost of a call was tried: it let O(n^2) absorb sorted()'s
+does (a constant term for the fixed cost of a call was tried: it lets O(n^2) absorb sorted()'s
 wall times, which grow a little faster than n log n on a cache-bound machine, and named it
-right in 4 of 10 trials against 8 of 10 without; benchmarks/perf_scaling.py). The error of a
+right in 7 of 10 trials against 9 of 10 without; benchmarks/perf_scaling.py). The error of a
 fit is Google Benchmark's RMS: the root mean square of the residuals over the mean cost. The best
 fit is the simplest class whose RMS is within TOLERANCE (1 % of the mean cost) of the
 lowest: fits that close are not told apart by the data."""
