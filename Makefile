@@ -34,6 +34,7 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/perf_trace_memory.py
 	$(PY) benchmarks/perf_decisions.py
 	$(PY) benchmarks/perf_memory.py
+	$(PY) benchmarks/perf_scaling.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
