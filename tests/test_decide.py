@@ -127,3 +127,28 @@ def test_trial_log_ratios_pair_by_position():
 def test_detectable_grows_with_the_interval():
     assert verdicts._detectable(0.02, 0.0) == pytest.approx(0.02)
     assert verdicts._detectable(0.02, math.log(1.1)) == pytest.approx(1.02 * 1.1 - 1)
+
+
+def test_an_inconclusive_verdict_says_how_many_units_would_settle_it():
+    import math
+    from benchkit.core.verdicts import Interval, units_to_settle
+    # ratio 1.015 with a +-0.01 (log) half-width after 10 rounds, against a 2 % band:
+    # the interval must shrink to the 0.0048 between the estimate and the band's edge.
+    interval = Interval(math.log(1.015), math.log(1.015) - 0.01, math.log(1.015) + 0.01, 0.2)
+    distance = math.log(1.02) - math.log(1.015)
+    assert units_to_settle(interval, 10, 0.02) == math.ceil(10 * (0.01 / distance) ** 2)
+    on_edge = Interval(math.log(1.02), math.log(1.02) - 0.01, math.log(1.02) + 0.01, 0.1)
+    assert units_to_settle(on_edge, 10, 0.02) == math.inf
+
+
+def test_the_report_prints_what_would_settle_an_inconclusive_benchmark():
+    import numpy as np
+    from benchkit.core.verdicts import decide_rounds
+    rng = np.random.default_rng(3)
+    base = [[[1.0 + 0.01 * rng.standard_normal()]] for _ in range(8)]
+    new = [[[1.015 + 0.01 * rng.standard_normal()]] for _ in range(8)]
+    decision = decide_rounds(base, new, noise=0.02)
+    assert decision.verdict == "inconclusive" and decision.to_settle > 8
+    from benchkit.core.report import _settle
+    assert _settle(decision) == (f"; about {int(decision.to_settle) - 8} more rounds would "
+                                 "settle it at this spread")

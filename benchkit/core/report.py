@@ -29,6 +29,18 @@ def _instructions(r) -> str:
             f"({_pct(r.instructions_change, 2)}{verdict})")
 
 
+def _settle(w) -> str:
+    """'; about 14 more rounds would settle it at this spread' (or that none would)."""
+    unit = "rounds" if w.design is Design.ROUNDS else "processes"
+    done = min(w.n_base, w.n_new)
+    if not finite(w.to_settle) and w.to_settle == float("inf"):
+        return "; its estimate sits on the band's edge: more data would not settle it"
+    if not finite(w.to_settle):
+        return ""
+    more = max(int(w.to_settle) - done, 1)
+    return f"; about {more} more {unit} would settle it at this spread"
+
+
 def _throughput(r) -> str:
     """NEW's rates (wall time) or instructions per unit (counts), where it states its work."""
     from benchkit.core import throughput
@@ -59,7 +71,7 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
             ci = f"[{w.ci_low:.3f}, {w.ci_high:.3f}]"
         name = one_line(r.name)
         if w and w.verdict is Verdict.INCONCLUSIVE:
-            notes.append(f"  {name}: inconclusive: {w.reason}")
+            notes.append(f"  {name}: inconclusive: {w.reason}{_settle(w)}")
         elif w and w.noise > base_noise + 1e-12:
             widened.append(f"  {name}: {w.verdict} against a +-{w.noise:.0%} band: {w.reason}")
         body.append([
@@ -154,7 +166,8 @@ def comparison_to_json(comp: Comparison) -> dict[str, Any]:
                     "ci": [_json_float(w.ci_low), _json_float(w.ci_high)],
                     "p": _json_float(w.p_value), "verdict": w.verdict, "reason": w.reason,
                     "units": {"base": w.n_base, "new": w.n_new}, "noise": w.noise,
-                    "detectable": _json_float(w.detectable)}
+                    "detectable": _json_float(w.detectable),
+                    "to_settle": int(w.to_settle) if finite(w.to_settle) else None}
         instructions = None
         if r.base_instructions is not None and r.new_instructions is not None:
             instructions = {"base": _band_json(r.base_instructions),

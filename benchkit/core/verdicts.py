@@ -72,6 +72,7 @@ class Decision:
     noise: float                  # the band a change must clear, relative (0.02 == 2 %)
     detectable: float             # smallest change this data could have claimed, relative
     design: Design
+    to_settle: float = math.nan   # inconclusive: units in all that would settle it (inf: never)
 
     @property
     def change(self) -> float:
@@ -130,10 +131,26 @@ def _decided(base_median: float, new_median: float, interval: Interval, *, alpha
     ratio, low, high = (math.exp(interval.estimate), math.exp(interval.low),
                         math.exp(interval.high))
     verdict, reason = _judge(ratio, low, high, interval.p, alpha, noise)
+    to_settle = math.nan
+    if verdict is Verdict.INCONCLUSIVE:
+        to_settle = units_to_settle(interval, min(n_base, n_new), noise)
     return Decision(base_median=base_median, new_median=new_median, ratio=ratio, ci_low=low,
                     ci_high=high, p_value=interval.p, verdict=verdict, reason=reason + note,
                     n_base=n_base, n_new=n_new, noise=noise,
-                    detectable=_detectable(noise, interval.half_width), design=design)
+                    detectable=_detectable(noise, interval.half_width), design=design,
+                    to_settle=to_settle)
+
+
+def units_to_settle(interval: Interval, units: int, noise: float) -> float:
+    """How many units of evidence (rounds, processes) in all would make this interval clear
+    the +-noise band or fit inside it, if the estimate and the spread stayed as they are:
+    the half-width shrinks as 1/sqrt(units). Infinite when the estimate sits on the band's
+    edge (no amount of data settles that)."""
+    edge = math.log1p(noise)
+    distance = abs(abs(interval.estimate) - edge)
+    if distance <= 1e-12 or units < 1:
+        return math.inf
+    return float(math.ceil(units * (interval.half_width / distance) ** 2))
 
 
 def _undecided(base_median: float, new_median: float, reason: str, *, n_base: int, n_new: int,
