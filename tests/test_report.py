@@ -112,3 +112,15 @@ def test_environment_lines():
         "threads: torch_num_threads=2")
     merged = format_environment({"merged": [env, env]})
     assert merged.count("host box") == 2
+
+
+def test_ab_says_which_rounds_would_settle_its_inconclusive_benchmarks():
+    import dataclasses
+    from benchkit.cli.ab_command import settle_advice
+    comp = comparison()
+    assert settle_advice(comp, 8, 30.0) == ""          # no estimate in the fixture's rows
+    rows = tuple(dataclasses.replace(r, wall=dataclasses.replace(r.wall, to_settle=40.0))
+                 if r.name == "bench::noisy" else r for r in comp.rows)
+    assert settle_advice(dataclasses.replace(comp, rows=rows), 8, 30.0) == (
+        "to settle 1 inconclusive benchmark at this spread: --rounds 40 (about 20.0 min at "
+        "this A/B's pace)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 from benchkit.cli import args as types
@@ -94,6 +95,7 @@ def cmd_ab(args) -> int:
             return measured.results(base, new, revisions, args.trials, args.trial_time,
                                     args.seed, machine.collect(), partial)
         bar = saving.progress(f"A/B ({args.rounds} rounds)")
+        started = time.monotonic()
         try:
             interleaved.interleave(args.paths, base, new, rounds=args.rounds,
                                    trials=args.trials, keyword=args.keyword,
@@ -107,6 +109,7 @@ def cmd_ab(args) -> int:
                             f"partial results ({measured.rounds_done} complete rounds)")
             raise
         bar.close()
+        seconds_per_round = (time.monotonic() - started) / max(measured.rounds_done, 1)
         saved = results()
         if args.memory:
             _memory(args, {Side.BASE: base, Side.NEW: new}, saved)
@@ -122,11 +125,30 @@ def cmd_ab(args) -> int:
         print(json.dumps(comparison_to_json(compared), indent=1))
     else:
         print(format_comparison(compared, markdown=args.markdown))
+        advice = settle_advice(compared, args.rounds, seconds_per_round)
+        if advice:
+            print(advice)
     saving.report_failures(saved.failures)
     if args.history:
         history_commands.add_to_history(args, written, rev=args.new_rev)
     return saving.exit_code(
         ExitCode.FAILED if compared.regressions or saved.failures else ExitCode.OK, stored)
+
+
+def settle_advice(compared, rounds: int, seconds_per_round: float) -> str:
+    """What it would take to settle the inconclusive verdicts at their current spread:
+    the --rounds to ask for and about how long that A/B would take."""
+    import math
+
+    from benchkit.core.verdicts import Verdict
+    open_rows = [r for r in compared.rows if r.wall and r.wall.verdict is Verdict.INCONCLUSIVE]
+    needed = [r.wall.to_settle for r in open_rows if math.isfinite(r.wall.to_settle)]
+    if not needed:
+        return ""
+    total = max(int(max(needed)), rounds + 1)
+    minutes = total * seconds_per_round / 60
+    return (f"to settle {len(needed)} inconclusive benchmark{'s' if len(needed) > 1 else ''} "
+            f"at this spread: --rounds {total} (about {minutes:.1f} min at this A/B's pace)")
 
 
 def _memory(args, where: dict, saved) -> None:
