@@ -1,5 +1,5 @@
 """The history end to end, with real git, real installs, real valgrind and real SQLite: a
-synthetic project of 22 commits where one function does 10 % more work at one commit and
+synthetic project of 14 commits where one function does 10 % more work at one commit and
 6 % less at a later one, a second benchmark never changes, and every other commit touches
 only a text file."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ from benchkit.system.history_db import HistoryDB
 from conftest import requires_valgrind
 from test_cli import cli
 
-SLOWER_AT, FASTER_AT, COMMITS = 7, 14, 22
+SLOWER_AT, FASTER_AT, COMMITS = 5, 10, 14
 WORK_NAME = "bench_slowpkg::bench_work"
 WORK = {0: 3000, SLOWER_AT: 3300, FASTER_AT: 3100}
 # A venv without pip that sees the checkout and the caller's packages: installs in 0.1 s.
@@ -128,7 +128,7 @@ def test_history_run_finds_exactly_the_steps_and_bisect_names_the_commit(project
 @requires_valgrind
 def test_bisect_measures_at_most_log2_steps(project, tmp_path):
     repo, suite, shas = project
-    commits = FASTER_AT - 1 - 1                      # between good (1) and bad (13)
+    commits = FASTER_AT - 1 - 1                      # between good (1) and bad (9)
     found = json.loads(cli("bisect", suite, "--repo", repo, "--good", shas[1], "--bad",
                            shas[FASTER_AT - 1], "--benchmark", WORK_NAME, "--json",
                            "--db", tmp_path / "empty.db", "--install", FAST_INSTALL,
