@@ -152,3 +152,12 @@ def test_the_report_prints_what_would_settle_an_inconclusive_benchmark():
     from benchkit.core.report import _settle
     assert _settle(decision) == (f"; about {int(decision.to_settle) - 8} more rounds would "
                                  "settle it at this spread")
+
+
+def test_an_interval_hundreds_of_log_units_wide_is_an_infinite_ratio_not_an_overflow():
+    # found by the results-file fuzzer: one raw time replaced by 16 s among 1.2e-07 s ones
+    interval = verdicts.Interval(0.0, -711.0, 711.0, 1.0)
+    decision = verdicts._decided(1.2e-07, 1.2e-07, interval, alpha=0.01, noise=0.05, n_base=2,
+                                 n_new=2, design=verdicts.Design.RUNS)
+    assert decision.verdict is verdicts.Verdict.INCONCLUSIVE
+    assert decision.ci_low < 1e-300 and decision.ci_high == math.inf

@@ -124,12 +124,18 @@ def _judge(ratio: float, low: float, high: float, p: float, alpha: float,
     return Verdict.INCONCLUSIVE, f"CI [{low:.3f}, {high:.3f}] crosses the +-{noise:.0%} band"
 
 
+def ratio_of(log_ratio: float) -> float:
+    """exp(log_ratio), infinite instead of an OverflowError: a two-sample interval from a
+    handful of wildly different times can be hundreds of log units wide."""
+    return math.exp(log_ratio) if log_ratio < 709.0 else math.inf
+
+
 def _decided(base_median: float, new_median: float, interval: Interval, *, alpha: float,
              noise: float, n_base: int, n_new: int, design: Design,
              note: str = "") -> Decision:
     """The Decision of a log-ratio interval judged against the +-noise band."""
-    ratio, low, high = (math.exp(interval.estimate), math.exp(interval.low),
-                        math.exp(interval.high))
+    ratio, low, high = (ratio_of(interval.estimate), ratio_of(interval.low),
+                        ratio_of(interval.high))
     verdict, reason = _judge(ratio, low, high, interval.p, alpha, noise)
     to_settle = math.nan
     if verdict is Verdict.INCONCLUSIVE:
@@ -164,7 +170,7 @@ def _undecided(base_median: float, new_median: float, reason: str, *, n_base: in
 
 def _detectable(noise: float, half_width: float) -> float:
     """Smallest slowdown whose interval (of this width) would clear the noise band."""
-    return (1 + noise) * math.exp(half_width) - 1
+    return (1 + noise) * ratio_of(half_width) - 1
 
 
 # ----------------------------------------------------------------------------- interleaved

@@ -23,7 +23,7 @@ import numpy as np
 from benchkit.core.bands import instruction_change
 from benchkit.core.history.series import (Commit, HistoryMetric, Point, Series,
                                           probe_relative_times)
-from benchkit.core.verdicts import Interval, t_interval
+from benchkit.core.verdicts import Interval, ratio_of, t_interval
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_NOISE = 0.02
@@ -219,11 +219,11 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         elif not clear:
             continue        # no processes stored: the commits alone must clear the band
         level_before = math.exp(float(np.median(before)))
-        level_after = level_before * math.exp(interval.estimate)
+        level_after = level_before * ratio_of(interval.estimate)
         steps.append(Step(series.benchmark, series.metric, series.machine,
                           points[at - 1].commit, points[at].commit, level_before,
                           level_after, level_after / level_before - 1,
-                          math.exp(interval.low) - 1, math.exp(interval.high) - 1, (), how))
+                          ratio_of(interval.low) - 1, ratio_of(interval.high) - 1, (), how))
     return steps
 
 
