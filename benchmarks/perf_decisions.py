@@ -5,8 +5,10 @@ machine and with a CPU-burning neighbour process:
   - `benchkit run` recorded separately several times + `benchkit compare` (every pair),
   - `benchkit ab` (interleaved, in one session),
   - pyperf: `pyperf timeit` per benchmark + `pyperf compare_to` (when pyperf is installed).
-A/A compares identical code; A/B gives NEW 10 % (and 5 %) more work per run. Writes the
-false-claim rates, detection rates, wrong-direction claims and wall time per benchmark to
+A/A compares identical code; A/B gives NEW 5 %, 2 % (and for `ab` 1 %) more work per run.
+`ab` runs with its defaults: sequential, each benchmark stopped once its verdict is clear.
+Writes the false-claim rates, detection rates, wrong-direction claims, wall time per
+benchmark and, for `ab`, the rounds and seconds each benchmark took to its verdict to
 results/perf_decisions.json.
 
     .venv/bin/python benchmarks/perf_decisions.py [--quick] [--conditions quiet,neighbour]
@@ -21,6 +23,7 @@ import itertools
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,7 +36,9 @@ from benchkit.system.files import atomic_write_bytes
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "benchmarks" / "decisions_suite.py"
 OUT = ROOT / "results" / "perf_decisions.json"
-WORK = {"A": 20, "+10%": 22, "+5%": 21}
+WORK = {"A": 100, "+5%": 105, "+2%": 102, "+1%": 101}
+RUN_CHANGES = ("+5%", "+2%")            # run + compare and pyperf
+AB_CHANGES = ("+5%", "+2%", "+1%")
 NAMES = ["sum", "sorted", "dict", "join", "numpy", "listcomp"]
 
 
@@ -72,7 +77,7 @@ def tally(verdicts: list[str], expected: str | None) -> dict:
 def run_and_compare(tmp: Path, runs_a: int, runs_b: int) -> dict:
     files: dict[str, list[Path]] = {k: [] for k in WORK}
     spent = 0.0
-    for kind, count in (("A", runs_a), ("+10%", runs_b), ("+5%", runs_b)):
+    for kind, count in (("A", runs_a), *((k, runs_b) for k in RUN_CHANGES)):
         for i in range(count):
             path = tmp / f"run-{kind}-{i}.json"
             start = time.monotonic()
@@ -85,33 +90,45 @@ def run_and_compare(tmp: Path, runs_a: int, runs_b: int) -> dict:
     def verdicts(pairs):
         out = []
         for base, new in pairs:
-            done = benchkit_cli("compare", str(base), str(new), "--json", work=20)
+            done = benchkit_cli("compare", str(base), str(new), "--json", work=WORK["A"])
             out += [r["wall"]["verdict"] for r in json.loads(done.stdout)["rows"]]
         return out
     result = {"A/A": tally(verdicts(itertools.combinations(files["A"], 2)), None)}
-    for kind, expected in (("+10%", "slower"), ("+5%", "slower")):
-        result[kind] = tally(verdicts(itertools.product(files["A"], files[kind])), expected)
-    total_runs = runs_a + 2 * runs_b
+    for kind in RUN_CHANGES:
+        result[kind] = tally(verdicts(itertools.product(files["A"], files[kind])), "slower")
+    total_runs = runs_a + len(RUN_CHANGES) * runs_b
     result["seconds_per_benchmark"] = spent / total_runs / len(NAMES)
     return result
 
 
-def ab(tmp: Path, sessions_aa: int, sessions_b: int) -> dict:
+def ab(tmp: Path, sessions_aa: int, sessions_b: int, sessions_one: int) -> dict:
+    """`benchkit ab` with its defaults; per benchmark the rounds to its verdict and the
+    seconds that took (the session's time shared out by rounds)."""
     result, spent, count = {}, 0.0, 0
-    for kind, sessions, expected in (("A/A", sessions_aa, None), ("+10%", sessions_b, "slower"),
-                                     ("+5%", sessions_b, "slower")):
-        verdicts = []
+    plan = (("A/A", sessions_aa, None),) + tuple(
+        (k, sessions_one if k == "+1%" else sessions_b, "slower") for k in AB_CHANGES)
+    for kind, sessions, expected in plan:
+        verdicts, rounds, seconds = [], [], []
         for i in range(sessions):
             start = time.monotonic()
             work = WORK["A"] if kind == "A/A" else WORK[kind]
             done = benchkit_cli("ab", str(SUITE), "--new-env", f"BENCH_WORK={work}", "--json",
                                 "-o", str(tmp / f"ab-{kind}-{i}.json"), work=WORK["A"])
-            spent += time.monotonic() - start
+            took = time.monotonic() - start
+            spent += took
             count += 1
             if done.returncode not in (0, 1):
                 raise RuntimeError(done.stderr)
-            verdicts += [r["wall"]["verdict"] for r in json.loads(done.stdout)["rows"]]
+            rows = json.loads(done.stdout)["rows"]
+            verdicts += [r["wall"]["verdict"] for r in rows]
+            used = [r["wall"]["units"]["base"] for r in rows]
+            rounds += used
+            seconds += [took * n / sum(used) for n in used]
         result[kind] = tally(verdicts, expected)
+        result[kind]["rounds_to_verdict"] = {"median": statistics.median(rounds),
+                                             "max": max(rounds)}
+        result[kind]["seconds_to_verdict"] = {"median": round(statistics.median(seconds), 2),
+                                              "max": round(max(seconds), 2)}
     result["seconds_per_benchmark"] = spent / count / len(NAMES)
     return result
 
@@ -135,7 +152,7 @@ def _suite_snippets(work: int) -> list[tuple[str, str]]:
 def pyperf(tmp: Path, runs_a: int, runs_b: int) -> dict:
     spent = 0.0
     files: dict[str, list[list[Path]]] = {k: [] for k in WORK}
-    for kind, count in (("A", runs_a), ("+10%", runs_b), ("+5%", runs_b)):
+    for kind, count in (("A", runs_a), *((k, runs_b) for k in RUN_CHANGES)):
         snippets = _suite_snippets(WORK[kind])
         for i in range(count):
             paths = []
@@ -164,16 +181,16 @@ def pyperf(tmp: Path, runs_a: int, runs_b: int) -> dict:
                     out.append("unchanged")
         return out
     result = {"A/A": tally(verdicts(itertools.combinations(files["A"], 2)), None)}
-    for kind in ("+10%", "+5%"):
+    for kind in RUN_CHANGES:
         result[kind] = tally(verdicts(itertools.product(files["A"], files[kind])), "slower")
-    result["seconds_per_benchmark"] = spent / (runs_a + 2 * runs_b) / len(NAMES)
+    result["seconds_per_benchmark"] = spent / (runs_a + len(RUN_CHANGES) * runs_b) / len(NAMES)
     return result
 
 
 def main(quick: bool, conditions: list[str], no_pyperf: bool = False) -> None:
-    plan = {"runs_a": 4 if quick else 5, "runs_b": 1 if quick else 2,
-            "ab_aa": 2 if quick else 7, "ab_b": 1 if quick else 2,
-            "pyperf_a": 0 if quick else 4, "pyperf_b": 0 if quick else 1}
+    plan = {"runs_a": 3 if quick else 5, "runs_b": 1 if quick else 2,
+            "ab_aa": 2 if quick else 6, "ab_b": 1 if quick else 2, "ab_one": 1,
+            "pyperf_a": 0 if quick else 3, "pyperf_b": 0 if quick else 1}
     environment = machine.collect(str(ROOT))
     figures = {"environment": environment, "plan": plan, "conditions": {}}
     if OUT.exists():
@@ -186,7 +203,8 @@ def main(quick: bool, conditions: list[str], no_pyperf: bool = False) -> None:
                 out["benchkit run + compare"] = run_and_compare(Path(tmp), plan["runs_a"],
                                                                 plan["runs_b"])
                 print(f"[{condition}] benchkit ab ...", flush=True)
-                out["benchkit ab"] = ab(Path(tmp), plan["ab_aa"], plan["ab_b"])
+                out["benchkit ab"] = ab(Path(tmp), plan["ab_aa"], plan["ab_b"],
+                                       plan["ab_one"])
                 if plan["pyperf_a"] and not no_pyperf and pyperf_available():
                     print(f"[{condition}] pyperf ...", flush=True)
                     try:

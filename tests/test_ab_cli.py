@@ -73,6 +73,33 @@ def test_ab_of_identical_sides_claims_nothing(suite):
     assert "A/A check" in out.stderr
 
 
+def test_a_sequential_ab_stops_each_benchmark_once_its_verdict_is_clear(suite):
+    out = cli("ab", "bench_ab.py", "--new-env", "WORK=400", "--max-rounds", "8", "--trials",
+              "6", "--trial-time", "0.01", "-o", "seq.json", cwd=suite, check_code=1)
+    assert "test: sequential interleaved rounds" in out.stdout
+    header = next(line for line in out.stdout.splitlines() if line.startswith("benchmark"))
+    assert "band" in header.split()
+    results = benchkit.load(suite / "seq.json")
+    assert results.ab.sequential.max_rounds == 8
+    rounds = {m.metadata["benchmark"]: m.num_processes for m in results.measurements}
+    # 4x the work is clear at the first look; the stable one goes on while it is open
+    assert rounds["bench_ab::work"] == 5
+    assert 5 <= rounds["bench_ab::bench_stable"] <= 8
+    again = json.loads(cli("compare", "seq.json", "--json", cwd=suite, check_code=1).stdout)
+    assert again["design"] == "sequential rounds"
+    work = next(r for r in again["rows"] if r["name"] == "bench_ab::work")["wall"]
+    assert work["verdict"] == "slower" and work["units"] == {"base": 5, "new": 5}
+    assert work["noise"] >= 0.01
+
+
+def test_ab_design_options_are_checked_before_any_work(suite):
+    out = cli("ab", "bench_ab.py", "--rounds", "4", "--max-rounds", "8", cwd=suite,
+              check_code=2)
+    assert "--rounds is a fixed design" in out.stderr and "worker" not in out.stderr
+    out = cli("ab", "bench_ab.py", "--max-rounds", "2", cwd=suite, check_code=2)
+    assert "--max-rounds" in out.stderr and "3 or more" in out.stderr
+
+
 def test_ab_bad_sides_exit_2_with_one_line(suite):
     out = cli("ab", "bench_ab.py", "--base-python", "/no/such/python", cwd=suite, check_code=2)
     assert "--base-python '/no/such/python': no such executable" in out.stderr

@@ -13,7 +13,10 @@ from benchkit.cli import args as types
 from benchkit.cli import history_commands, saving
 from benchkit.cli.exit_codes import ExitCode
 from benchkit.cli.run_command import DEFAULT_TIMEOUT
-from benchkit.errors import BenchkitError
+from benchkit.errors import ArgumentCombinationError, BenchkitError, InvalidArgumentError
+
+MAX_ROUNDS = 30
+UNTIL_DECIDED_ROUNDS = 100
 
 
 def add_parsers(sub) -> None:
@@ -34,8 +37,19 @@ def add_parsers(sub) -> None:
                     help="shell command installing a revision: {src} is its checkout, {env} "
                          "the virtual environment to create, {python} this interpreter "
                          "(default: a venv seeing this one's packages + pip install {src})")
-    ab.add_argument("--rounds", type=types.positive_int, default=8, metavar="R",
-                    help="rounds, each with a fresh process per side (default 8)")
+    ab.add_argument("--rounds", type=types.positive_int, metavar="R",
+                    help="a fixed design: exactly R rounds for every benchmark, judged at "
+                         "the end against a fixed band (default: sequential, each "
+                         "benchmark stops once its verdict is clear)")
+    ab.add_argument("--max-rounds", type=types.positive_int, metavar="N",
+                    help=f"sequential: at most N rounds per benchmark (default "
+                         f"{MAX_ROUNDS}; {UNTIL_DECIDED_ROUNDS} with --until-decided)")
+    ab.add_argument("--max-time", type=types.positive_float, metavar="S",
+                    help="sequential: start no round that would end more than S seconds "
+                         "after the first began (default: no limit but --max-rounds)")
+    ab.add_argument("--until-decided", action="store_true",
+                    help=f"sequential: keep going up to {UNTIL_DECIDED_ROUNDS} rounds (or "
+                         "--max-rounds, --max-time) until every verdict is clear")
     ab.add_argument("--trials", type=types.positive_int, default=20, metavar="T",
                     help="back-to-back BASE/NEW trial pairs per benchmark per round (default 20)")
     ab.add_argument("--trial-time", type=types.positive_float, default=0.025, metavar="S",
@@ -55,7 +69,8 @@ def add_parsers(sub) -> None:
                     help="a gate that cannot be evaluated (a benchmark failed or missing on "
                          "a side) is reported, not failed")
     ab.add_argument("--noise", type=types.percent, default=None, metavar="PCT",
-                    help="changes inside +-PCT count as noise (default 2%%)")
+                    help="changes inside +-PCT count as noise (default: sequential, each "
+                         "benchmark's round spread, at least 1%%; with --rounds, 2%%)")
     ab.add_argument("--alpha", type=types.probability, default=0.01,
                     help="significance level (default 0.01)")
     ab.add_argument("-o", "--output", metavar="FILE",
@@ -82,6 +97,7 @@ def cmd_ab(args) -> int:
     for path in args.paths:
         if not Path(path).exists():
             raise BenchkitError(f"{path}: no such file or directory")
+    stopping = _stopping(args)
     output = check_writable(args.output or saving.default_output("ab"))
     settings = runs.Settings(chunk_time=args.trial_time, seed=args.seed, timeout=args.timeout)
     revisions = {Side.BASE: args.base_rev, Side.NEW: args.new_rev}
@@ -94,13 +110,14 @@ def cmd_ab(args) -> int:
         def results(partial: str | None = None):
             return measured.results(base, new, revisions, args.trials, args.trial_time,
                                     args.seed, machine.collect(), partial)
-        bar = saving.progress(f"A/B ({args.rounds} rounds)")
+        bar = saving.progress(f"A/B ({args.rounds} rounds)" if stopping is None else
+                              f"A/B (up to {stopping.plan.max_rounds} rounds)")
         started = time.monotonic()
         try:
-            interleaved.interleave(args.paths, base, new, rounds=args.rounds,
+            interleaved.interleave(args.paths, base, new, rounds=args.rounds or 0,
                                    trials=args.trials, keyword=args.keyword,
                                    num_threads=args.num_threads, settings=settings,
-                                   progress=bar, into=measured)
+                                   progress=bar, into=measured, stopping=stopping)
         except (BenchkitError, KeyboardInterrupt) as error:
             bar.close()
             if measured.rounds_done or measured.failures:
@@ -125,7 +142,8 @@ def cmd_ab(args) -> int:
         print(json.dumps(comparison_to_json(compared), indent=1))
     else:
         print(format_comparison(compared, markdown=args.markdown))
-        advice = settle_advice(compared, args.rounds, seconds_per_round)
+        advice = settle_advice(compared, measured.rounds_done, seconds_per_round,
+                               sequential=stopping is not None)
         if advice:
             print(advice)
     saving.report_failures(saved.failures)
@@ -135,9 +153,31 @@ def cmd_ab(args) -> int:
         ExitCode.FAILED if compared.regressions or saved.failures else ExitCode.OK, stored)
 
 
-def settle_advice(compared, rounds: int, seconds_per_round: float) -> str:
+def _stopping(args):
+    """The sequential design asked for (None: --rounds, a fixed one); options checked
+    before any work starts."""
+    from benchkit.core.sequential import SequentialPlan
+    from benchkit.orchestration.sampling.interleaved import Stopping
+    sequential = args.max_rounds or args.max_time or args.until_decided
+    if args.rounds is not None:
+        if sequential:
+            raise ArgumentCombinationError("--rounds is a fixed design; --max-rounds, --max-time and "
+                             "--until-decided belong to the sequential one: give one or "
+                             "the other")
+        return None
+    max_rounds = args.max_rounds or (UNTIL_DECIDED_ROUNDS if args.until_decided
+                                     else MAX_ROUNDS)
+    if max_rounds < 3:
+        raise InvalidArgumentError("--max-rounds", max_rounds, "3 or more (a sequential A/B "
+                                   "judges after 3 rounds at the earliest)")
+    plan = SequentialPlan(max_rounds=max_rounds, first_look=min(5, max_rounds))
+    return Stopping(plan, alpha=args.alpha, noise=args.noise, max_time=args.max_time)
+
+
+def settle_advice(compared, rounds: int, seconds_per_round: float,
+                  sequential: bool = False) -> str:
     """What it would take to settle the inconclusive verdicts at their current spread:
-    the --rounds to ask for and about how long that A/B would take."""
+    the --rounds (or --max-rounds) to ask for and about how long that A/B would take."""
     import math
 
     from benchkit.core.verdicts import Verdict
@@ -147,8 +187,9 @@ def settle_advice(compared, rounds: int, seconds_per_round: float) -> str:
         return ""
     total = max(int(max(needed)), rounds + 1)
     minutes = total * seconds_per_round / 60
+    option = "--max-rounds" if sequential else "--rounds"
     return (f"to settle {len(needed)} inconclusive benchmark{'s' if len(needed) > 1 else ''} "
-            f"at this spread: --rounds {total} (about {minutes:.1f} min at this A/B's pace)")
+            f"at this spread: {option} {total} (about {minutes:.1f} min at this A/B's pace)")
 
 
 def _memory(args, where: dict, saved) -> None:

@@ -10,7 +10,7 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
-from benchkit.core import environment, stats, verdicts
+from benchkit.core import environment, sequential, stats, verdicts
 from benchkit.core.bands import Band, CountVerdict, instruction_change
 from benchkit.core.gates import Gate, Metric
 from benchkit.core.memory_compare import MemoryChange, MemoryFigures, MemoryVerdict
@@ -78,6 +78,12 @@ class Comparison:
         if self.design is Design.ROUNDS:
             return ("interleaved rounds: t interval over the rounds' paired log ratios "
                     "(trials within a round back to back, random order)")
+        if self.design is Design.SEQUENTIAL:
+            return ("sequential interleaved rounds: Yuen's 20%-trimmed-mean t interval over "
+                    "the rounds' paired log ratios, the error spent over the looks "
+                    "(Lan-DeMets, Pocock-type), so a benchmark stopped once clear keeps a "
+                    f"valid interval; each benchmark's band follows its round spread (at "
+                    f"least {sequential.BAND_FLOOR:.0%})")
         return ("separate runs: t interval over worker processes (hierarchical bootstrap "
                 "SE), chunks taken at full machine speed only")
 
@@ -277,7 +283,9 @@ def of_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = No
           alpha: float = DEFAULT_ALPHA, allow_missing: bool = False) -> Comparison:
     """Verdicts of an interleaved A/B (rounds paired by position, trials by position).
     Gates that cannot be evaluated fail, as in of_runs."""
-    noise = DEFAULT_NOISE[Design.ROUNDS] if noise is None else noise
+    plan = results.ab.sequential
+    if noise is None and plan is None:
+        noise = DEFAULT_NOISE[Design.ROUNDS]
     base, new = split_ab(results)
     sides = _Side.of("BASE", base), _Side.of("NEW", new)
     names = list(dict.fromkeys(
@@ -289,14 +297,14 @@ def of_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = No
 
     def judge(a, b):
         return verdicts.decide_rounds(a.chunk_times(), b.chunk_times(), alpha=alpha,
-                                      noise=noise)
+                                      noise=noise, plan=plan)
     rows = _rows(names, *sides, gates, judge, allow_missing)
     warnings = environment.differences(base.environment, new.environment,
                                        fields=environment.MACHINE_FIELDS)
     warnings += _collector_warnings(base, new)
     partial = (f"the A/B stopped early: {results.partial}",) if results.partial else ()
     return _summary(rows, *sides, results.ab.only_base, results.ab.only_new, warnings,
-                    Design.ROUNDS, alpha, partial)
+                    Design.ROUNDS if plan is None else Design.SEQUENTIAL, alpha, partial)
 
 
 def _machine_warnings(base: Results, new: Results) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from benchkit.core.enums import TextEnum
 from benchkit.core.gates import Gate
+from benchkit.core.sequential import SequentialPlan
 from benchkit.core.task import Task
 
 
@@ -113,6 +114,7 @@ class AbRecord:
     only_base: tuple[str, ...] = ()
     only_new: tuple[str, ...] = ()
     design: str = "interleaved"
+    sequential: SequentialPlan | None = None    # None: every benchmark ran all rounds
 
     def to_dict(self) -> dict[str, Any]:
         """The `ab` section of a results file."""
@@ -120,7 +122,8 @@ class AbRecord:
         return {"design": self.design, **{k: v for k, v in sizes.items() if v is not None},
                 "seed": self.seed,
                 "sides": {side.value: self.sides[side].to_dict() for side in Side},
-                "only_base": list(self.only_base), "only_new": list(self.only_new)}
+                "only_base": list(self.only_base), "only_new": list(self.only_new),
+                **({"sequential": self.sequential.to_dict()} if self.sequential else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "AbRecord":
@@ -130,7 +133,9 @@ class AbRecord:
                    sides={side: AbSide.from_dict(d["sides"][side.value]) for side in Side},
                    only_base=tuple(d.get("only_base") or ()),
                    only_new=tuple(d.get("only_new") or ()),
-                   design=d.get("design", "interleaved"))
+                   design=d.get("design", "interleaved"),
+                   sequential=(SequentialPlan.from_dict(d["sequential"])
+                               if d.get("sequential") else None))
 
 
 class Phase(TextEnum):

@@ -31,7 +31,7 @@ def _instructions(r) -> str:
 
 def _settle(w) -> str:
     """'; about 14 more rounds would settle it at this spread' (or that none would)."""
-    unit = "rounds" if w.design is Design.ROUNDS else "processes"
+    unit = "rounds" if w.design.interleaved else "processes"
     done = min(w.n_base, w.n_new)
     if not finite(w.to_settle) and w.to_settle == float("inf"):
         return "; its estimate sits on the band's edge: more data would not settle it"
@@ -56,7 +56,8 @@ def _throughput(r) -> str:
 def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     """The verdict table of a comparison, its summary, notes and warnings."""
     headers = ["benchmark", "base", "new", "ratio", f"{comp.confidence} CI", "p",
-               "rounds" if comp.design is Design.ROUNDS else "processes", "verdict", "detectable",
+               "rounds" if comp.design.interleaved else "processes", "band", "verdict",
+               "detectable",
                "new throughput", "instructions/run", "memory/run", "gate"]
     body, notes, widened = [], [], []
     # The band asked for; a row judged against a wider one says why below the table.
@@ -72,7 +73,7 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
         name = one_line(r.name)
         if w and w.verdict is Verdict.INCONCLUSIVE:
             notes.append(f"  {name}: inconclusive: {w.reason}{_settle(w)}")
-        elif w and w.noise > base_noise + 1e-12:
+        elif w and w.noise > base_noise + 1e-12 and comp.design is not Design.SEQUENTIAL:
             widened.append(f"  {name}: {w.verdict} against a +-{w.noise:.0%} band: {w.reason}")
         body.append([
             name + threads,
@@ -82,6 +83,7 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
             ci,
             f"{w.p_value:.2g}" if w and finite(w.p_value) else "-",
             (f"{w.n_base}" if w.n_base == w.n_new else f"{w.n_base}/{w.n_new}") if w else "-",
+            f"+-{w.noise:.1%}" if w and comp.design is Design.SEQUENTIAL else "-",
             w.verdict if w else "-",
             f">{w.detectable:.1%}" if w and finite(w.detectable) else "-",
             _throughput(r),
@@ -112,7 +114,9 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     if has_wall:
         out.extend(textwrap.wrap(
             f"test: {comp.test}; a change is claimed only when the {comp.confidence} CI lies "
-            f"outside the +-{base_noise:.0%} noise band; 'detectable' is the smallest slowdown "
+            + ("outside the benchmark's band" if comp.design is Design.SEQUENTIAL
+               else f"outside the +-{base_noise:.0%} noise band") +
+            "; 'detectable' is the smallest slowdown "
             "this data could have claimed", width=100, subsequent_indent="  "))
     if widened:
         out.append("judged against a wider band:")

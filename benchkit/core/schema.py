@@ -19,6 +19,9 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
   6 - memory entries may hold "sites": the top allocation sites per run (kind, location,
       allocations, bytes); a task_spec may state the work of one run, "elements" and
       "bytes" (throughput). Files of version 5 hold neither; nothing else changed.
+  7 - an A/B may be sequential: "ab.sequential" holds its plan (max_rounds, first_look,
+      growth), and each benchmark has the rounds it ran until its verdict was clear. Files
+      of version 6 are fixed-rounds A/Bs; nothing else changed.
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ from benchkit.core.task import TaskSpec
 from benchkit.errors import SchemaError
 
 FORMAT_NAME = "benchkit-results"
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 _COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusive_stats",
            "stmt_exclusive_stats")
 
@@ -217,9 +220,13 @@ def _migrate_5_to_6(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 6}
 
 
+def _migrate_6_to_7(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "version": 7}
+
+
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5,
-    5: _migrate_5_to_6}
+    5: _migrate_5_to_6, 6: _migrate_6_to_7}
 
 
 def json_path(path: Iterable[Any]) -> str:

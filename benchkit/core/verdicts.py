@@ -28,7 +28,9 @@ from typing import Sequence
 
 import numpy as np
 
+from benchkit.core import sequential
 from benchkit.core.enums import TextEnum
+from benchkit.core.sequential import SequentialPlan
 
 MIN_ROUNDS = 3
 MIN_PROCESSES = 2
@@ -52,7 +54,13 @@ class Design(TextEnum):
     """Where the evidence comes from: interleaved rounds (`ab`) or separate runs."""
 
     ROUNDS = "rounds"
+    SEQUENTIAL = "sequential rounds"
     RUNS = "runs"
+
+    @property
+    def interleaved(self) -> bool:
+        """Evidence from interleaved rounds (fixed or sequential)."""
+        return self is not Design.RUNS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,15 +195,26 @@ def trial_log_ratios(base_trials: Sequence[Sequence[float]],
 
 def decide_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
                   new_rounds: Sequence[Sequence[Sequence[float]]], *,
-                  alpha: float = 0.01, noise: float = 0.01) -> Decision:
+                  alpha: float = 0.01, noise: float | None = 0.01,
+                  plan: SequentialPlan | None = None) -> Decision:
     """Decide from an interleaved A/B: `rounds[r][k]` are the per-run times of trial k of
-    round r; trial k of BASE and of NEW were taken back to back."""
+    round r; trial k of BASE and of NEW were taken back to back.
+
+    With a SequentialPlan (an A/B that stopped each benchmark once its verdict was clear) the
+    interval is Yuen's trimmed-mean t interval at the error the plan spent on this many
+    rounds (core.sequential), and `noise=None` is the band that follows the rounds' spread;
+    without, a t interval of the mean at `alpha`."""
     base_all = [t for rnd in base_rounds for trial in rnd for t in trial]
     new_all = [t for rnd in new_rounds for trial in rnd for t in trial]
     base_median = float(np.median(base_all)) if base_all else float("nan")
     new_median = float(np.median(new_all)) if new_all else float("nan")
     rounds = [float(np.median(trial_log_ratios(b, n)))
               for b, n in zip(base_rounds, new_rounds) if len(b) and len(n)]
+    if plan is not None:
+        return _decide_sequential(base_median, new_median, np.asarray(rounds), alpha, noise,
+                                  plan)
+    if noise is None:
+        raise ValueError("a fixed-rounds A/B needs its band (noise)")
     if len(rounds) < MIN_ROUNDS:
         return _undecided(base_median, new_median,
                           f"{len(rounds)} rounds; need {MIN_ROUNDS} (raise --rounds)",
@@ -204,6 +223,26 @@ def decide_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
     return _decided(base_median, new_median, mean_interval(np.asarray(rounds), alpha),
                     alpha=alpha, noise=noise, n_base=len(rounds), n_new=len(rounds),
                     design=Design.ROUNDS)
+
+
+def _decide_sequential(base_median: float, new_median: float, rounds: np.ndarray,
+                       alpha: float, noise: float | None, plan: SequentialPlan) -> Decision:
+    band = sequential.auto_band(rounds) if noise is None else noise
+    level = plan.alpha_at(len(rounds), alpha)
+    if level <= 0.0:
+        return _undecided(base_median, new_median,
+                          f"{len(rounds)} rounds; the first verdict is taken after "
+                          f"{plan.first_look} (raise --max-rounds or --max-time)",
+                          n_base=len(rounds), n_new=len(rounds), noise=band,
+                          design=Design.SEQUENTIAL)
+    estimate, se, df = sequential.trimmed(rounds)
+    decision = _decided(base_median, new_median, t_interval(estimate, se, df, level),
+                        alpha=level, noise=band, n_base=len(rounds), n_new=len(rounds),
+                        design=Design.SEQUENTIAL)
+    if decision.verdict is Verdict.INCONCLUSIVE and len(rounds) >= plan.max_rounds:
+        return dataclasses.replace(decision, reason=decision.reason +
+                                   f"; all {plan.max_rounds} rounds of the budget used")
+    return decision
 
 
 # ----------------------------------------------------------------------------- separate runs

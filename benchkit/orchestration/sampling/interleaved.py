@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Sequence
+import time
+from typing import Any, Callable, Sequence
 
+from benchkit.core import verdicts
 from benchkit.core.measurement import Measurement
 from benchkit.core.records import AbRecord, AbSide, Failure, Phase, Side
 from benchkit.core.schema import Results
+from benchkit.core.sequential import SequentialPlan
 from benchkit.errors import SuiteError
 from benchkit.orchestration.sampling.runs import (Series, Settings, Slot, advance, check_same,
                                                   nothing_loaded)
@@ -28,6 +31,7 @@ class Interleaved:
     base: list[Series] = dataclasses.field(default_factory=list)
     new: list[Series] = dataclasses.field(default_factory=list)
     rounds_done: int = 0
+    sequential: SequentialPlan | None = None    # set by a sequential A/B
     only_base: list[str] = dataclasses.field(default_factory=list)
     only_new: list[str] = dataclasses.field(default_factory=list)
     environments: dict[str, dict] = dataclasses.field(default_factory=dict)
@@ -59,7 +63,8 @@ class Interleaved:
         record = AbRecord(rounds=self.rounds_done, trials=trials, trial_time=trial_time,
                           seed=seed, sides={Side.BASE: record_of(Side.BASE, base),
                                             Side.NEW: record_of(Side.NEW, new)},
-                          only_base=tuple(self.only_base), only_new=tuple(self.only_new))
+                          only_base=tuple(self.only_base), only_new=tuple(self.only_new),
+                          sequential=self.sequential)
         return Results([*self.measurements(Side.BASE), *self.measurements(Side.NEW)], [],
                        environment, {}, record, list(self.failures), partial)
 
@@ -123,13 +128,36 @@ def _trials(i: int, out: Interleaved, slots: dict[str, Slot], trials: int,
     return chunks
 
 
+@dataclasses.dataclass(frozen=True)
+class Stopping:
+    """A sequential A/B: a benchmark gets rounds only while its verdict is open (looks and
+    error spending by `plan`), and no round starts that would end past `max_time` seconds."""
+
+    plan: SequentialPlan
+    alpha: float = 0.01
+    noise: float | None = None          # None: each benchmark's band follows its spread
+    max_time: float | None = None
+
+    def settled(self, base: Series, new: Series) -> bool:
+        """Whether this benchmark's verdict is clear after the rounds it has."""
+        rounds = len(base.processes)
+        if not self.plan.is_look(rounds):
+            return False
+        decision = verdicts.decide_rounds(base.measurement().chunk_times(),
+                                          new.measurement().chunk_times(), alpha=self.alpha,
+                                          noise=self.noise, plan=self.plan)
+        return decision.verdict is not verdicts.Verdict.INCONCLUSIVE
+
+
 def interleave(paths: Sequence[str], base: Interpreter, new: Interpreter, *, rounds: int = 8,
                trials: int = 20, keyword: str | None = None, num_threads: int | None = None,
                settings: Settings = Settings(), progress: Any = None,
                into: Interleaved | None = None, start: StartWorker = start_process,
-               cpus: Sequence[int | None] | None = None) -> Interleaved:
-    """Interleaved A/B: `rounds` rounds, each with a fresh worker per side; per benchmark
-    `trials` pairs of chunks of `settings.chunk_time`, each pair in random order.
+               cpus: Sequence[int | None] | None = None, stopping: Stopping | None = None,
+               clock: Callable[[], float] = time.monotonic) -> Interleaved:
+    """Interleaved A/B: `rounds` rounds (with `stopping`, up to its plan's max_rounds, each
+    benchmark only while its verdict is open), each with a fresh worker per side; per
+    benchmark `trials` pairs of chunks of `settings.chunk_time`, each pair in random order.
     Fills `into` as it goes, so a failure keeps what was measured; a benchmark that fails
     on either side is recorded and the others go on."""
     rng = settings.rng()
@@ -138,7 +166,16 @@ def interleave(paths: Sequence[str], base: Interpreter, new: Interpreter, *, rou
     first_names: dict[str, list[str]] = {}
     if cpus is None:
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [None]
+    if stopping is not None:
+        rounds = stopping.plan.max_rounds
+        out.sequential = stopping.plan
+    started, longest = clock(), 0.0
+    settled: set[int] = set()
     for r in range(rounds):
+        if stopping is not None and stopping.max_time is not None and r > 0 and (
+                clock() - started + longest > stopping.max_time):
+            break       # the next round would end past the budget
+        round_start = clock()
         sides = [("base", base), ("new", new)]
         rng.shuffle(sides)   # which side's worker starts first
         # Both workers of a round on one CPU: on shared machines each CPU has its own
@@ -157,7 +194,7 @@ def interleave(paths: Sequence[str], base: Interpreter, new: Interpreter, *, rou
             else:
                 for name, slot in slots.items():
                     check_same(slot, first_names[name])
-            order = list(range(len(out.base)))
+            order = [i for i in range(len(out.base)) if i not in settled]
             rng.shuffle(order)
             for i in order:
                 if not out.failed(out.base[i].benchmark.name):
@@ -167,9 +204,21 @@ def interleave(paths: Sequence[str], base: Interpreter, new: Interpreter, *, rou
                     else:
                         out.base[i].add(chunks["base"], r)
                         out.new[i].add(chunks["new"], r)
-                advance(progress, rounds * len(out.base))
+                        if stopping is not None and stopping.settled(out.base[i], out.new[i]):
+                            settled.add(i)
+                if stopping is None:
+                    advance(progress, rounds * len(out.base))
             out.rounds_done = r + 1
         finally:
             for slot in slots.values():
                 slot.close()
+        longest = max(longest, clock() - round_start)
+        open_now = [i for i in range(len(out.base))
+                    if i not in settled and not out.failed(out.base[i].benchmark.name)]
+        if stopping is not None:
+            advance(progress, rounds)
+            if progress is not None and hasattr(progress, "set_postfix_str"):
+                progress.set_postfix_str(f"{len(open_now)} open")
+            if not open_now:
+                break
     return out
