@@ -161,9 +161,9 @@ def _stopping(args):
     sequential = args.max_rounds or args.max_time or args.until_decided
     if args.rounds is not None:
         if sequential:
-            raise ArgumentCombinationError("--rounds is a fixed design; --max-rounds, --max-time and "
-                             "--until-decided belong to the sequential one: give one or "
-                             "the other")
+            raise ArgumentCombinationError(
+                "--rounds is a fixed design; --max-rounds, --max-time and --until-decided "
+                "belong to the sequential one: give one or the other")
         return None
     max_rounds = args.max_rounds or (UNTIL_DECIDED_ROUNDS if args.until_decided
                                      else MAX_ROUNDS)
