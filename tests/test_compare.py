@@ -97,3 +97,77 @@ def test_label_none_and_single_measurement():
 def test_print(capsys):
     Compare(_table()[:5]).print()
     assert capsys.readouterr().out == MUL + "\n"
+
+
+def test_a_gate_an_inconclusive_verdict_cannot_decide_is_undecided_or_fails_when_strict():
+    from benchkit.core import comparison
+    from benchkit.core.gates import Gate
+    from benchkit.core.report import comparison_to_json, format_comparison
+    from benchkit.core.schema import Results
+    from noise_model import Machine
+
+    def results(seed, time):
+        m = Machine(seed, slow_fraction=0.0, process_sd=0.06).run(time)
+        m.metadata = {"benchmark": "s::b"}
+        return Results([m], [], {}, {})
+    base, new = results(1, 10e-6), results(2, 10.6e-6)
+    relaxed = comparison.of_runs(base, new, [Gate.parse("slower>5%")])
+    row = relaxed.rows[0]
+    assert row.wall.verdict == "inconclusive" and row.wall.ci_high > 1.05
+    assert row.undecided == ("slower>5%: not decided (inconclusive, CI up to +13.0%)",)
+    assert not relaxed.regressions and relaxed.undecided == (row,)
+    text = format_comparison(relaxed)
+    assert "gates not decided: 1 benchmark(s) inconclusive" in text and "--strict" in text
+    assert comparison_to_json(relaxed)["summary"]["undecided"] == ["s::b"]
+    strict = comparison.of_runs(base, new, [Gate.parse("slower>5%")], strict=True)
+    assert strict.regressions and strict.rows[0].failures == row.undecided
+    # an interval that ends below the gate's limit decides the gate after all
+    wide = comparison.of_runs(base, new, [Gate.parse("slower>50%")], strict=True)
+    assert not wide.regressions and not wide.undecided
+
+
+def test_show_lays_out_one_table_per_suite_file_with_a_row_per_benchmark():
+    from benchkit.core.table import by_suite_file
+    ms = [mm([10.0], label="sum", metadata={"benchmark": "bench_a::bench_sum"}),
+          mm([20.0], label="sorted", metadata={"benchmark": "bench_a::bench_sorted"}),
+          mm([30.0], label="mm", sub_label="dtype=float32", description="n=8",
+             metadata={"benchmark": "bench_b::matmul[n=8,dtype=float32]",
+                       "params": {"n": 8, "dtype": "float32"}}),
+          mm([5.0], label="loose")]
+    # Compare alone keeps torch's grouping: a table per label
+    assert str(Compare(ms)).count("Times are in") == 4
+    assert str(Compare(by_suite_file(ms))) == (
+        "[-------- bench_a --------]\n"
+        "                    |  time\n"
+        "1 threads: ----------------\n"
+        "      bench_sum     |  10.0\n"
+        "      bench_sorted  |  20.0\n"
+        "\n"
+        "Times are in microseconds (us).\n"
+        "\n"
+        "[------------ bench_b ------------]\n"
+        "                            |  n=8 \n"
+        "1 threads: ------------------------\n"
+        "      matmul dtype=float32  |  30.0\n"
+        "\n"
+        "Times are in microseconds (us).\n"
+        "\n"
+        "[----- loose -----]\n"
+        "             |     \n"
+        "1 threads: --------\n"
+        "      x * y  |  5.0\n"
+        "\n"
+        "Times are in microseconds (us).\n")
+
+
+def test_compare_as_markdown_is_a_real_markdown_table():
+    ms = [mm([10.0], label="sum", sub_label="a", description="n=1"),
+          mm([20.0], label="sum", sub_label="b", description="n=1", num_threads=2)]
+    assert Compare(ms).markdown() == (
+        "**sum**\n\n"
+        "| threads   |    | n=1   |\n"
+        "|-----------|----|-------|\n"
+        "| 1         | a  | 10.0  |\n"
+        "| 2         | b  | 20.0  |\n"
+        "\n"
+        "Times are in microseconds (us).\n")

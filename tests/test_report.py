@@ -54,13 +54,16 @@ def comparison(design=Design.ROUNDS, alpha=0.01) -> Comparison:
                                                       "during instruction counts",))
 
 
-@pytest.mark.parametrize("name, design, alpha, markdown", [
-    ("rounds", Design.ROUNDS, 0.01, False),
-    ("runs_alpha_5", Design.RUNS, 0.05, False),
-    ("rounds_markdown", Design.ROUNDS, 0.01, True),
+@pytest.mark.parametrize("name, design, alpha, markdown, width", [
+    ("rounds", Design.ROUNDS, 0.01, False, 100),
+    ("rounds_wide", Design.ROUNDS, 0.01, False, None),
+    ("runs_alpha_5", Design.RUNS, 0.05, False, 100),
+    ("rounds_markdown", Design.ROUNDS, 0.01, True, 100),
 ])
-def test_comparison_text_is_exactly_the_fixture(name, design, alpha, markdown):
-    got = format_comparison(comparison(design, alpha), markdown=markdown)
+def test_comparison_text_is_exactly_the_fixture(name, design, alpha, markdown, width):
+    got = format_comparison(comparison(design, alpha), markdown=markdown, width=width)
+    if width is not None and not markdown:
+        assert max(len(line) for line in got.splitlines()) <= width
     assert got + "\n" == (FIXTURES / f"{name}.txt").read_text(encoding="utf-8")
 
 

@@ -48,7 +48,7 @@ def test_without_torch_python_and_numpy_suites_run_and_torch_snippets_say_what_t
     done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 1, done.stdout + done.stderr        # one benchmark failed
     assert ("FAILED bench_mixed::bench_torch" in done.stdout
-            and "pip install torch, or benchkit[torch]" in done.stdout), done.stdout
+            and "pip install torch, or benchkit-perf[torch]" in done.stdout), done.stdout
     saved = json.loads((tmp_path / "r.json").read_text())
     names = {m["metadata"]["benchmark"] for m in saved["measurements"]}
     assert names == {"bench_mixed::bench_sum", "bench_mixed::bench_numpy"}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from benchkit.core.table_render import render_table
+from benchkit.core.table_render import render_markdown, render_table
 from benchkit.core.table import Colorize, build_tables
 from benchkit.errors import BenchkitError
 from benchkit.core.measurement import Measurement
@@ -49,15 +49,23 @@ class Compare:
         """Mark cells whose measurement has a high IQR."""
         self._highlight_warnings = True
 
-    def tables(self) -> list[str]:
-        """One rendered table per label (times first, then memory)."""
+    def _models(self):
         models = []
         if self._results:
             models += build_tables(self._results, self._colorize,
                                    self._trim_significant_figures, self._highlight_warnings)
         if self._memory:
             models += build_memory_tables(self._memory, self._colorize)
-        return [render_table(m) for m in models]
+        return models
+
+    def tables(self) -> list[str]:
+        """One rendered table per label (times first, then memory)."""
+        return [render_table(m) for m in self._models()]
+
+    def markdown(self) -> str:
+        """The same tables as markdown (GitHub tables, no colour), for a pull-request
+        comment. Not in torch.utils.benchmark."""
+        return "\n".join(render_markdown(m) for m in self._models())
 
     def __str__(self) -> str:
         return "\n".join(self.tables())

@@ -13,7 +13,8 @@ def _pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise BenchkitError("plotting needs matplotlib: pip install 'benchkit[plot]'") from None
+        raise BenchkitError("plotting needs matplotlib: pip install "
+                            "'benchkit-perf[plot]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt

@@ -68,6 +68,10 @@ def add_parsers(sub) -> None:
     ab.add_argument("--allow-missing", action="store_true",
                     help="a gate that cannot be evaluated (a benchmark failed or missing on "
                          "a side) is reported, not failed")
+    ab.add_argument("--strict", action="store_true",
+                    help="a 'slower' gate an inconclusive verdict cannot decide (its CI "
+                         "reaches past the limit) fails too (default: reported as "
+                         "undecided)")
     ab.add_argument("--noise", type=types.percent, default=None, metavar="PCT",
                     help="changes inside +-PCT count as noise (default: sequential, each "
                          "benchmark's round spread, at least 1%%; with --rounds, 2%%)")
@@ -83,6 +87,7 @@ def add_parsers(sub) -> None:
     ab.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     history_commands.history_option(ab)
     ab.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    types.add_wide(ab)
 
 
 def cmd_ab(args) -> int:
@@ -137,11 +142,12 @@ def cmd_ab(args) -> int:
             saving.save(written.with_name(written.name.replace(".json", f".{side.value}.json",
                                                                1)), part, "results")
     compared = comparison.of_ab(saved, args.fail_on, noise=args.noise, alpha=args.alpha,
-                                allow_missing=args.allow_missing)
+                                allow_missing=args.allow_missing, strict=args.strict)
     if args.json:
         print(json.dumps(comparison_to_json(compared), indent=1))
     else:
-        print(format_comparison(compared, markdown=args.markdown))
+        print(format_comparison(compared, markdown=args.markdown,
+                                width=types.table_width(args)))
         advice = settle_advice(compared, measured.rounds_done, seconds_per_round,
                                sequential=stopping is not None)
         if advice:

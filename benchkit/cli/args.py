@@ -31,3 +31,22 @@ def keyword_expression(text: str) -> str:
     except BenchkitError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def add_wide(parser) -> None:
+    """The --wide option of commands that print a verdict table."""
+    parser.add_argument("--wide", action="store_true",
+                        help="every column of the verdict table (default: fit the terminal, "
+                             "100 columns when not on one)")
+
+
+def table_width(args) -> int | None:
+    """How wide a verdict table may be: the terminal's width on a terminal, 100 columns
+    elsewhere (a CI log, a file), unlimited with --wide."""
+    import shutil
+    import sys
+    if getattr(args, "wide", False):
+        return None
+    if sys.stdout.isatty():
+        return max(shutil.get_terminal_size((100, 24)).columns, 60)
+    return 100

@@ -15,6 +15,7 @@ def add_parsers(sub) -> None:
     show = sub.add_parser("show", help="print the tables of a results file")
     show.add_argument("file")
     show.add_argument("--markdown", action="store_true", help="print tables as markdown")
+    types.add_wide(show)
 
     comp = sub.add_parser("compare", help="A/B verdicts between two results files (or of "
                                           "one `benchkit ab` file)")
@@ -33,7 +34,12 @@ def add_parsers(sub) -> None:
     comp.add_argument("--allow-missing", action="store_true",
                       help="a gate that cannot be evaluated (no counts on a side, a benchmark "
                            "missing or failed on a side) is reported, not failed")
+    comp.add_argument("--strict", action="store_true",
+                      help="a 'slower' gate an inconclusive verdict cannot decide (its CI "
+                           "reaches past the limit) fails too (default: reported as "
+                           "undecided)")
     comp.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    types.add_wide(comp)
     comp.add_argument("--json", action="store_true", help="print the verdicts as JSON")
 
     diff = sub.add_parser("diff", help="per-function instruction-count diff")
@@ -65,6 +71,7 @@ def cmd_show(args) -> int:
     """`benchkit show`: the tables of a results file."""
     import benchkit
     from benchkit.api.compare import Compare
+    from benchkit.core.table import by_suite_file
     from benchkit.core.report import (format_callgrind, format_environment, format_memory,
                                       format_sites)
     results = benchkit.load(args.file)
@@ -78,9 +85,11 @@ def cmd_show(args) -> int:
             info = results.ab.sides[side]
             what = info.rev or info.python
             print(one_line(f"{side.value.upper()}: {what} {dict(info.env) or ''}".rstrip()))
-        print(format_comparison(comparison.of_ab(results), markdown=args.markdown))
+        print(format_comparison(comparison.of_ab(results), markdown=args.markdown,
+                                width=types.table_width(args)))
     elif results.measurements:
-        print(Compare(results.measurements))
+        tables = Compare(by_suite_file(results.measurements))
+        print(tables.markdown() if args.markdown else tables)
     if results.callgrind:
         print(format_callgrind(results.callgrind, markdown=args.markdown))
     if results.memory:
@@ -109,7 +118,7 @@ def cmd_compare(args) -> int:
             raise BenchkitError(f"{args.base} is not a `benchkit ab` results file; pass two "
                                 "results files: compare BASE NEW")
         compared = comparison.of_ab(base, args.fail_on, noise=args.noise, alpha=args.alpha,
-                                    allow_missing=args.allow_missing)
+                                    allow_missing=args.allow_missing, strict=args.strict)
     else:
         new = benchkit.load(args.new)
         for path, r in ((args.base, base), (args.new, new)):
@@ -117,13 +126,15 @@ def cmd_compare(args) -> int:
                 raise BenchkitError(f"{path} holds both sides of an A/B; compare it alone: "
                                     f"benchkit compare {path}")
         compared = comparison.of_runs(base, new, args.fail_on, noise=args.noise,
-                                      alpha=args.alpha, allow_missing=args.allow_missing)
+                                      alpha=args.alpha, allow_missing=args.allow_missing,
+                                      strict=args.strict)
         if not compared.rows and not (compared.failed_base or compared.failed_new):
             raise BenchkitError(f"{args.base} and {args.new} have no benchmark in common")
     if args.json:
         print(json.dumps(comparison_to_json(compared), indent=1))
     else:
-        print(format_comparison(compared, markdown=args.markdown))
+        print(format_comparison(compared, markdown=args.markdown,
+                                width=types.table_width(args)))
     return ExitCode.FAILED if compared.regressions else ExitCode.OK
 
 

@@ -49,7 +49,7 @@ def add_parsers(sub) -> None:
                      help="with --callgrind: N collections at once (default: the CPUs)")
     run.add_argument("--scheduler", metavar="ADDRESS",
                      help="with --callgrind: collect on the workers of a dask.distributed "
-                          "scheduler (tcp://HOST:PORT; needs benchkit[distributed])")
+                          "scheduler (tcp://HOST:PORT; needs benchkit-perf[distributed])")
     run.add_argument("--num-threads", type=types.positive_int, metavar="N",
                      help="override every benchmark's num_threads")
     run.add_argument("-o", "--output", metavar="FILE",
@@ -94,13 +94,14 @@ class _Run:
 
 def _wall_in_process(selected: list[Benchmark], min_run_time: float, timeout: float,
                      state: _Run) -> None:
-    from tqdm import tqdm
-
     from benchkit.api.timer import Timer
     from benchkit.core.records import FailureKind
     from benchkit.errors import BenchmarkTimedOut, SnippetError
     from benchkit.system.processes import time_limit
-    for b in tqdm(selected, desc="wall time", unit="benchmark", disable=None):
+    bar = saving.progress("wall time (in process)")
+    bar.total = len(selected)
+    for b in selected:
+        bar.update()
         try:
             with time_limit(timeout):
                 m = Timer.from_task(b.task).blocked_autorange(min_run_time=min_run_time)
@@ -112,6 +113,7 @@ def _wall_in_process(selected: list[Benchmark], min_run_time: float, timeout: fl
             continue
         m.metadata = b.metadata()
         state.measurements.append(m)
+    bar.close()
 
 
 def _counts(selected: list[Benchmark], args, state: _Run) -> None:
@@ -205,6 +207,7 @@ def _memory(args, state: _Run) -> None:
 def cmd_run(args) -> int:
     """`benchkit run`: measure suites across worker processes (and count instructions)."""
     from benchkit.api.compare import Compare
+    from benchkit.core.table import by_suite_file
     from benchkit.core.report import format_callgrind, format_memory, format_sites
     from benchkit.orchestration.sampling import runs
     from benchkit.system.results_files import check_writable
@@ -237,7 +240,7 @@ def cmd_run(args) -> int:
         raise
     results = state.results()
     if results.measurements:
-        print(Compare(results.measurements))
+        print(Compare(by_suite_file(results.measurements)))
         if results.measurements[0].processes is not None:
             print(f"each benchmark measured in {settings.processes} fresh processes, "
                   f"{settings.min_run_time:g} s each")

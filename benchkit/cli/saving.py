@@ -69,9 +69,41 @@ def report_failures(failures: list[Failure]) -> None:
 
 
 def progress(desc: str):
-    """A tqdm bar on stderr, drawn only on a terminal (a CI log gets no frames)."""
+    """A tqdm bar on stderr on a terminal; elsewhere (a CI log, a pipe) one line when the
+    phase ends, never frames."""
+    if not sys.stderr.isatty():
+        return PhaseLine(desc)
     from tqdm import tqdm
-    return tqdm(desc=desc, total=0, unit="step", file=sys.stderr, leave=False, disable=None)
+    return tqdm(desc=desc, total=0, unit="step", file=sys.stderr, leave=False)
+
+
+class PhaseLine:
+    """The progress of a phase where no bar can be drawn: `desc: N steps in S s` on stderr
+    when it closes (with the last status, e.g. `2 open`)."""
+
+    def __init__(self, desc: str):
+        import time
+        self.desc, self.total, self.n, self.status = desc, 0, 0, ""
+        self._clock = time.monotonic
+        self._started, self._closed = self._clock(), False
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def refresh(self) -> None:
+        pass
+
+    def set_postfix_str(self, status: str) -> None:
+        self.status = status
+
+    def close(self) -> None:
+        if self._closed or not self.n:
+            self._closed = True
+            return
+        self._closed = True
+        status = f", {self.status}" if self.status else ""
+        print(f"{self.desc}: {self.n} step{'s' if self.n != 1 else ''} in "
+              f"{self._clock() - self._started:.1f} s{status}", file=sys.stderr, flush=True)
 
 
 def first_failure_per_benchmark(failures: list[Failure]) -> list[Failure]:

@@ -36,6 +36,7 @@ class Row:
     failures: tuple[str, ...] = ()              # gates this row breaks (or cannot evaluate)
     note: str = ""
     skipped: tuple[str, ...] = ()               # gates not evaluated, with --allow-missing
+    undecided: tuple[str, ...] = ()             # gates an inconclusive verdict left open
     memory: MemoryChange | None = None          # per run, when both sides counted memory
     work: TaskSpec | None = None                # NEW's spec, where it states its work
 
@@ -102,6 +103,12 @@ class Comparison:
         """The rows that break a gate."""
         return tuple(r for r in self.rows if r.failures)
 
+    @property
+    def undecided(self) -> tuple[Row, ...]:
+        """The rows whose wall-time gate an inconclusive verdict could not decide (with
+        `strict` they are regressions instead)."""
+        return tuple(r for r in self.rows if r.undecided)
+
     def counts(self) -> dict[Verdict, int]:
         """How many rows got each verdict."""
         return {v: sum(1 for r in self.rows if r.wall and r.wall.verdict is v)
@@ -164,10 +171,11 @@ def _unevaluable(gate: Gate, name: str, base: _Side, new: _Side) -> str | None:
 
 
 def _check(row: Row, gates: Sequence[Gate], base: _Side, new: _Side,
-           allow_missing: bool) -> Row:
+           allow_missing: bool, strict: bool = False) -> Row:
     """The row with the gates it breaks, or cannot evaluate (a failure, unless
-    allow_missing: then skipped)."""
-    failures, skipped = [], []
+    allow_missing: then skipped), or that its inconclusive verdict leaves open (a failure
+    when strict)."""
+    failures, skipped, undecided = [], [], []
     for gate in gates:
         why = _unevaluable(gate, row.name, base, new)
         if why is not None:
@@ -175,6 +183,10 @@ def _check(row: Row, gates: Sequence[Gate], base: _Side, new: _Side,
         elif gate.metric is Metric.SLOWER and row.wall is not None:
             if row.wall.verdict is Verdict.SLOWER and row.wall.change > gate.limit:
                 failures.append(f"{gate}: {row.wall.change:+.1%} (p={row.wall.p_value:.2g})")
+            elif _leaves_open(row.wall, gate):
+                (failures if strict else undecided).append(
+                    f"{gate}: not decided (inconclusive, CI up to "
+                    f"{_upper(row.wall)})")
         elif gate.metric is Metric.INSTRUCTIONS and row.base_instructions and row.new_instructions:
             change = instruction_change(row.base_instructions, row.new_instructions)
             if change > gate.limit:
@@ -183,14 +195,29 @@ def _check(row: Row, gates: Sequence[Gate], base: _Side, new: _Side,
             broken = row.memory.breaks(gate)
             if broken:
                 failures.append(broken)
-    return dataclasses.replace(row, failures=tuple(failures), skipped=tuple(skipped))
+    return dataclasses.replace(row, failures=tuple(failures), skipped=tuple(skipped),
+                               undecided=tuple(undecided))
+
+
+def _leaves_open(wall: Decision, gate: Gate) -> bool:
+    """An inconclusive verdict whose interval reaches past the gate's limit (or has none):
+    the data cannot say whether the gate holds. One whose interval ends below the limit
+    decides the gate after all."""
+    if wall.verdict is not Verdict.INCONCLUSIVE:
+        return False
+    return not math.isfinite(wall.ci_high) or wall.ci_high - 1 > gate.limit
+
+
+def _upper(wall: Decision) -> str:
+    return f"{wall.ci_high - 1:+.1%}" if math.isfinite(wall.ci_high) else "unknown"
 
 
 def _index(items) -> dict[str, Any]:
     return {benchmark_name(item): item for item in items}
 
 
-def _rows(names, base: _Side, new: _Side, gates, judge, allow_missing: bool) -> list[Row]:
+def _rows(names, base: _Side, new: _Side, gates, judge, allow_missing: bool,
+          strict: bool = False) -> list[Row]:
     """A row per benchmark both sides measured, and per gated benchmark only one side has
     (or that failed), whose gates cannot be evaluated."""
     rows = []
@@ -213,7 +240,7 @@ def _rows(names, base: _Side, new: _Side, gates, judge, allow_missing: bool) -> 
         work = item.task_spec if item is not None and (
             item.task_spec.elements or item.task_spec.bytes) else None
         row = _check(Row(name, wall, bi, ni, threads, item_gates, note=note, memory=memory,
-                         work=work), item_gates, base, new, allow_missing)
+                         work=work), item_gates, base, new, allow_missing, strict)
         if wall or bi or memory or row.failures or row.skipped:
             rows.append(row)
     return rows
@@ -241,11 +268,12 @@ def _partial(base: Results, new: Results) -> tuple[str, ...]:
 
 def of_runs(base: Results, new: Results, gates: Sequence[Gate] = (),
             noise: float | None = None, alpha: float = DEFAULT_ALPHA,
-            allow_missing: bool = False) -> Comparison:
+            allow_missing: bool = False, strict: bool = False) -> Comparison:
     """Two separately recorded result sets: match benchmarks by name and decide per
     benchmark. Per-benchmark gates stored in the results replace `gates` for that one. A
     gate that cannot be evaluated (no counts on a side, a benchmark missing or failed on a
-    side) fails, unless `allow_missing`."""
+    side) fails, unless `allow_missing`. A `slower` gate an inconclusive verdict cannot
+    decide is reported as undecided, or fails when `strict`."""
     noise = DEFAULT_NOISE[Design.RUNS] if noise is None else noise
     sides = _Side.of("BASE", base), _Side.of("NEW", new)
     base_names, new_names = sides[0].names(), sides[1].names()
@@ -254,7 +282,7 @@ def of_runs(base: Results, new: Results, gates: Sequence[Gate] = (),
         if n not in base_names or n not in new_names]
     rows = _rows(names, *sides, gates,
                  lambda a, b: verdicts.decide_runs(a, b, alpha=alpha, noise=noise),
-                 allow_missing)
+                 allow_missing, strict)
     warnings = environment.differences(environment.single(base.environment),
                                        environment.single(new.environment))
     warnings += _machine_warnings(base, new) + _collector_warnings(base, new)
@@ -280,9 +308,10 @@ def split_ab(results: Results) -> tuple[Results, Results]:
 
 
 def of_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = None,
-          alpha: float = DEFAULT_ALPHA, allow_missing: bool = False) -> Comparison:
+          alpha: float = DEFAULT_ALPHA, allow_missing: bool = False,
+          strict: bool = False) -> Comparison:
     """Verdicts of an interleaved A/B (rounds paired by position, trials by position).
-    Gates that cannot be evaluated fail, as in of_runs."""
+    Gates that cannot be evaluated fail, and undecided ones are handled, as in of_runs."""
     plan = results.ab.sequential
     if noise is None and plan is None:
         noise = DEFAULT_NOISE[Design.ROUNDS]
@@ -298,7 +327,7 @@ def of_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = No
     def judge(a, b):
         return verdicts.decide_rounds(a.chunk_times(), b.chunk_times(), alpha=alpha,
                                       noise=noise, plan=plan)
-    rows = _rows(names, *sides, gates, judge, allow_missing)
+    rows = _rows(names, *sides, gates, judge, allow_missing, strict)
     warnings = environment.differences(base.environment, new.environment,
                                        fields=environment.MACHINE_FIELDS)
     warnings += _collector_warnings(base, new)

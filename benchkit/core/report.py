@@ -53,24 +53,72 @@ def _throughput(r) -> str:
     return "-"
 
 
-def format_comparison(comp: Comparison, markdown: bool = False) -> str:
-    """The verdict table of a comparison, its summary, notes and warnings."""
+# Columns given up first when a table is wider than asked (`compare` fits 100 columns unless
+# --wide): the least needed to read a verdict first.
+_DROP_ORDER = ("new throughput", "detectable", "p", "processes", "rounds", "base", "new",
+               "memory/run", "band", "instructions/run")
+_NARROW_NAME = 24
+
+
+def _instructions_short(r) -> str:
+    if r.base_instructions is None or r.new_instructions is None:
+        return "-"
+    verdict = {CountVerdict.SAME: "same", CountVerdict.MORE: "more",
+               CountVerdict.FEWER: "fewer"}[r.instructions_verdict]
+    return f"{_pct(r.instructions_change, 2)} {verdict}"
+
+
+def _fit(headers: list[str], body: list[list[str]], width: int | None, markdown: bool) -> str:
+    """The table, with columns dropped (in _DROP_ORDER) and then long names shortened until
+    it fits `width` (None: everything)."""
+    def render(keep, rows):
+        return tabulate([[row[i] for i in keep] for row in rows],
+                        headers=[headers[i] for i in keep],
+                        tablefmt="github" if markdown else "simple", disable_numparse=True)
+
+    def widest(text):
+        return max(len(line) for line in text.splitlines())
+    keep = list(range(len(headers)))
+    text = render(keep, body)
+    for name in _DROP_ORDER:
+        if width is None or widest(text) <= width:
+            return text
+        keep = [i for i in keep if headers[i] != name]
+        text = render(keep, body)
+    if width is not None and widest(text) > width:
+        room = max(_NARROW_NAME, width - (widest(text) - max(len(r[0]) for r in body)))
+        rows = [[r[0] if len(r[0]) <= room else r[0][:room - 3] + "...", *r[1:]] for r in body]
+        text = render(keep, rows)
+    return text
+
+
+def format_comparison(comp: Comparison, markdown: bool = False,
+                      width: int | None = 100) -> str:
+    """The verdict table of a comparison, its summary, notes and warnings. The table fits
+    `width` columns (less needed columns dropped, then long names shortened; gate failures
+    spelled out below it); `width=None` or `markdown` keep every column."""
+    if markdown:
+        width = None
     headers = ["benchmark", "base", "new", "ratio", f"{comp.confidence} CI", "p",
                "rounds" if comp.design.interleaved else "processes", "band", "verdict",
                "detectable",
                "new throughput", "instructions/run", "memory/run", "gate"]
-    body, notes, widened = [], [], []
+    body, notes, widened, broken = [], [], [], []
     # The band asked for; a row judged against a wider one says why below the table.
     base_noise = min((r.wall.noise for r in comp.rows if r.wall), default=0.0)
     for r in comp.rows:
         w = r.wall
-        gate = "FAIL: " + "; ".join(r.failures) if r.failures else (
-            ", ".join(str(g) for g in r.gates) or "-")
+        name = one_line(r.name)
+        if r.failures and width is not None:
+            gate = "FAIL"
+            broken.extend(f"  {name}: {f}" for f in r.failures)
+        else:
+            gate = "FAIL: " + "; ".join(r.failures) if r.failures else (
+                ", ".join(str(g) for g in r.gates) or "-")
         threads = f" [{r.note}: {r.threads[0]} -> {r.threads[1]}]" if r.note else ""
         ci = "-"
         if w and finite(w.ci_low):
             ci = f"[{w.ci_low:.3f}, {w.ci_high:.3f}]"
-        name = one_line(r.name)
         if w and w.verdict is Verdict.INCONCLUSIVE:
             notes.append(f"  {name}: inconclusive: {w.reason}{_settle(w)}")
         elif w and w.noise > base_noise + 1e-12 and comp.design is not Design.SEQUENTIAL:
@@ -87,13 +135,18 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
             w.verdict if w else "-",
             f">{w.detectable:.1%}" if w and finite(w.detectable) else "-",
             _throughput(r),
-            _instructions(r), r.memory.describe() if r.memory else "-", gate])
+            _instructions(r) if width is None else _instructions_short(r),
+            r.memory.describe() if r.memory else "-", gate])
     # Columns with nothing in any row (wall time of a counts-only comparison, counts of a
-    # time-only one, gates when none was asked for) are left out: a terminal is ~100 wide.
+    # time-only one, gates when none was asked for) are left out.
     keep = [i for i, h in enumerate(headers)
             if i == 0 or any(row[i] != "-" for row in body)]
-    out = [tabulate([[row[i] for i in keep] for row in body], headers=[headers[i] for i in keep],
-                    tablefmt="github" if markdown else "simple", disable_numparse=True)]
+    out = [_fit([headers[i] for i in keep], [[row[i] for i in keep] for row in body], width,
+                markdown)]
+    if broken:
+        out.append("")
+        out.append("gates broken:")
+        out.extend(broken)
     has_wall = any(r.wall for r in comp.rows)
     out.append("")
     if has_wall:
@@ -117,7 +170,8 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
             + ("outside the benchmark's band" if comp.design is Design.SEQUENTIAL
                else f"outside the +-{base_noise:.0%} noise band") +
             "; 'detectable' is the smallest slowdown "
-            "this data could have claimed", width=100, subsequent_indent="  "))
+            "this data could have claimed", width=100 if not markdown else 10_000,
+            subsequent_indent="  "))
     if widened:
         out.append("judged against a wider band:")
         out.extend(widened)
@@ -138,6 +192,10 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     if skipped:
         out.append("gates not evaluated (--allow-missing):")
         out.extend(skipped)
+    if comp.undecided:
+        out.append(f"gates not decided: {len(comp.undecided)} benchmark(s) inconclusive "
+                   "beyond their gate's limit (--strict fails them; more rounds settle them):")
+        out.extend(f"  {one_line(r.name)}: {'; '.join(r.undecided)}" for r in comp.undecided)
     for reason in comp.partial:
         out.append(f"PARTIAL: {one_line(reason)}")
     for warning in comp.environment_warnings:
@@ -145,7 +203,35 @@ def format_comparison(comp: Comparison, markdown: bool = False) -> str:
     if comp.regressions:
         out.append(f"REGRESSION: {len(comp.regressions)} benchmark(s) broke a gate: " +
                    ", ".join(one_line(r.name) for r in comp.regressions))
+    if markdown:
+        return "\n".join([out[0], "", *markdown_list(out[1:])])
+    if width is not None:
+        out = [out[0], *(wrapped for line in out[1:] for wrapped in _wrap(line, width))]
     return "\n".join(out)
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    """A footer line folded at `width`, continuations indented under it."""
+    if len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip()) + 2)
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def markdown_list(lines: Sequence[str]) -> list[str]:
+    """Footer lines as a markdown list, so that a pull-request comment keeps them apart:
+    indented lines become nested items, a line wrapped onto the next is joined again."""
+    items: list[str] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        if line.startswith("    ") and items:       # a wrapped continuation
+            items[-1] += " " + line.strip()
+        elif line.startswith("  "):
+            items.append("  - " + line.strip())
+        else:
+            items.append("- " + line)
+    return items
 
 
 def _json_float(x: float | None) -> float | None:
@@ -183,13 +269,15 @@ def comparison_to_json(comp: Comparison) -> dict[str, Any]:
                      "work": ({"elements": r.work.elements, "bytes": r.work.bytes}
                               if r.work else None),
                      "threads": list(r.threads), "gates": [str(g) for g in r.gates],
-                     "failures": list(r.failures), "skipped": list(r.skipped)})
+                     "failures": list(r.failures), "skipped": list(r.skipped),
+                     "undecided": list(r.undecided)})
     return {"design": comp.design, "test": comp.test, "alpha": comp.alpha, "rows": rows,
             "summary": {"compared": comp.compared, **comp.counts(),
                         "instructions": {str(v): n for v, n in
                                          comp.instruction_counts().items()},
                         "memory": {str(v): n for v, n in comp.memory_counts().items()},
-                        "regressions": [r.name for r in comp.regressions]},
+                        "regressions": [r.name for r in comp.regressions],
+                        "undecided": [r.name for r in comp.undecided]},
             "geomean_ratio": _json_float(comp.geomean_ratio),
             "geomean_instructions": _json_float(comp.geomean_instructions),
             "only_base": list(comp.only_base), "only_new": list(comp.only_new),

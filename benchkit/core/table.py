@@ -201,3 +201,26 @@ def build_tables(results: Sequence[Measurement], colorize: Colorize = Colorize.N
         by_label.setdefault(m.label, []).append(m)
     return [build_table(group, colorize, trim_significant_figures, highlight_warnings)
             for group in by_label.values()]
+
+
+def by_suite_file(measurements: Sequence[Measurement]) -> list[Measurement]:
+    """The same Measurements laid out one table per suite file with a row per benchmark
+    (as `benchkit show` and `run` print them): label = the file, the row = the function
+    (a grid point's function with the parameters its own layout put in rows), columns = the
+    description ("time" where there is none). Measurements that are not `file::function`
+    benchmarks are left as they are; `Compare` itself keeps torch's grouping by label."""
+    from benchkit.core.records import Benchmark
+    out = []
+    for m in measurements:
+        benchmark = Benchmark.of(m)
+        if "::" not in benchmark.name:
+            out.append(m)
+            continue
+        file, function = benchmark.name.split("::", 1)
+        spec = m.task_spec
+        row = function
+        if benchmark.params:
+            row = function.split("[", 1)[0] + (f" {spec.sub_label}" if spec.sub_label else "")
+        out.append(dataclasses.replace(m, task_spec=dataclasses.replace(
+            spec, label=file, sub_label=row, description=spec.description or "time")))
+    return out

@@ -43,3 +43,21 @@ def render_table(model: TableModel) -> str:
     if model.has_warnings:
         text += "(! XX%) Measurement has high variance, where XX is the IQR / median * 100.\n"
     return text
+
+
+def render_markdown(model: TableModel) -> str:
+    """One table as markdown: the label as a bold line, a GitHub table (a thread group's
+    first row says its thread count), the note under it."""
+    from tabulate import tabulate
+    groups = any(row.thread_group is not None for row in model.rows)
+    headers = ([""] if not groups else ["threads", ""]) + [c.strip() for c in model.columns]
+    rows = []
+    for row in model.rows:
+        lead = [row.name.strip()]
+        if groups:
+            lead.insert(0, "" if row.thread_group is None else str(row.thread_group))
+        rows.append(lead + [c.text.strip() for c in row.cells])
+    note = model.note or f"Times are in {stats.unit_to_english(model.unit)}s ({model.unit})."
+    title = f"**{model.label}**\n\n" if model.label else ""
+    table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return f"{title}{table}\n\n{note}\n"

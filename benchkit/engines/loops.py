@@ -36,7 +36,7 @@ class TorchMissingLoop:
         import sys
         self.error = TorchNotInstalledError(
             f"{task.spec.stmt!r} uses torch, which is not installed for {sys.executable}; "
-            "install it (pip install torch, or benchkit[torch])")
+            "install it (pip install torch, or benchkit-perf[torch])")
 
     def time_block(self, number: int) -> float:
         """Raise the SnippetError."""

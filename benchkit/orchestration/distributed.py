@@ -2,7 +2,7 @@
 concurrent.futures.Executor). Each worker runs the same forking collector on its share;
 results come back with the worker's environment fingerprint.
 
-Needs the `distributed` extra (`pip install 'benchkit[distributed]'`) for a scheduler address.
+Needs the `distributed` extra (`pip install 'benchkit-perf[distributed]'`) for a scheduler address.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def client(address: str):
         from distributed import Client
     except ImportError:
         raise DistributedError("--scheduler needs dask.distributed: pip install "
-                               "'benchkit[distributed]'") from None
+                               "'benchkit-perf[distributed]'") from None
     try:
         return Client(address, timeout="20s")
     except (OSError, TimeoutError) as error:

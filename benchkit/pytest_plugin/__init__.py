@@ -79,6 +79,9 @@ def pytest_addoption(parser):
     group.addoption("--benchkit-allow-missing", action="store_true",
                     help="a gate that cannot be evaluated (a test missing from the baseline, "
                          "no counts on a side) is reported instead of failing the session")
+    group.addoption("--benchkit-strict", action="store_true",
+                    help="a 'slower' gate an inconclusive verdict cannot decide fails the "
+                         "session too (default: reported as undecided)")
     group.addoption("--benchkit-callgrind", action="store_true",
                     help="also count instructions of each benchmark (valgrind; "
                          "deterministic gates for CI)")

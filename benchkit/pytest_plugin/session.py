@@ -156,7 +156,8 @@ def finish(config, state: SessionState) -> bool:
     gates = [Gate.parse(g) for g in opt("--benchkit-fail-on")]
     state.baseline = str(baseline)
     state.comparison = comparison.of_runs(base, results, gates,
-                                          allow_missing=opt("--benchkit-allow-missing"))
+                                          allow_missing=opt("--benchkit-allow-missing"),
+                                          strict=opt("--benchkit-strict"))
     return bool(state.comparison.regressions)
 
 

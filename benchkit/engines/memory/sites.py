@@ -38,7 +38,7 @@ def require_memray():
     except ImportError:
         raise DependencyMissingError(
             "allocation sites are read from memray's stacks; install it (pip install memray, "
-            "or benchkit[memory]) or collect memory without sites") from None
+            "or benchkit-perf[memory]) or collect memory without sites") from None
     return memray
 
 
