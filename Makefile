@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test compat bench clean
+.PHONY: demo test compat bench docs clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -36,5 +36,10 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/perf_memory.py
 	$(PY) benchmarks/perf_scaling.py
 
+# The documentation site, built offline into site/ (warnings are errors).
+docs: $(VENV)/.installed
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[docs]'
+	$(VENV)/bin/mkdocs build --strict --quiet
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis site
