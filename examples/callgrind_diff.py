@@ -8,6 +8,6 @@ from benchkit import Timer
 before = Timer("sorted(x)", "x = list(range(500))").collect_callgrind(number=20)
 after = Timer("sorted(x)", "x = list(range(500))[::-1]").collect_callgrind(number=20)
 print(f"instructions per run: {before.per_run():,.0f} -> {after.per_run():,.0f}")
-delta = (after.as_standardized().stats(inclusive=False)
-         - before.as_standardized().stats(inclusive=False))
+delta = (after.as_standardized(thorough=True).stats(inclusive=False)
+         - before.as_standardized(thorough=True).stats(inclusive=False))
 print(delta[:8])

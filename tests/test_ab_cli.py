@@ -92,6 +92,14 @@ def test_a_sequential_ab_stops_each_benchmark_once_its_verdict_is_clear(suite):
     assert work["noise"] >= 0.01
 
 
+def test_a_time_budget_starts_no_round_that_would_end_past_it(suite):
+    out = cli("ab", "bench_ab.py", "--max-time", "0.5", "--trials", "4", "--trial-time",
+              "0.01", "--json", "-o", "budget.json", cwd=suite, check_code=0)
+    assert benchkit.load(suite / "budget.json").ab.rounds == 1
+    reasons = [r["wall"]["reason"] for r in json.loads(out.stdout)["rows"]]
+    assert reasons and all("the first verdict is taken after 5" in r for r in reasons)
+
+
 def test_ab_design_options_are_checked_before_any_work(suite):
     out = cli("ab", "bench_ab.py", "--rounds", "4", "--max-rounds", "8", cwd=suite,
               check_code=2)

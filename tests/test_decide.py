@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from benchkit.core import verdicts
+from benchkit.core import round_verdicts, verdicts
 from benchkit.core.measurement import Measurement, ProcessSample
 from benchkit.core.task import TaskSpec
 from noise_model import Machine
@@ -96,9 +96,9 @@ def test_without_probes_processes_still_are_the_units():
 
 
 def test_interleaved_rounds_make_no_false_claims_and_catch_ten_percent():
-    same = [verdicts.decide_rounds(*Machine(s).interleaved(10e-6, 10e-6)) for s in range(150)]
+    same = [round_verdicts.decide_rounds(*Machine(s).interleaved(10e-6, 10e-6)) for s in range(150)]
     assert _claims(same) == 0
-    ten = [verdicts.decide_rounds(*Machine(s, process_sd=0.01).interleaved(10e-6, 11e-6))
+    ten = [round_verdicts.decide_rounds(*Machine(s, process_sd=0.01).interleaved(10e-6, 11e-6))
            for s in range(60)]
     assert sum(d.verdict == "slower" for d in ten) >= 57
     assert all(d.verdict != "faster" for d in ten)
@@ -107,21 +107,21 @@ def test_interleaved_rounds_make_no_false_claims_and_catch_ten_percent():
 
 def test_interleaved_needs_rounds():
     base, new = Machine(0).interleaved(1e-6, 2e-6, rounds=2)
-    d = verdicts.decide_rounds(base, new)
+    d = round_verdicts.decide_rounds(base, new)
     assert d.verdict == "inconclusive" and "need 3" in d.reason
 
 
 def test_identical_rounds_are_unchanged_with_a_zero_width_interval():
     rounds = [[[1e-6, 1e-6]] * 4] * 5
-    d = verdicts.decide_rounds(rounds, rounds)
+    d = round_verdicts.decide_rounds(rounds, rounds)
     assert d.verdict == "unchanged" and d.ci_low == d.ci_high == d.ratio == 1.0
 
 
 def test_trial_log_ratios_pair_by_position():
-    ratios = verdicts.trial_log_ratios([[1.0, 1.0], [2.0]], [[1.1, 1.1], [1.0]])
+    ratios = round_verdicts.trial_log_ratios([[1.0, 1.0], [2.0]], [[1.1, 1.1], [1.0]])
     assert ratios == pytest.approx([math.log(1.1), math.log(0.5)])
     with pytest.raises(ValueError):
-        verdicts.trial_log_ratios([[1.0]], [])
+        round_verdicts.trial_log_ratios([[1.0]], [])
 
 
 def test_detectable_grows_with_the_interval():
@@ -143,7 +143,7 @@ def test_an_inconclusive_verdict_says_how_many_units_would_settle_it():
 
 def test_the_report_prints_what_would_settle_an_inconclusive_benchmark():
     import numpy as np
-    from benchkit.core.verdicts import decide_rounds
+    from benchkit.core.round_verdicts import decide_rounds
     rng = np.random.default_rng(3)
     base = [[[1.0 + 0.01 * rng.standard_normal()]] for _ in range(8)]
     new = [[[1.015 + 0.01 * rng.standard_normal()]] for _ in range(8)]

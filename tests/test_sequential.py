@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from benchkit.core import verdicts
+from benchkit.core import round_verdicts, verdicts
 from benchkit.core.sequential import (BAND_FLOOR, SequentialPlan, auto_band, spent, trimmed)
 from benchkit.errors import SchemaError
 from noise_model import Machine
@@ -63,7 +63,7 @@ def _stopped(machine: Machine, base_time: float, new_time: float, plan: Sequenti
     each look, stop at the first clear one."""
     base, new = machine.interleaved(base_time, new_time, rounds=plan.max_rounds)
     for n in plan.looks():
-        decision = verdicts.decide_rounds(base[:n], new[:n], plan=plan, noise=None)
+        decision = round_verdicts.decide_rounds(base[:n], new[:n], plan=plan, noise=None)
         if decision.verdict is not verdicts.Verdict.INCONCLUSIVE:
             break
     return decision
@@ -100,5 +100,5 @@ def test_a_noisy_benchmark_gets_a_wider_band_and_says_so():
 
 def test_before_the_first_look_nothing_is_decided():
     base, new = Machine(0).interleaved(10e-6, 20e-6, rounds=4)
-    d = verdicts.decide_rounds(base, new, plan=SequentialPlan(30), noise=None)
+    d = round_verdicts.decide_rounds(base, new, plan=SequentialPlan(30), noise=None)
     assert d.verdict is verdicts.Verdict.INCONCLUSIVE and "after 5" in d.reason

@@ -88,15 +88,18 @@ class PhaseLine:
         self._started, self._closed = self._clock(), False
 
     def update(self, n: int = 1) -> None:
+        """Count n more steps (tqdm's update)."""
         self.n += n
 
     def refresh(self) -> None:
-        pass
+        """Nothing to redraw (tqdm's refresh)."""
 
     def set_postfix_str(self, status: str) -> None:
+        """The status the closing line ends with (tqdm's set_postfix_str)."""
         self.status = status
 
     def close(self) -> None:
+        """Print the phase's line, once, if it counted any step."""
         if self._closed or not self.n:
             self._closed = True
             return

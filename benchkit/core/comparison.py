@@ -10,7 +10,7 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
-from benchkit.core import environment, sequential, stats, verdicts
+from benchkit.core import environment, round_verdicts, sequential, stats, verdicts
 from benchkit.core.bands import Band, CountVerdict, instruction_change
 from benchkit.core.gates import Gate, Metric
 from benchkit.core.memory_compare import MemoryChange, MemoryFigures, MemoryVerdict
@@ -325,7 +325,7 @@ def of_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = No
               if n not in names]
 
     def judge(a, b):
-        return verdicts.decide_rounds(a.chunk_times(), b.chunk_times(), alpha=alpha,
+        return round_verdicts.decide_rounds(a.chunk_times(), b.chunk_times(), alpha=alpha,
                                       noise=noise, plan=plan)
     rows = _rows(names, *sides, gates, judge, allow_missing, strict)
     warnings = environment.differences(base.environment, new.environment,

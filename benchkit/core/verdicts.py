@@ -5,9 +5,10 @@ a micro-benchmark's variance on a real machine lies between processes (layout, h
 and between moments (frequency, neighbours), so blocks of one process are not independent
 evidence. Two designs:
 
-- `decide_rounds`: an interleaved A/B (`benchkit ab`). In every round a fresh BASE and NEW
-  process alternate short trials in random order, so drift hits both sides of each pair. The
-  rounds' log ratios are the samples: a t interval over rounds.
+- `decide_rounds` (core.round_verdicts): an interleaved A/B (`benchkit ab`). In every round
+  a fresh BASE and NEW process alternate short trials in random order, so drift hits both
+  sides of each pair. The rounds' log ratios are the samples: a t interval over rounds (a
+  trimmed-mean one, with the error spent over the looks, when the A/B is sequential).
 - `decide_runs`: two separately recorded runs (`benchkit run` + `compare`). Only chunks
   taken while the machine ran at full speed (speed probe) count. Processes started with
   reproducible layouts (hash seed, stack position, no ASLR) pair up across the runs, and the
@@ -24,13 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
 
 import numpy as np
 
-from benchkit.core import sequential
 from benchkit.core.enums import TextEnum
-from benchkit.core.sequential import SequentialPlan
 
 MIN_ROUNDS = 3
 MIN_PROCESSES = 2
@@ -179,70 +177,6 @@ def _undecided(base_median: float, new_median: float, reason: str, *, n_base: in
 def _detectable(noise: float, half_width: float) -> float:
     """Smallest slowdown whose interval (of this width) would clear the noise band."""
     return (1 + noise) * ratio_of(half_width) - 1
-
-
-# ----------------------------------------------------------------------------- interleaved
-
-
-def trial_log_ratios(base_trials: Sequence[Sequence[float]],
-                     new_trials: Sequence[Sequence[float]]) -> np.ndarray:
-    """log(median NEW / median BASE) of each paired trial (per-run times)."""
-    if len(base_trials) != len(new_trials):
-        raise ValueError("base and new must have the same number of trials")
-    return np.array([math.log(float(np.median(n)) / float(np.median(b)))
-                     for b, n in zip(base_trials, new_trials)])
-
-
-def decide_rounds(base_rounds: Sequence[Sequence[Sequence[float]]],
-                  new_rounds: Sequence[Sequence[Sequence[float]]], *,
-                  alpha: float = 0.01, noise: float | None = 0.01,
-                  plan: SequentialPlan | None = None) -> Decision:
-    """Decide from an interleaved A/B: `rounds[r][k]` are the per-run times of trial k of
-    round r; trial k of BASE and of NEW were taken back to back.
-
-    With a SequentialPlan (an A/B that stopped each benchmark once its verdict was clear) the
-    interval is Yuen's trimmed-mean t interval at the error the plan spent on this many
-    rounds (core.sequential), and `noise=None` is the band that follows the rounds' spread;
-    without, a t interval of the mean at `alpha`."""
-    base_all = [t for rnd in base_rounds for trial in rnd for t in trial]
-    new_all = [t for rnd in new_rounds for trial in rnd for t in trial]
-    base_median = float(np.median(base_all)) if base_all else float("nan")
-    new_median = float(np.median(new_all)) if new_all else float("nan")
-    rounds = [float(np.median(trial_log_ratios(b, n)))
-              for b, n in zip(base_rounds, new_rounds) if len(b) and len(n)]
-    if plan is not None:
-        return _decide_sequential(base_median, new_median, np.asarray(rounds), alpha, noise,
-                                  plan)
-    if noise is None:
-        raise ValueError("a fixed-rounds A/B needs its band (noise)")
-    if len(rounds) < MIN_ROUNDS:
-        return _undecided(base_median, new_median,
-                          f"{len(rounds)} rounds; need {MIN_ROUNDS} (raise --rounds)",
-                          n_base=len(rounds), n_new=len(rounds), noise=noise,
-                          design=Design.ROUNDS)
-    return _decided(base_median, new_median, mean_interval(np.asarray(rounds), alpha),
-                    alpha=alpha, noise=noise, n_base=len(rounds), n_new=len(rounds),
-                    design=Design.ROUNDS)
-
-
-def _decide_sequential(base_median: float, new_median: float, rounds: np.ndarray,
-                       alpha: float, noise: float | None, plan: SequentialPlan) -> Decision:
-    band = sequential.auto_band(rounds) if noise is None else noise
-    level = plan.alpha_at(len(rounds), alpha)
-    if level <= 0.0:
-        return _undecided(base_median, new_median,
-                          f"{len(rounds)} rounds; the first verdict is taken after "
-                          f"{plan.first_look} (raise --max-rounds or --max-time)",
-                          n_base=len(rounds), n_new=len(rounds), noise=band,
-                          design=Design.SEQUENTIAL)
-    estimate, se, df = sequential.trimmed(rounds)
-    decision = _decided(base_median, new_median, t_interval(estimate, se, df, level),
-                        alpha=level, noise=band, n_base=len(rounds), n_new=len(rounds),
-                        design=Design.SEQUENTIAL)
-    if decision.verdict is Verdict.INCONCLUSIVE and len(rounds) >= plan.max_rounds:
-        return dataclasses.replace(decision, reason=decision.reason +
-                                   f"; all {plan.max_rounds} rounds of the budget used")
-    return decision
 
 
 # ----------------------------------------------------------------------------- separate runs

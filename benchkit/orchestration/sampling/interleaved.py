@@ -1,7 +1,7 @@
 """An interleaved A/B (`benchkit ab`): in each round a fresh BASE and a fresh NEW worker take
 turns, trial by trial in random order, on every benchmark; both workers of a round share one
 CPU and one process layout, so what the moment, the CPU and the layout do to the time cancels
-in the round's ratio. The rounds are the evidence (core.verdicts.decide_rounds)."""
+in the round's ratio. The rounds are the evidence (core.round_verdicts.decide_rounds)."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,7 +9,7 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
-from benchkit.core import verdicts
+from benchkit.core import round_verdicts, verdicts
 from benchkit.core.measurement import Measurement
 from benchkit.core.records import AbRecord, AbSide, Failure, Phase, Side
 from benchkit.core.schema import Results
@@ -143,7 +143,7 @@ class Stopping:
         rounds = len(base.processes)
         if not self.plan.is_look(rounds):
             return False
-        decision = verdicts.decide_rounds(base.measurement().chunk_times(),
+        decision = round_verdicts.decide_rounds(base.measurement().chunk_times(),
                                           new.measurement().chunk_times(), alpha=self.alpha,
                                           noise=self.noise, plan=self.plan)
         return decision.verdict is not verdicts.Verdict.INCONCLUSIVE
