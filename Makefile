@@ -39,7 +39,7 @@ bench: $(VENV)/.installed
 # The documentation site, built offline into site/ (warnings are errors).
 docs: $(VENV)/.installed
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[docs]'
-	$(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis site

@@ -187,7 +187,8 @@ def pyperf(tmp: Path, runs_a: int, runs_b: int) -> dict:
     return result
 
 
-def main(quick: bool, conditions: list[str], no_pyperf: bool = False) -> None:
+def main(quick: bool, conditions: list[str], no_pyperf: bool = False,
+         tools: tuple[str, ...] = ("run", "ab", "pyperf")) -> None:
     plan = {"runs_a": 3 if quick else 5, "runs_b": 1 if quick else 2,
             "ab_aa": 2 if quick else 6, "ab_b": 1 if quick else 2, "ab_one": 1,
             "pyperf_a": 0 if quick else 3, "pyperf_b": 0 if quick else 1}
@@ -199,13 +200,16 @@ def main(quick: bool, conditions: list[str], no_pyperf: bool = False) -> None:
         for condition in conditions:
             out: dict = {}
             with neighbour(condition == "neighbour"):
-                print(f"[{condition}] benchkit run + compare ...", flush=True)
-                out["benchkit run + compare"] = run_and_compare(Path(tmp), plan["runs_a"],
-                                                                plan["runs_b"])
-                print(f"[{condition}] benchkit ab ...", flush=True)
-                out["benchkit ab"] = ab(Path(tmp), plan["ab_aa"], plan["ab_b"],
-                                       plan["ab_one"])
-                if plan["pyperf_a"] and not no_pyperf and pyperf_available():
+                if "run" in tools:
+                    print(f"[{condition}] benchkit run + compare ...", flush=True)
+                    out["benchkit run + compare"] = run_and_compare(
+                        Path(tmp), plan["runs_a"], plan["runs_b"])
+                if "ab" in tools:
+                    print(f"[{condition}] benchkit ab ...", flush=True)
+                    out["benchkit ab"] = ab(Path(tmp), plan["ab_aa"], plan["ab_b"],
+                                           plan["ab_one"])
+                if ("pyperf" in tools and plan["pyperf_a"] and not no_pyperf
+                        and pyperf_available()):
                     print(f"[{condition}] pyperf ...", flush=True)
                     try:
                         out["pyperf timeit + compare_to"] = pyperf(Path(tmp), plan["pyperf_a"],
@@ -213,9 +217,13 @@ def main(quick: bool, conditions: list[str], no_pyperf: bool = False) -> None:
                     except subprocess.CalledProcessError as exc:
                         out["pyperf timeit + compare_to"] = {
                             "error": f"pyperf exited {exc.returncode}: {exc.stderr!r:.500}"}
-            out["measured_at"] = {"commit": environment.get("git", {}).get("commit"),
-                                  "timestamp": environment.get("timestamp"), "plan": plan}
-            figures["conditions"][condition] = out
+            for figures_of_tool in out.values():
+                figures_of_tool["measured_at"] = {
+                    "commit": environment.get("git", {}).get("commit"),
+                    "timestamp": environment.get("timestamp"), "plan": plan}
+            # tools not run this time keep their figures (each says when it was measured)
+            figures["conditions"][condition] = {**figures["conditions"].get(condition, {}),
+                                                **out}
             print(json.dumps(out, indent=1), flush=True)
     atomic_write_bytes(OUT, (json.dumps(figures, indent=1) + "\n").encode())
     print(f"wrote {OUT}")
@@ -226,10 +234,15 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-pyperf", action="store_true",
                         help="skip pyperf (its figures do not depend on benchkit's code)")
+    parser.add_argument("--tools", default="run,ab,pyperf",
+                        help="comma-separated subset of run,ab,pyperf")
     parser.add_argument("--conditions", default="quiet,neighbour",
                         help="comma-separated subset of quiet,neighbour")
     args = parser.parse_args()
     chosen = [c for c in args.conditions.split(",") if c]
     if not chosen or set(chosen) - {"quiet", "neighbour"}:
         parser.error(f"--conditions {args.conditions!r}: use quiet, neighbour or both")
-    main(args.quick, chosen, args.no_pyperf)
+    tools = tuple(t for t in args.tools.split(",") if t)
+    if not tools or set(tools) - {"run", "ab", "pyperf"}:
+        parser.error(f"--tools {args.tools!r}: use run, ab, pyperf or a comma list of them")
+    main(args.quick, chosen, args.no_pyperf, tools)

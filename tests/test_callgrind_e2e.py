@@ -86,6 +86,14 @@ def test_what_the_running_script_defines_travels_by_value(monkeypatch):
     assert stats.per_run() > 0
 
 
+def test_code_whose_module_cannot_be_imported_travels_by_value():
+    # exec'd code (a docs runner, a notebook cell) names a module nobody can import.
+    namespace = {"__name__": "benchkit_exec_only"}
+    exec("def twice(x):\n    return 2 * x\n", namespace)
+    stats = Timer("twice(3)", globals={"twice": namespace["twice"]}).collect_callgrind(number=5)
+    assert stats.per_run() > 0
+
+
 def test_snippet_error_under_callgrind_says_which_snippet():
     with pytest.raises(CallgrindError, match="stmt raised ZeroDivisionError"):
         Timer("1 / 0").collect_callgrind(number=1)

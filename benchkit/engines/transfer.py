@@ -156,9 +156,14 @@ def _write_globals(task_id: int | str, values: dict[str, Any], workdir: Path) ->
 
 
 def _dumps(value: Any) -> bytes:
-    """A pickle of `value`; what the running script (`__main__`) defines travels by value
-    (cloudpickle), since the child process cannot import the script."""
-    data = pickle.dumps(value)
+    """A pickle of `value`; what the running script (`__main__`) defines, or code whose
+    module cannot be imported (exec'd code, a notebook cell), travels by value (cloudpickle),
+    since the child process cannot import it."""
+    try:
+        data = pickle.dumps(value)
+    except pickle.PicklingError:
+        import cloudpickle
+        return cloudpickle.dumps(value)
     if "__main__" in pickled_modules(data):
         import cloudpickle
         data = cloudpickle.dumps(value)
