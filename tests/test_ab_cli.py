@@ -42,7 +42,8 @@ def test_ab_catches_a_slowdown_and_the_gate_fails(suite):
               "--save-sides", cwd=suite, check_code=1)
     rows = {line.split()[0]: line for line in out.stdout.splitlines()
             if line.startswith("bench_ab::")}
-    assert "slower" in rows["bench_ab::work"] and "FAIL: slower>10%" in rows["bench_ab::work"]
+    assert "slower" in rows["bench_ab::work"] and rows["bench_ab::work"].endswith("FAIL")
+    assert "  bench_ab::work: slower>10%" in out.stdout.split("gates broken:")[1]
     assert "slower" not in rows["bench_ab::bench_stable"].split()[7]
     assert "REGRESSION: 1 benchmark(s) broke a gate: bench_ab::work" in out.stdout
     assert "test: interleaved rounds" in out.stdout

@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The `benchkit` parser with every subcommand."""
     from importlib.metadata import PackageNotFoundError, version
     try:
-        installed = version("benchkit")
+        installed = version("benchkit-perf")
     except PackageNotFoundError:      # run from a source tree that was never installed
         installed = "unknown (not installed)"
     parser = OneLineErrors(

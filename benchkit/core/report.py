@@ -112,6 +112,9 @@ def format_comparison(comp: Comparison, markdown: bool = False,
         if r.failures and width is not None:
             gate = "FAIL"
             broken.extend(f"  {name}: {f}" for f in r.failures)
+        elif width is not None and r.gates:
+            # Fitted tables say pass or undecided; the gates themselves are in --wide.
+            gate = "undecided" if r.undecided else "skipped" if r.skipped else "pass"
         else:
             gate = "FAIL: " + "; ".join(r.failures) if r.failures else (
                 ", ".join(str(g) for g in r.gates) or "-")

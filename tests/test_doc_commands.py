@@ -1,0 +1,43 @@
+"""Every `benchkit ...` command shown in the README and the docs' shell blocks parses with
+the real command line (options renamed or removed would leave the docs lying). The python
+blocks run as tests of their own (conftest.py)."""
+import shlex
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from benchkit.cli.main import build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def shell_commands(page: Path) -> list[str]:
+    """The `benchkit` command lines of a page's unlabeled, sh, bash and console fences,
+    continuation lines joined, comments and prompts dropped."""
+    commands = []
+    for token in MarkdownIt().parse(page.read_text()):
+        if token.type != "fence" or token.info.strip() not in ("", "sh", "bash", "console"):
+            continue
+        for line in token.content.replace("\\\n", " ").splitlines():
+            line = line.strip().removeprefix("$ ")
+            if line.startswith("benchkit "):
+                commands.append(line)
+    return commands
+
+
+CASES = [(page.name, command) for page in PAGES for command in shell_commands(page)]
+
+
+def test_the_docs_show_commands():
+    assert len(CASES) >= 10, CASES
+
+
+@pytest.mark.parametrize("page,command", CASES, ids=[f"{p}:{c[:40]}" for p, c in CASES])
+def test_a_documented_command_parses(page, command):
+    argv = shlex.split(command, comments=True)[1:]
+    try:
+        build_parser().parse_args(argv)
+    except SystemExit as exit_:
+        pytest.fail(f"{page}: `{command}` does not parse (exit {exit_.code})")
