@@ -150,7 +150,7 @@ def test_shipped_suites_are_discoverable():
 def test_version_and_help(tmp_path):
     from importlib.metadata import version
     shown = cli("--version", cwd=tmp_path, check_code=0).stdout
-    assert shown.startswith(f"benchkit {version('benchkit')} (Python ")
+    assert shown.startswith(f"benchkit {version('benchkit-perf')} (Python ")
     helped = cli("--help", cwd=tmp_path, check_code=0).stdout
     assert "Micro-benchmarks for Python" in helped and "Exit status: 0" in helped
     assert "the only place" not in helped
