@@ -210,6 +210,13 @@ def test_a_function_a_suite_defines_is_counted_on_dask_workers(cluster, tmp_path
     local = benchkit.collect_callgrind_many([timer], number=5)
     remote = benchkit.collect_callgrind_many([timer], number=5, executor=cluster)
     assert _counts(remote) == _counts(local) and local[0].per_run() > 0
+    # The same from the command line, at the scheduler's address.
+    address = cluster.scheduler_info()["address"]
+    out = cli("run", path, "--callgrind", "--no-wall-time", "--scheduler", address,
+              "-o", "remote.json", cwd=tmp_path, check_code=0)
+    assert f"on the workers of {address}" in out.stderr or "instructions" in out.stdout
+    (counted,) = benchkit.load(tmp_path / "remote.json").callgrind
+    assert counted.metadata.get("host") and counted.per_run() > 0
 
 
 def test_any_executor_works_and_a_bad_one_is_refused():
@@ -249,7 +256,8 @@ def test_cli_jobs_and_an_unreachable_scheduler(tmp_path):
     assert "REGRESSION: 1 benchmark(s) broke a gate: bench_c::bench_0" in out
     out = cli("run", "bench_c.py", "--callgrind", "--scheduler", "tcp://127.0.0.1:9",
               cwd=tmp_path, check_code=2)
-    assert "cannot connect" in out.stderr
+    assert "cannot connect" in out.stderr and "Connection refused" in out.stderr
+    assert not (tmp_path / "results").exists()     # refused before any work
     out = cli("run", "bench_c.py", "-j", "2", cwd=tmp_path, check_code=2)
     assert "add --callgrind" in out.stderr
     assert os.listdir(tmp_path)

@@ -75,6 +75,7 @@ class _Run:
     memory: list = dataclasses.field(default_factory=list)     # MemoryStats
     failures: list[Failure] = dataclasses.field(default_factory=list)
     sampled: object = None
+    executor: object = None     # a connected distributed.Client for --scheduler
 
     def results(self, partial: str | None = None):
         from benchkit.core.schema import Results
@@ -123,11 +124,8 @@ def _counts(selected: list[Benchmark], args, state: _Run) -> None:
     failed = {f.benchmark for f in state.failures} | {
         f.benchmark for f in getattr(state.sampled, "failures", [])}
     todo = [b for b in selected if b.name not in failed]
-    executor, where = None, ""
-    if args.scheduler:
-        from benchkit.orchestration.distributed import client
-        executor = client(args.scheduler)
-        where = f" on the workers of {args.scheduler}"
+    executor = state.executor
+    where = f" on the workers of {args.scheduler}" if executor is not None else ""
     bar = saving.progress("instruction counts" + where)
     bar.total = len(todo) * (1 if executor else args.layouts)
 
@@ -149,8 +147,6 @@ def _counts(selected: list[Benchmark], args, state: _Run) -> None:
                 done(i, outcome)
     finally:
         bar.close()
-        if executor is not None:
-            executor.close()
 
 
 def _measure(args, settings, state: _Run) -> None:
@@ -230,6 +226,9 @@ def cmd_run(args) -> int:
         min_run_time=FAST["min_run_time"] if args.fast else args.min_run_time, seed=args.seed,
         timeout=args.timeout)
     state = _Run()
+    if args.scheduler:      # connected before any work: a wrong address costs nothing
+        from benchkit.orchestration.distributed import client
+        state.executor = client(args.scheduler)
     try:
         _measure(args, settings, state)
     except (KeyboardInterrupt, BenchkitError) as stop:
@@ -238,6 +237,9 @@ def cmd_run(args) -> int:
                         state.results(saving.why_stopped(stop, state.phase)),
                         "partial results")
         raise
+    finally:
+        if state.executor is not None:
+            state.executor.close()
     results = state.results()
     if results.measurements:
         print(Compare(by_suite_file(results.measurements)))

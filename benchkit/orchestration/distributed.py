@@ -24,11 +24,24 @@ def client(address: str):
         raise DistributedError("--scheduler needs dask.distributed: pip install "
                                "'benchkit-perf[distributed]'") from None
     try:
+        _refuses(address)
         return Client(address, timeout="20s")
     except (OSError, TimeoutError) as error:
         raise DistributedError(f"--scheduler {address}: cannot connect ({error}); start one "
                                "with `dask scheduler` and workers with `dask worker "
                                f"{address}`") from None
+
+
+def _refuses(address: str) -> None:
+    """Raise OSError at once where nothing listens at a tcp:// address (dask's client would
+    retry for its whole timeout)."""
+    import socket
+    from urllib.parse import urlsplit
+    parts = urlsplit(address)
+    if parts.scheme != "tcp" or not parts.hostname or not parts.port:
+        return
+    with socket.create_connection((parts.hostname, parts.port), timeout=5):
+        pass
 
 
 def _is_dask(executor: Any) -> bool:
