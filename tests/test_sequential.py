@@ -102,3 +102,34 @@ def test_before_the_first_look_nothing_is_decided():
     base, new = Machine(0).interleaved(10e-6, 20e-6, rounds=4)
     d = round_verdicts.decide_rounds(base, new, plan=SequentialPlan(30), noise=None)
     assert d.verdict is verdicts.Verdict.INCONCLUSIVE and "after 5" in d.reason
+
+
+def _as_rounds(log_ratios):
+    """One one-run trial per round: BASE 1.0, NEW exp(log ratio)."""
+    return [[[1.0]] for _ in log_ratios], [[[math.exp(x)]] for x in log_ratios]
+
+
+def test_unchanged_spends_the_equivalence_error_and_claims_keep_alpha():
+    base, new = _as_rounds([0.002, -0.002, 0.001, -0.001, 0.0])
+    strict = SequentialPlan(30, equivalence_error=0.01)      # alpha for both ways
+    judged = round_verdicts.decide_rounds(base, new, alpha=0.01, noise=None,
+                                          plan=SequentialPlan(30))
+    assert judged.verdict is verdicts.Verdict.UNCHANGED
+    assert 0.994 < judged.ci_low < judged.ci_high < 1.006       # the equivalence interval
+    assert round_verdicts.decide_rounds(base, new, alpha=0.01, noise=None,
+                                        plan=strict).verdict is verdicts.Verdict.INCONCLUSIVE
+    # A change just beyond the band: the equivalence interval is clear of it, the claim's
+    # is not; no claim is made on the equivalence test's error.
+    base, new = _as_rounds([0.016 + x for x in (0.002, -0.002, 0.001, -0.001, 0.0)])
+    judged = round_verdicts.decide_rounds(base, new, alpha=0.01, noise=None,
+                                          plan=SequentialPlan(30))
+    assert judged.verdict is verdicts.Verdict.INCONCLUSIVE
+    assert judged.ci_low < 1.01 < judged.ci_high
+
+
+def test_plans_without_an_equivalence_error_read_as_the_default():
+    plan = SequentialPlan.from_dict({"max_rounds": 30, "first_look": 5, "growth": 1.25})
+    assert plan.equivalence_error == 0.10
+    with pytest.raises(SchemaError, match="ab.sequential"):
+        SequentialPlan.from_dict({"max_rounds": 30, "first_look": 5, "growth": 1.25,
+                                  "equivalence_error": 1.5})

@@ -74,6 +74,16 @@ def _decide_sequential(base_median: float, new_median: float, rounds: np.ndarray
     decision = _decided(base_median, new_median, t_interval(estimate, se, df, level),
                         alpha=level, noise=band, n_base=len(rounds), n_new=len(rounds),
                         design=Design.SEQUENTIAL)
+    if decision.verdict is Verdict.INCONCLUSIVE:
+        # No claim: is it unchanged, by the equivalence test's own (larger) error?
+        equivalence = plan.alpha_at(len(rounds), plan.equivalence_error)
+        if equivalence > level:
+            judged = _decided(base_median, new_median,
+                              t_interval(estimate, se, df, equivalence), alpha=equivalence,
+                              noise=band, n_base=len(rounds), n_new=len(rounds),
+                              design=Design.SEQUENTIAL)
+            if judged.verdict is Verdict.UNCHANGED:
+                decision = judged
     if decision.verdict is Verdict.INCONCLUSIVE and len(rounds) >= plan.max_rounds:
         return dataclasses.replace(decision, reason=decision.reason +
                                    f"; all {plan.max_rounds} rounds of the budget used")

@@ -20,8 +20,9 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
       allocations, bytes); a task_spec may state the work of one run, "elements" and
       "bytes" (throughput). Files of version 5 hold neither; nothing else changed.
   7 - an A/B may be sequential: "ab.sequential" holds its plan (max_rounds, first_look,
-      growth), and each benchmark has the rounds it ran until its verdict was clear. Files
-      of version 6 are fixed-rounds A/Bs; nothing else changed.
+      growth, and optionally equivalence_error, 0.10 where absent), and each benchmark has
+      the rounds it ran until its verdict was clear. Files of version 6 are fixed-rounds
+      A/Bs; nothing else changed.
 """
 from __future__ import annotations
 
