@@ -33,6 +33,7 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/perf_cpp.py
 	$(PY) benchmarks/perf_trace_memory.py
 	$(PY) benchmarks/perf_decisions.py
+	$(PY) benchmarks/replay_sequential.py
 	$(PY) benchmarks/perf_memory.py
 	$(PY) benchmarks/perf_scaling.py
 
