@@ -76,12 +76,14 @@ def test_ab_of_identical_sides_claims_nothing(suite):
 
 def test_a_sequential_ab_stops_each_benchmark_once_its_verdict_is_clear(suite):
     out = cli("ab", "bench_ab.py", "--new-env", "WORK=400", "--max-rounds", "8", "--trials",
-              "6", "--trial-time", "0.01", "-o", "seq.json", cwd=suite, check_code=1)
+              "6", "--trial-time", "0.01", "--equivalence-error", "0.05", "-o", "seq.json",
+              cwd=suite, check_code=1)
     assert "test: sequential interleaved rounds" in out.stdout
     header = next(line for line in out.stdout.splitlines() if line.startswith("benchmark"))
     assert "band" in header.split()
     results = benchkit.load(suite / "seq.json")
     assert results.ab.sequential.max_rounds == 8
+    assert results.ab.sequential.equivalence_error == 0.05
     rounds = {m.metadata["benchmark"]: m.num_processes for m in results.measurements}
     # 4x the work is clear at the first look; the stable one goes on while it is open
     assert rounds["bench_ab::work"] == 5
@@ -107,6 +109,11 @@ def test_ab_design_options_are_checked_before_any_work(suite):
     assert "--rounds is a fixed design" in out.stderr and "worker" not in out.stderr
     out = cli("ab", "bench_ab.py", "--max-rounds", "2", cwd=suite, check_code=2)
     assert "--max-rounds" in out.stderr and "3 or more" in out.stderr
+    out = cli("ab", "bench_ab.py", "--rounds", "4", "--equivalence-error", "0.05",
+              cwd=suite, check_code=2)
+    assert "--equivalence-error belong to the sequential" in out.stderr
+    out = cli("ab", "bench_ab.py", "--equivalence-error", "1.5", cwd=suite, check_code=2)
+    assert "--equivalence-error" in out.stderr and "between 0 and 0.5" in out.stderr
 
 
 def test_ab_bad_sides_exit_2_with_one_line(suite):

@@ -50,6 +50,10 @@ def add_parsers(sub) -> None:
     ab.add_argument("--until-decided", action="store_true",
                     help=f"sequential: keep going up to {UNTIL_DECIDED_ROUNDS} rounds (or "
                          "--max-rounds, --max-time) until every verdict is clear")
+    ab.add_argument("--equivalence-error", type=types.probability, metavar="P",
+                    help="sequential: the error an 'unchanged' verdict may spend, the chance "
+                         "of calling a change beyond the band unchanged (default 0.10; "
+                         "claims spend --alpha)")
     ab.add_argument("--trials", type=types.positive_int, default=20, metavar="T",
                     help="back-to-back BASE/NEW trial pairs per benchmark per round (default 20)")
     ab.add_argument("--trial-time", type=types.positive_float, default=0.025, metavar="S",
@@ -162,21 +166,23 @@ def cmd_ab(args) -> int:
 def _stopping(args):
     """The sequential design asked for (None: --rounds, a fixed one); options checked
     before any work starts."""
-    from benchkit.core.sequential import SequentialPlan
+    from benchkit.core.sequential import EQUIVALENCE_ERROR, SequentialPlan
     from benchkit.orchestration.sampling.interleaved import Stopping
-    sequential = args.max_rounds or args.max_time or args.until_decided
+    sequential = (args.max_rounds or args.max_time or args.until_decided
+                  or args.equivalence_error is not None)
     if args.rounds is not None:
         if sequential:
             raise ArgumentCombinationError(
-                "--rounds is a fixed design; --max-rounds, --max-time and --until-decided "
-                "belong to the sequential one: give one or the other")
+                "--rounds is a fixed design; --max-rounds, --max-time, --until-decided and "
+                "--equivalence-error belong to the sequential one: give one or the other")
         return None
     max_rounds = args.max_rounds or (UNTIL_DECIDED_ROUNDS if args.until_decided
                                      else MAX_ROUNDS)
     if max_rounds < 3:
         raise InvalidArgumentError("--max-rounds", max_rounds, "3 or more (a sequential A/B "
                                    "judges after 3 rounds at the earliest)")
-    plan = SequentialPlan(max_rounds=max_rounds, first_look=min(5, max_rounds))
+    plan = SequentialPlan(max_rounds=max_rounds, first_look=min(5, max_rounds),
+                          equivalence_error=args.equivalence_error or EQUIVALENCE_ERROR)
     return Stopping(plan, alpha=args.alpha, noise=args.noise, max_time=args.max_time)
 
 

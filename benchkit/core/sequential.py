@@ -21,8 +21,9 @@ test (two one-sided tests, Schuirmann 1987: the interval at 1 - 2 x 5 % = 90 % i
 the bioequivalence rule), that error spent over the looks by the same function. Claims keep
 `alpha` (0.01); a larger error for "unchanged" only stops benchmarks that would have made no
 claim sooner, so it cannot add a false claim. Replayed on real 30-round A/As of the decisions
-suite, it settled 17 of 18 identical-code benchmarks in a median of 9 rounds where alpha for
-both settled 15 in 11, and detected every +2 % benchmark at the same round.
+suite (benchmarks/replay_sequential.py), 10 % settled 17 of 18 identical-code benchmarks in a
+median of 19 rounds where alpha for both settled 14 in 27, and caught the +2 % benchmarks
+(5 of 6) at the same rounds.
 
 The band a change must clear follows each benchmark's measured noise: the winsorized spread
 of its round ratios, never below BAND_FLOOR (the floor at which 60+ A/A comparisons on this

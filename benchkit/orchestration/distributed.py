@@ -26,21 +26,21 @@ def client(address: str):
     try:
         _refuses(address)
         return Client(address, timeout="20s")
-    except (OSError, TimeoutError) as error:
+    except (OSError, TimeoutError, ValueError) as error:
         raise DistributedError(f"--scheduler {address}: cannot connect ({error}); start one "
                                "with `dask scheduler` and workers with `dask worker "
                                f"{address}`") from None
 
 
 def _refuses(address: str) -> None:
-    """Raise OSError at once where nothing listens at a tcp:// address (dask's client would
+    """Raise OSError at once where nothing listens at a tcp address (dask's client would
     retry for its whole timeout)."""
     import socket
-    from urllib.parse import urlsplit
-    parts = urlsplit(address)
-    if parts.scheme != "tcp" or not parts.hostname or not parts.port:
+    from distributed.comm import parse_address, parse_host_port
+    scheme, location = parse_address(address)      # "host:port" means tcp, as for dask
+    if scheme != "tcp":
         return
-    with socket.create_connection((parts.hostname, parts.port), timeout=5):
+    with socket.create_connection(parse_host_port(location), timeout=5):
         pass
 
 
