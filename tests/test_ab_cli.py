@@ -193,7 +193,7 @@ def test_ab_between_two_git_revisions(project):
 def test_ab_revision_errors_show_what_failed(project):
     out = cli("ab", "bench_tiny.py", "--base-rev", "nosuchrev", "--new-rev", "HEAD",
               cwd=project, check_code=2)
-    assert "--base-rev 'nosuchrev': not a revision" in out.stderr
+    assert "--base-rev: 'nosuchrev' is not a revision" in out.stderr
     out = cli("ab", "bench_tiny.py", "--base-rev", "HEAD~1", "--new-rev", "HEAD",
               "--install", "echo installing; exit 3", cwd=project, check_code=2)
     assert "the install command failed (exit 3)" in out.stderr and "installing" in out.stderr

@@ -159,7 +159,7 @@ def test_run_with_history_adds_what_it_measured(project, tmp_path):
     assert {r["commit"] for r in exported} == {shas[COMMITS]}
     bad = cli("history", "add", tmp_path / "r.json", "--commit", "not a commit;", "--db", db,
               cwd=tmp_path, check_code=2)
-    assert "--commit 'not a commit;': neither a revision" in bad.stderr
+    assert "--commit: 'not a commit;' is not a revision" in bad.stderr
     # the same file again: nothing added twice
     again = cli("history", "add", tmp_path / "r.json", "--db", db, cwd=repo, check_code=0)
     assert "already in the history" in again.stdout

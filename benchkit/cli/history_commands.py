@@ -144,7 +144,7 @@ def add_to_history(args, path: Path, rev: str | None = None) -> None:
     repo = None
     if rev is not None:
         repo = git_root(getattr(args, "repo", None))
-        commit = commit_of(repo, rev).sha
+        commit = commit_of(repo, rev, required="--new-rev").sha
     with open_db(args) as db:
         added = add_file(db, path, commit=commit, repo=repo)
         print(f"{added.observations} observations added to {db.path}", file=sys.stderr)
@@ -309,6 +309,8 @@ def cmd_run(args) -> int:
     for path in paths:
         if not Path(path).exists():
             raise BenchkitError(f"{path}: no such file or directory")
+    from benchkit.orchestration.sampling.sides import check_install
+    check_install(args.install)
     repo = history.git_root(args.repo)
     commits = history.revisions(repo, args.revs, args.steps)
     machine = args.machine or history.this_machine()
@@ -345,6 +347,8 @@ def cmd_bisect(args) -> int:
     import tempfile
     from benchkit.orchestration import history
     from benchkit.system.processes import owned_prefix
+    from benchkit.orchestration.sampling.sides import check_install
+    check_install(args.install)
     paths = [str(Path(p).resolve()) for p in args.paths]
     repo = history.git_root(args.repo)
     good = history.commit_of(repo, args.good, required="--good")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
-import re
 import socket
 import subprocess
 import sys
@@ -20,11 +19,9 @@ from benchkit.core.history.steps import Step, steps_of
 from benchkit.errors import BenchkitError, HistoryError, RevisionError
 from benchkit.system import results_files
 from benchkit.system.history_db import AddedRun, HistoryDB, evidence_reader
-from benchkit.system.machine import git, git_toplevel
+from benchkit.system import git
+from benchkit.system.git import toplevel as git_toplevel
 from benchkit.system.processes import last_lines, owned_prefix
-
-
-_COMMIT_ID = re.compile(r"[0-9a-fA-F]{4,64}")
 
 
 def git_root(repo: str | Path | None) -> Path:
@@ -38,28 +35,54 @@ def git_root(repo: str | Path | None) -> Path:
 
 
 def commit_of(repo: Path | None, rev: str, *, required: str | None = None) -> Commit:
-    """The commit `rev` names in `repo` with its date, ancestor count and subject. When no
-    repository knows it: a bare id, or with `required` (the option that named it) a
-    RevisionError."""
-    if repo is not None:
-        shown = git(repo, "show", "-s", "--format=%H%n%cI%n%s", f"{rev}^{{commit}}")
-        if shown.returncode == 0:
-            sha, date, subject = (shown.stdout.split("\n", 2) + ["", ""])[:3]
-            count = git(repo, "rev-list", "--count", sha)
-            order = int(count.stdout) if count.returncode == 0 else None
-            return Commit(sha, date, order, subject.strip())
+    """The commit `rev` names in `repo` with its date, first-parent position and subject.
+    With `required` (the option that named it), `rev` must name a commit of `repo`, else a
+    RevisionError names the option. Without it, `rev` is a commit id read from data: hex
+    only (git.commit_id), and a bare id when no repository knows it."""
     if required:
-        raise RevisionError(f"{required} {rev!r}: not a revision of {repo}; pass a branch, tag "
-                            "or commit that `git rev-parse` knows")
+        git.checked_name(rev, required)
+    else:
+        rev = git.commit_id(rev, "commit")
+    sha = git.resolve(repo, rev, required or "commit") if repo is not None else None
+    if sha:
+        described = git.describe(repo, sha)
+        if described is not None:
+            date, subject, order = described
+            return Commit(sha, date, order, subject)
+    if required:
+        raise RevisionError(f"{required}: {rev!r} is not a revision of {repo}; pass a branch, "
+                            "tag or commit that `git rev-parse` knows")
     return Commit(rev, "", None, "")
 
 
+def _range_ends(repo: Path, spec: str) -> list[str]:
+    """`A..B` (either end defaulting to HEAD) or `^A`/`A` as resolved rev-list arguments."""
+    def sha(name: str) -> str:
+        found = git.resolve(repo, name, "--revs")
+        if not found:
+            raise RevisionError(f"--revs: {name!r} is not a revision of {repo}; pass a "
+                                "branch, tag or commit that `git rev-parse` knows")
+        return found
+    if "..." in spec:
+        raise RevisionError(f"--revs: {spec!r}: symmetric ranges (A...B) are not supported; "
+                            "pass A..B")
+    if ".." in spec:
+        low, high = spec.split("..", 1)
+        return [f"{sha(low or 'HEAD')}..{sha(high or 'HEAD')}"]
+    if spec.startswith("^"):
+        return [f"^{sha(spec[1:])}"]
+    return [sha(spec)]
+
+
 def revisions(repo: Path, revspec: Sequence[str], steps: int | None = None) -> list[Commit]:
-    """The commits REVSPEC names, oldest first: a range as `git rev-list` reads it (`A..B`)
-    or explicit revisions; with `steps`, at most that many spread evenly (first and last
-    kept)."""
+    """The commits REVSPEC names, oldest first: a range on the first-parent line (`A..B`,
+    `^A B`) or explicit revisions; with `steps`, at most that many spread evenly (first and
+    last kept). Every name is checked and resolved before git lists anything."""
+    for rev in revspec:
+        git.checked_name(rev, "--revs")
     if len(revspec) == 1 and ".." in revspec[0] or any(r.startswith("^") for r in revspec):
-        listed = git(repo, "rev-list", "--reverse", *revspec)
+        ranges = [end for spec in revspec for end in _range_ends(repo, spec)]
+        listed = git.rev_list(repo, *ranges)
         if listed.returncode != 0:
             raise RevisionError(f"--revs {' '.join(revspec)}: git rev-list failed: "
                                 f"{listed.stderr.strip()}")
@@ -81,19 +104,31 @@ def add_file(db: HistoryDB, path: str | Path, *, commit: str | None = None,
     commit's date and subject come from `repo` (default: the working directory's checkout)."""
     results, digest = results_files.load_with_digest(path)
     env = single(results.environment)
-    sha = commit or (env.get("git") or {}).get("commit")
-    if not sha:
-        raise HistoryError(f"{path}: its fingerprint names no git commit (it was not run in a "
-                           "git checkout); pass --commit SHA")
     repo = repo or git_toplevel(Path.cwd())
-    found = commit_of(repo, sha)
-    if not found.date and not _COMMIT_ID.fullmatch(sha):
-        raise HistoryError(f"--commit {sha!r}: neither a revision of {repo or 'a checkout'} "
-                           "nor a commit id (4-64 hex digits); pass the commit measured")
+    if commit is not None:
+        found = _given_commit(repo, commit)
+    else:
+        sha = (env.get("git") or {}).get("commit")
+        if not sha:
+            raise HistoryError(f"{path}: its fingerprint names no git commit (it was not run "
+                               "in a git checkout); pass --commit SHA")
+        found = commit_of(repo, git.commit_id(sha, f"{path}: git.commit"))
     return db.add(observations(results), commit=found,
                   machine=machine or env.get("hostname") or "unknown",
                   measured_at=str(env.get("timestamp") or ""), source=Path(path).name,
                   digest=digest, environment=dict(env))
+
+
+def _given_commit(repo: Path | None, rev: str) -> Commit:
+    """--commit: a revision of `repo`, or a bare commit id that no checkout here knows."""
+    git.checked_name(rev, "--commit")
+    if repo is not None and git.resolve(repo, rev, "--commit"):
+        return commit_of(repo, rev, required="--commit")
+    if not git.COMMIT_ID.fullmatch(rev):
+        raise RevisionError(f"--commit: {rev!r} is neither a revision of "
+                            f"{repo or 'a checkout'} nor a commit id (4-64 hex digits); pass "
+                            "the commit measured")
+    return Commit(rev.lower(), "", None, "")
 
 
 def this_machine() -> str:

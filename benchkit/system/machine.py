@@ -11,12 +11,12 @@ import platform
 import re
 import site
 import socket
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from benchkit.core.environment import parse_cpu_model
+from benchkit.system import git
 
 
 def _version(package: str) -> str | None:
@@ -36,36 +36,14 @@ def _cpu_model() -> str:
     return model or platform.processor() or platform.machine()
 
 
-def git(repo: str | os.PathLike, *args: str, timeout: float = 300
-        ) -> subprocess.CompletedProcess:
-    """`git -C repo ARGS...`, output captured as text. A git that cannot be started is a
-    failed command (exit 127), not an exception."""
-    try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                              timeout=timeout)
-    except (OSError, subprocess.SubprocessError) as error:
-        return subprocess.CompletedProcess(["git", *args], 127, "", str(error))
-
-
-def _git(cwd: str, *args: str) -> str | None:
-    out = git(cwd, *args, timeout=5)
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
 def git_toplevel(path: str | os.PathLike) -> Path | None:
     """The top of the git checkout holding `path`, or None outside one."""
-    top = _git(str(path), "rev-parse", "--show-toplevel")
-    return Path(top) if top else None
+    return git.toplevel(path)
 
 
 def git_state(cwd: str | None = None) -> dict[str, Any] | None:
     """Commit and dirtiness of the git checkout at `cwd`, or None outside one."""
-    cwd = cwd or os.getcwd()
-    commit = _git(cwd, "rev-parse", "HEAD")
-    if commit is None:
-        return None
-    status = _git(cwd, "status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "dirty": bool(status)}
+    return git.head_state(cwd or os.getcwd())
 
 
 # benchkit's own install hooks in site-packages (an editable install's finder and .pth):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import string
 import shutil
 import subprocess
 import sys
@@ -19,13 +20,36 @@ from typing import Iterator
 
 from benchkit.errors import SideError
 from benchkit.orchestration.sampling.workers import Interpreter
-from benchkit.system.machine import git, git_toplevel
+from benchkit.system import git as gitcmd
+from benchkit.system.git import git, toplevel as git_toplevel
 from benchkit.system.processes import last_lines, owned_prefix
 
 DEFAULT_INSTALL = ("{python} -m venv {env} && {python} -c \"import sys; open(sys.argv[1], 'w')"
                    ".write(sys.argv[2])\" {env_pth} {caller_site} && "
                    "{env}/bin/python -m pip install --quiet --no-deps "
                    "--disable-pip-version-check {src}")
+
+
+INSTALL_FIELDS = ("python", "src", "env", "env_pth", "caller_site")
+
+
+def check_install(template: str | None) -> str:
+    """The --install template (default DEFAULT_INSTALL) once its fields are known: a stray
+    brace or an unknown {field} is a SideError before any worktree is made."""
+    if template is None:
+        return DEFAULT_INSTALL
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as error:
+        raise SideError(f"--install {template!r}: {error}; double a literal brace ({{{{ or "
+                        "}}) or use the fields " + ", ".join(f"{{{f}}}" for f in INSTALL_FIELDS)
+                        ) from None
+    unknown = [f for f in fields if f not in INSTALL_FIELDS]
+    if unknown:
+        raise SideError(f"--install {template!r}: unknown field {{{unknown[0]}}}; the fields "
+                        "are " + ", ".join(f"{{{f}}}" for f in INSTALL_FIELDS)
+                        + " (double a literal brace)")
+    return template
 
 
 def parse_env(pairs: list[str] | None, option: str) -> tuple[tuple[str, str], ...]:
@@ -67,15 +91,14 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
                   env: tuple[tuple[str, str], ...], log=None) -> Iterator[Interpreter]:
     """Check out `rev` of `repo` into a worktree, run the install command, yield the
     Interpreter of the virtual environment it made."""
-    check = git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-    if check.returncode != 0:
-        raise SideError(f"--{name}-rev {rev!r}: not a revision of the git repository at "
-                        f"{repo} ({(check.stderr or 'unknown revision').strip()}); pass a "
-                        "branch, tag or commit that `git rev-parse` knows")
-    commit = check.stdout.strip()
+    commit = gitcmd.resolve(repo, rev, f"--{name}-rev")
+    if not commit:
+        raise SideError(f"--{name}-rev: {rev!r} is not a revision of the git repository at "
+                        f"{repo}; pass a branch, tag or commit that `git rev-parse` knows")
+    template = check_install(install)
     src = workdir / f"{name}-src"
     envdir = workdir / f"{name}-env"
-    added = git(repo, "worktree", "add", "--detach", str(src), commit)
+    added = git(repo, "worktree", "add", "--detach", "--end-of-options", str(src), commit)
     if added.returncode != 0:
         raise SideError(f"--{name}-rev {rev}: `git worktree add` failed:\n"
                         f"{last_lines(added.stderr, 30)}")
@@ -86,7 +109,7 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
                                              f".{sys.version_info.minor}" / "site-packages" /
                                              "benchkit-caller.pth")),
                   "caller_site": shlex.quote(_caller_site())}
-        command = (install or DEFAULT_INSTALL).format(**fields)
+        command = template.format(**fields)
         if log:
             log(f"{name}: installing {rev} ({commit[:12]}) ...")
         done = subprocess.run(command, shell=True, cwd=src, capture_output=True, text=True,
@@ -102,7 +125,7 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
                             "must create a virtual environment at {env}")
         yield Interpreter(name, str(python), env, None)
     finally:
-        git(repo, "worktree", "remove", "--force", str(src))
+        git(repo, "worktree", "remove", "--force", "--end-of-options", str(src))
         git(repo, "worktree", "prune")
 
 
@@ -121,6 +144,7 @@ def sides(*, base_python: str | None = None, new_python: str | None = None,
                             "installed into its own environment, so pass one of them")
     if install and not any(revs.values()):
         raise SideError("--install is for --base-rev/--new-rev; pass a revision")
+    check_install(install)
     if (log and not any(revs.values()) and pythons["base"] == pythons["new"]
             and envs["base"] == envs["new"]):
         log("BASE and NEW are the same environment: an A/A check of the machine's noise "
