@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchkit.core.history.series import Commit, HistoryMetric, Point, Series
-from benchkit.core.history.steps import despiked, instruction_steps, time_steps
+from benchkit.core.history.steps import instruction_steps, lower_envelope, time_steps
 
 
 def _series(values, metric=HistoryMetric.TIME, bands=None):
@@ -26,9 +26,29 @@ def test_instruction_steps_are_any_change_beyond_both_bands():
                                      HistoryMetric.INSTRUCTIONS, bands)) == []
 
 
-def test_a_lone_slow_commit_is_despiked_but_a_step_and_the_newest_commit_are_kept():
-    logs = np.array([0, 0, 0.5, 0, 0, 1, 1, 1, 2.0])
-    assert despiked(logs).tolist() == [0, 0, 0, 0, 0, 1, 1, 1, 2.0]
+def test_the_lower_envelope_drops_slow_spells_and_moves_a_step_by_one_commit():
+    logs = np.array([0, 0, 0.5, 0.5, 0, 0.4, 0, 1, 1, 1, 1.0])
+    assert lower_envelope(logs).tolist() == [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1]
+
+
+def _level_series(levels, noise=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    values = [1e-5 * (1 + level) * (1 + noise * abs(rng.normal())) for level in levels]
+    return _series(values)
+
+
+def test_a_step_is_placed_on_the_commit_that_made_it_both_ways():
+    for change, at in ((0.3, 17), (-0.3, 17), (0.3, 5), (0.3, 33)):
+        steps = time_steps(_level_series([0] * at + [change] * (40 - at), 0.01))
+        assert [(s.commit.sha, s.transient) for s in steps] == [(f"c{at}", False)], change
+
+
+def test_a_spell_that_comes_back_is_transient_not_a_step():
+    # nine slow nights in a row, then back: two steps, both marked transient
+    steps = time_steps(_level_series([0] * 20 + [0.6] * 9 + [0] * 20, 0.01))
+    assert [(s.commit.sha, s.transient) for s in steps] == [("c20", True), ("c29", True)]
+    # three slow nights are a spell, not a level at all
+    assert time_steps(_level_series([0] * 20 + [0.6] * 3 + [0] * 20, 0.01)) == []
 
 
 def _model(rng, n, step=0.0, at=0, sigma=0.03, slow=0.05):

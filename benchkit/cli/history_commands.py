@@ -10,6 +10,8 @@ from pathlib import Path
 
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.history_output import (breaks_a_gate, check_gates, format_value, place,
+                                         warn_by_date)
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
 
@@ -23,16 +25,18 @@ def db_option(parser) -> None:
                              ".benchkit/history.db at the top of the git checkout)")
 
 
-def _metric(text: str):
+def metric_type(text: str):
+    """--metric: a history metric."""
     from benchkit.core.history.series import HistoryMetric
     try:
         return HistoryMetric(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: choose time or instructions") from None
+        raise argparse.ArgumentTypeError(f"{text!r}: choose one of "
+                                         f"{', '.join(m.value for m in HistoryMetric)}") from None
 
 
 def add_parsers(sub) -> None:
-    """`history` (add, list, show, export, regressions, run) and `bisect`."""
+    """`history` (add, list, show, export, regressions, import-asv, run)."""
     history = sub.add_parser("history", help="performance over commits: a history database")
     hsub = history.add_subparsers(dest="history_command", required=True, metavar="ACTION")
 
@@ -49,7 +53,8 @@ def add_parsers(sub) -> None:
     show = hsub.add_parser("show", help="one benchmark's series as a table")
     show.add_argument("benchmark", metavar="BENCHMARK")
     show.add_argument("--machine", metavar="NAME")
-    show.add_argument("--metric", type=_metric, default=None, metavar="time|instructions")
+    show.add_argument("--metric", type=metric_type, default=None, metavar="METRIC",
+                      help="time, instructions, mem, peakmem or track")
     db_option(show)
 
     export = hsub.add_parser("export", help="every observation as JSON or CSV")
@@ -59,8 +64,9 @@ def add_parsers(sub) -> None:
 
     regressions = hsub.add_parser("regressions", help="the steps in every series")
     regressions.add_argument("--machine", metavar="NAME")
-    regressions.add_argument("--metric", type=_metric, default=None,
-                             metavar="time|instructions")
+    regressions.add_argument("--metric", type=metric_type, default=None,
+                             metavar="METRIC",
+                             help="time, instructions, mem, peakmem or track")
     regressions.add_argument("--benchmark", metavar="NAME")
     regressions.add_argument("--since", metavar="REV",
                              help="only steps from this commit on (a commit id or prefix)")
@@ -70,6 +76,9 @@ def add_parsers(sub) -> None:
     regressions.add_argument("--fail-on", type=types.gate, action="append", default=[],
                              metavar="GATE", help="exit 1 when a step breaks the gate "
                                                   "(slower>5%%, instructions>1%%)")
+    regressions.add_argument("--all", action="store_true",
+                             help="also list transient steps (a level that came back: a slow "
+                                  "spell or a revert)")
     regressions.add_argument("--json", action="store_true", help="print the steps as JSON")
     db_option(regressions)
 
@@ -83,7 +92,7 @@ def add_parsers(sub) -> None:
     db_option(asv)
 
     run = hsub.add_parser("run", help="measure a range of commits and add them")
-    _revision_options(run)
+    revision_options(run)
     run.add_argument("--revs", nargs="+", required=True, metavar="REVSPEC",
                      help="A..B as git rev-list reads it, or explicit revisions")
     run.add_argument("--steps", type=types.positive_int, metavar="N",
@@ -99,21 +108,9 @@ def add_parsers(sub) -> None:
     run.add_argument("--min-run-time", type=types.positive_float, metavar="S",
                      help="`benchkit run --min-run-time S` (wall time)")
 
-    bisect = sub.add_parser("bisect", help="find the commit that changed a benchmark")
-    _revision_options(bisect)
-    bisect.add_argument("--good", required=True, metavar="REV")
-    bisect.add_argument("--bad", required=True, metavar="REV")
-    bisect.add_argument("--benchmark", required=True, metavar="NAME")
-    bisect.add_argument("--metric", type=_metric, default=_metric("instructions"),
-                        metavar="instructions|time")
-    bisect.add_argument("--threshold", type=types.percent, default=0.01, metavar="PCT",
-                        help="a change beyond this is bad (default 1%%)")
-    bisect.add_argument("--rounds", type=types.positive_int, metavar="R",
-                        help="with --metric time: rounds of each `ab` (its default: 8)")
-    bisect.add_argument("--json", action="store_true", help="print the result as JSON")
 
-
-def _revision_options(parser) -> None:
+def revision_options(parser) -> None:
+    """The options of commands that install and measure revisions (history run, bisect)."""
     parser.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
     parser.add_argument("--repo", metavar="DIR", help="git repository (default .)")
     parser.add_argument("--install", metavar="CMD", help="install command, as for `ab`")
@@ -148,11 +145,6 @@ def add_to_history(args, path: Path, rev: str | None = None) -> None:
     with open_db(args) as db:
         added = add_file(db, path, commit=commit, repo=repo)
         print(f"{added.observations} observations added to {db.path}", file=sys.stderr)
-
-
-def _format_value(metric, value: float) -> str:
-    from benchkit.core.stats import format_time
-    return format_time(value) if str(metric) == "time" else f"{value:,.0f}"
 
 
 def cmd_add(args) -> int:
@@ -202,13 +194,22 @@ def cmd_show(args) -> int:
             raise BenchkitError(f"no series of benchmark {args.benchmark!r}{narrowed} in "
                                 f"{db.path}; benchmarks held: {names[:20]} (see `benchkit "
                                 "history list`)")
+    warn_by_date(found)
     for series in found:
         print(f"== {printable(series.benchmark)} — {series.metric} per run on "
-              f"{printable(series.machine)}")
-        rows = [(p.commit.sha[:12], p.commit.date[:19], _format_value(series.metric, p.value),
-                 f"{_format_value(series.metric, p.low)} .. "
-                 f"{_format_value(series.metric, p.high)}", p.observations,
-                 printable(p.commit.message[:50])) for p in series.points]
+              f"{place(series)}")
+        rows = [(p.commit, (p.commit.sha[:12], p.commit.date[:19],
+                            format_value(series.metric, p.value, series.unit),
+                            f"{format_value(series.metric, p.low, series.unit)} .. "
+                            f"{format_value(series.metric, p.high, series.unit)}",
+                            p.observations, printable(p.commit.message[:50])))
+                for p in series.points]
+        rows += [(c, (c.sha[:12], c.date[:19], str(status), "", 0,
+                      printable(c.message[:50]))) for c, status in series.failed]
+        # failed commits in their place in the series' order
+        rows = [row for _, row in sorted(rows, key=lambda r: (
+            (r[0].date,) if series.by_date else (r[0].order if r[0].order is not None
+                                                 else -1, r[0].date)))]
         print(tabulate(rows, headers=("commit", "date", str(series.metric), "range", "runs",
                                       "message")))
         print()
@@ -241,25 +242,32 @@ def cmd_import_asv(args) -> int:
     from benchkit.orchestration.asv_import import import_asv
     from benchkit.orchestration.history import git_root
     repo = git_root(args.repo) if args.repo else None
+
+    def progress(done: int, total: int, skipped: int) -> None:
+        if total > 500:
+            print(f"import-asv: {done}/{total} files read, {skipped} skipped", file=sys.stderr)
+
     with open_db(args) as db:
-        done = import_asv(db, args.results_dir, machine=args.machine, repo=repo)
+        done = import_asv(db, args.results_dir, machine=args.machine, repo=repo,
+                          progress=progress)
         print(f"{done.files} asv results files: {done.added} added ({done.observations} "
-              f"observations), {done.already} already there; {db.path}")
-    if done.skipped:
-        print(f"not imported (not time benchmarks, or no result): "
-              f"{', '.join(printable(s) for s in done.skipped[:10])}"
-              + (f" and {len(done.skipped) - 10} more" if len(done.skipped) > 10 else ""))
+              f"values, {done.failed} failed or skipped benchmarks), {done.already} already "
+              f"there, {len(done.skipped_files)} skipped; {db.path}")
+    if done.skipped_files:
+        print(f"skipped files: {printable(done.skipped_summary())}")
+    if done.ignored:
+        print(f"not followed (benchmark types the history does not keep): "
+              f"{', '.join(printable(s) for s in done.ignored[:10])}"
+              + (f" and {len(done.ignored) - 10} more" if len(done.ignored) > 10 else ""))
+    if done.ordered_by == "date":
+        print("warning: commits are ordered by commit date (UTC); pass --repo with the "
+              "project's checkout to order them by its first-parent history", file=sys.stderr)
     return ExitCode.OK
-
-
-def _breaks(step, gates) -> bool:
-    from benchkit.core.gates import Metric
-    wanted = Metric.INSTRUCTIONS if str(step.metric) == "instructions" else Metric.SLOWER
-    return any(g.metric is wanted and step.change > g.limit for g in gates)
 
 
 def cmd_regressions(args) -> int:
     """`benchkit history regressions`."""
+    from benchkit.core.history.changes import environment_changes
     from benchkit.orchestration.history import find_steps
     with open_db(args, create=False) as db:
         since = None
@@ -268,24 +276,36 @@ def cmd_regressions(args) -> int:
             if not matches:
                 raise BenchkitError(f"--since {args.since!r}: no such commit in {db.path}")
             since = matches[0]
-        steps = find_steps(db, machine=args.machine, benchmark=args.benchmark,
-                           metric=args.metric, since=since, alpha=args.alpha,
-                           noise=args.noise)
-    broken = [s for s in steps if _breaks(s, args.fail_on)]
+        series_list = db.series(benchmark=args.benchmark, metric=args.metric,
+                                machine=args.machine)
+        steps = find_steps(db, since=since, alpha=args.alpha, noise=args.noise,
+                           series_list=series_list)
+    check_gates(args.fail_on, series_list)
+    warn_by_date(series_list)
+    changes = environment_changes(series_list)
+    shown = [s for s in steps if args.all or not s.transient]
+    broken = [s for s in steps if not s.transient and breaks_a_gate(s, args.fail_on)]
     if args.json:
-        print(json.dumps([s.to_json() for s in steps], indent=1))
-    elif not steps:
-        print("no steps found")
-    for step in steps if not args.json else []:
+        print(json.dumps([s.to_json() for s in shown]
+                         + [c.to_json() for c in changes], indent=1))
+    elif not shown:
+        hidden = len(steps) - len(shown)
+        print("no steps found" + (f" ({hidden} transient: --all lists them)" if hidden else ""))
+    for step in shown if not args.json else []:
         mark = "  <- breaks a gate" if step in broken else ""
-        print(f"{printable(step.benchmark)} [{step.metric}, {printable(step.machine)}]: "
-              f"{step.change:+.2%} (interval {step.ci_low:+.2%} .. {step.ci_high:+.2%}) at "
-              f"{step.commit.sha[:12]} {printable(step.commit.message[:60])!r} (after "
+        kind = " (transient)" if step.transient else ""
+        print(f"{printable(step.benchmark)} [{step.metric}, {place(step)}]: "
+              f"{step.change:+.2%}{kind} (interval {step.ci_low:+.2%} .. {step.ci_high:+.2%}) "
+              f"at {step.commit.sha[:12]} {printable(step.commit.message[:60])!r} (after "
               f"{step.previous.sha[:12]}){mark}")
-        print(f"    {_format_value(step.metric, step.before)} -> "
-              f"{_format_value(step.metric, step.after)}; {step.evidence}")
+        print(f"    {format_value(step.metric, step.before)} -> "
+              f"{format_value(step.metric, step.after)}; {step.evidence}")
         for f in step.functions:
             print(f"    {f.delta:+14,.1f}  {printable(f.function)}")
+    for change in changes if not args.json else []:
+        print(f"environment change {printable(change.benchmark)} [{change.metric}, "
+              f"{printable(change.machine)}]: {printable(change.before)} -> "
+              f"{printable(change.after)} at {change.commit.sha[:12]} (not a code change)")
     return ExitCode.FAILED if broken else ExitCode.OK
 
 
@@ -342,45 +362,6 @@ def cmd_run(args) -> int:
     return ExitCode.FAILED if tally["failed"] else ExitCode.OK
 
 
-def cmd_bisect(args) -> int:
-    """`benchkit bisect PATH... --good REV --bad REV --benchmark NAME`."""
-    import tempfile
-    from benchkit.orchestration import history
-    from benchkit.system.processes import owned_prefix
-    from benchkit.orchestration.sampling.sides import check_install
-    check_install(args.install)
-    paths = [str(Path(p).resolve()) for p in args.paths]
-    repo = history.git_root(args.repo)
-    good = history.commit_of(repo, args.good, required="--good")
-    bad = history.commit_of(repo, args.bad, required="--bad")
-    commits = history.revisions(repo, [f"{good.sha}..{bad.sha}"])
-    counting = str(args.metric) == "instructions"
-    run_args = ["--callgrind", "--no-wall-time"] if counting else []
-    machine = args.machine or history.this_machine()
-
-    def report(step) -> None:
-        change = "?" if step.change is None else f"{step.change:+.2%}"
-        print(f"{step.commit.sha[:12]} {'bad ' if step.bad else 'good'} {change} "
-              f"({step.how}) {printable(step.commit.message[:60])}", file=sys.stderr)
-
-    with open_db(args) as db, tempfile.TemporaryDirectory(prefix=owned_prefix("bisect")) as tmp:
-        judge = history.Judge(db, repo, paths, args.benchmark, args.metric, args.threshold,
-                              machine, args.install, run_args,
-                              ["--rounds", str(args.rounds)] if args.rounds else [], Path(tmp))
-        found = history.bisect(judge, commits, good, on_step=report)
-    if args.json:
-        print(json.dumps(found.to_json(), indent=1))
-        return ExitCode.OK
-    change = "?" if found.change is None else f"{found.change:+.2%}"
-    print(f"first bad commit: {found.first_bad.sha} {printable(found.first_bad.message)!r}")
-    print(f"  {args.metric} {change} against {good.sha[:12]}; last good "
-          f"{found.last_good.sha[:12]}; {len(found.steps)} revisions judged "
-          f"(of {len(commits)} commits)")
-    for f in found.functions:
-        print(f"    {f.delta:+14,.1f}  {printable(f.function)}")
-    return ExitCode.OK
-
-
 _HISTORY = {"add": cmd_add, "list": cmd_list, "show": cmd_show, "export": cmd_export,
             "regressions": cmd_regressions, "run": cmd_run, "import-asv": cmd_import_asv}
 
@@ -390,4 +371,4 @@ def cmd_history(args) -> int:
     return _HISTORY[args.history_command](args)
 
 
-COMMANDS = {"history": cmd_history, "bisect": cmd_bisect}
+COMMANDS = {"history": cmd_history}

@@ -44,3 +44,19 @@ def differences(base: Mapping[str, Any], new: Mapping[str, Any],
         if base.get(key) != new.get(key):
             out.append(f"{key}: {base.get(key)} vs {new.get(key)}")
     return out
+
+
+# What keeps two series apart on one machine: the interpreter and the libraries that move
+# timings when the code under test does not.
+ENVIRONMENT_FIELDS = ("python", "torch", "numpy")
+
+
+def environment_key(env: Mapping[str, Any]) -> str:
+    """A short name of a fingerprint's software environment (`py3.11.7-torch2.13.0-numpy2.1.0`):
+    results whose keys differ are never pooled into one history series."""
+    parts = []
+    for name in ENVIRONMENT_FIELDS:
+        value = env.get(name)
+        if isinstance(value, (str, int, float)) and str(value):
+            parts.append(f"{'py' if name == 'python' else name}{value}")
+    return "-".join(parts)

@@ -1,19 +1,32 @@
-"""`benchkit history import-asv`: an asv results directory into the history database."""
+"""`benchkit history import-asv`: an asv results directory into the history database.
+
+Import keeps going: a file that cannot be read, parsed or placed is skipped with its reason
+and the rest of the directory still imports; a benchmark that failed or was skipped is kept
+as such. Files already imported (by content digest) are not parsed again, so importing a
+newer copy of a directory adds only its new files. Runs are added in batches of one
+transaction each (thousands of files: one commit per file would spend the import in fsync).
+"""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import json
 from pathlib import Path
+from typing import Callable
 
-from benchkit.core.history.asv import parse_run
-from benchkit.errors import HistoryError
-from benchkit.orchestration.history import commit_of
+from benchkit.core.history.asv import AsvRun, parse_run
+from benchkit.core.history.series import Commit, Status
+from benchkit.errors import BenchkitError, HistoryError
+from benchkit.system import git
 from benchkit.system.history_db import HistoryDB
 from benchkit.system.reading import read_bounded
 
 # Files of an asv results directory that hold no run.
 NOT_RUNS = {"machine.json", "benchmarks.json"}
+# Real asv results files are kilobytes to a few megabytes; a bigger one is not read.
+FILE_LIMIT = 64 << 20
+BATCH = 500
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,58 +36,141 @@ class AsvImport:
     files: int
     added: int            # runs new to the database
     already: int          # runs it held (the same file imported before)
-    observations: int
-    skipped: tuple[str, ...]
+    observations: int     # values added
+    failed: int           # benchmarks added as failed or skipped (no value)
+    skipped_files: tuple[tuple[str, str], ...]    # (file, why it was not imported)
+    ignored: tuple[str, ...]                      # benchmarks of types the history ignores
+    ordered_by: str       # "repository" (first-parent line) or "date"
+
+    def skipped_summary(self) -> str:
+        """One line: how many files were skipped, by reason, with an example of each."""
+        reasons = collections.Counter(_reason_kind(r) for _, r in self.skipped_files)
+        first = {}
+        for path, reason in self.skipped_files:
+            first.setdefault(_reason_kind(reason), f"{path}: {reason}")
+        return "; ".join(f"{n} {kind} (e.g. {first[kind]})" for kind, n in
+                         reasons.most_common())
+
+
+def _reason_kind(reason: str) -> str:
+    return reason.split(" (", 1)[0].split(";", 1)[0][:60]
+
+
+def _json(raw: bytes):
+    """Parsed JSON, or ValueError: deep nesting and numbers too large for Python are a
+    damaged file, not a crash (asv writes NaN and Infinity: accepted)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except (UnicodeDecodeError, OverflowError) as error:
+        raise ValueError(str(error)) from None
 
 
 def _read(path: Path) -> bytes:
-    return read_bounded(path, lambda problem: HistoryError(f"{path}: {problem}"))
+    return read_bounded(path, lambda problem: HistoryError(problem), limit=FILE_LIMIT)
 
 
-def _json(path: Path, raw: bytes | None = None):
-    raw = _read(path) if raw is None else raw
+def _benchmarks(root: Path) -> dict:
+    index = root / "benchmarks.json"
+    if not index.is_file():
+        return {}
     try:
-        return json.loads(raw)       # asv writes Infinity/NaN for open intervals: accepted
-    except (ValueError, UnicodeDecodeError) as error:
-        raise HistoryError(f"{path}: not JSON ({error}); pass asv's results directory "
-                           "(the one holding benchmarks.json)") from None
+        parsed = _json(_read(index))
+    except (BenchkitError, ValueError, MemoryError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+class _Commits:
+    """Commit dates, subjects and first-parent positions from the repository, read once."""
+
+    def __init__(self, repo: Path | None):
+        self.repo = repo
+        self.known: dict[str, Commit] = {}
+        if repo is None:
+            return
+        listed = git.git(repo, "log", "--first-parent", "--format=%H%x00%cI%x00%s",
+                         "--end-of-options", "HEAD")
+        lines = listed.stdout.splitlines() if listed.returncode == 0 else []
+        for position, line in enumerate(reversed(lines)):
+            sha, date, subject = (line.split("\0") + ["", ""])[:3]
+            self.known[sha] = Commit(sha, date, position, subject)
+
+    def of(self, run: AsvRun, where: str) -> Commit:
+        sha = git.commit_id(run.commit.sha, f"{where}: commit_hash")
+        found = self.known.get(sha)
+        if found is None and self.repo is not None and len(sha) < 40:
+            full = git.resolve(self.repo, sha, "commit_hash")
+            found = self.known.get(full or "")
+        if found is None:
+            return Commit(sha, run.commit.date, None, "")
+        return found if found.date else dataclasses.replace(found, date=run.commit.date)
 
 
 def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = None,
-               repo: Path | None = None) -> AsvImport:
+               repo: Path | None = None,
+               progress: Callable[[int, int, int], None] | None = None) -> AsvImport:
     """Add every run under `results_dir` (asv's `results/`: a folder per machine, a file per
-    commit and environment). Runs already there are skipped; each run is one transaction, so
-    an import stopped part-way is finished by running it again. With `repo`, commits get
-    their subject and ancestor count from it."""
+    commit and environment). Runs already there are skipped without being parsed. With
+    `repo`, commits get their subject and their position on the first-parent line (the
+    order of the history); without, series are ordered by commit date (UTC).
+    `progress(done, total, skipped)` is called as files are read."""
     root = Path(results_dir)
     if not root.is_dir():
         raise HistoryError(f"{root}: not a directory; pass asv's results directory (the "
                            "`results_dir` of asv.conf.json)")
-    index = root / "benchmarks.json"
-    benchmarks = _json(index) if index.is_file() else {}
-    if not isinstance(benchmarks, dict):
-        raise HistoryError(f"{index}: not a JSON object; is this an asv results directory?")
-    files = sorted(p for p in root.glob("*/*.json") if p.name not in NOT_RUNS and p.is_file())
+    benchmarks = _benchmarks(root)
+    files = sorted(p for p in root.glob("*/*.json") if p.name not in NOT_RUNS)
     if not files:
         raise HistoryError(f"{root}: no asv results files (MACHINE/COMMIT-ENV.json) here; "
                            "pass asv's results directory")
-    added = already = count = 0
-    skipped: dict[str, None] = {}        # in first-seen order, once each
-    for path in files:
-        raw = _read(path)
-        run = parse_run(_json(path, raw), benchmarks, str(path))
-        commit = run.commit
-        if repo is not None:
-            known = commit_of(repo, commit.sha)
-            if known.date:
-                commit = known
-        done = db.add(run.observations, commit=commit, machine=machine or run.machine,
-                      measured_at=run.measured_at, source=f"asv:{path.relative_to(root)}",
-                      digest=f"asv:{hashlib.sha256(raw).hexdigest()}", environment=run.environment)
-        if done.run is None:
-            already += 1
-        else:
-            added += 1
-            count += done.observations
-        skipped.update(dict.fromkeys(run.skipped))
-    return AsvImport(len(files), added, already, count, tuple(skipped))
+    commits = _Commits(repo)
+    added = already = values = failed = 0
+    skipped: list[tuple[str, str]] = []
+    ignored: dict[str, None] = {}
+    for start in range(0, len(files), BATCH):
+        with db.batch():
+            for path in files[start:start + BATCH]:
+                where = str(path.relative_to(root))
+                try:
+                    raw = _read(path)
+                    digest = f"asv:{hashlib.sha256(raw).hexdigest()}"
+                    if db.has_digest(digest):
+                        already += 1
+                        continue
+                    run = parse_run(_json(raw), benchmarks, where)
+                    commit = commits.of(run, where)
+                except (BenchkitError, ValueError, MemoryError) as error:
+                    skipped.append((where, _why(error, where)))
+                    continue
+                done = db.add(run.observations, commit=commit,
+                              machine=machine or (run.machine if run.machine != "unknown"
+                                                  else path.parent.name),
+                              measured_at=run.measured_at, source=f"asv:{where}",
+                              digest=digest, environment=run.environment, env=run.env_name)
+                if done.run is None:
+                    already += 1
+                    continue
+                added += 1
+                values += sum(o.status is Status.OK for o in run.observations)
+                failed += sum(o.status is not Status.OK for o in run.observations)
+                ignored.update(dict.fromkeys(run.ignored))
+            if progress:
+                progress(min(start + BATCH, len(files)), len(files), len(skipped))
+    done = AsvImport(len(files), added, already, values, failed, tuple(skipped),
+                     tuple(ignored), "repository" if repo is not None else "date")
+    if len(skipped) == len(files):
+        raise HistoryError(f"{root}: none of its {len(files)} results files could be "
+                           f"imported: {done.skipped_summary()}; pass asv's results "
+                           "directory")
+    return done
+
+
+def _why(error: BaseException, where: str) -> str:
+    if isinstance(error, MemoryError):
+        return "too large to hold in memory"
+    if not isinstance(error, BenchkitError):
+        return f"not JSON ({error})"
+    text = str(error)
+    return text[len(where) + 2:] if text.startswith(f"{where}: ") else text

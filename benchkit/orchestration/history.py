@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import math
 import socket
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from benchkit.core.environment import single
 from benchkit.core.history.series import Commit, HistoryMetric, Series, observations
 from benchkit.core.history.steps import Step, steps_of
 from benchkit.errors import BenchkitError, HistoryError, RevisionError
@@ -101,22 +98,49 @@ def revisions(repo: Path, revspec: Sequence[str], steps: int | None = None) -> l
 def add_file(db: HistoryDB, path: str | Path, *, commit: str | None = None,
              machine: str | None = None, repo: Path | None = None) -> AddedRun:
     """Add one results file; the commit and machine default to its fingerprint's, and the
-    commit's date and subject come from `repo` (default: the working directory's checkout)."""
+    commit's date and subject come from `repo` (default: the working directory's checkout).
+    A merged file (`benchkit merge` of several machines' runs) adds one run per environment:
+    each result keeps its own machine and environment."""
     results, digest = results_files.load_with_digest(path)
-    env = single(results.environment)
     repo = repo or git_toplevel(Path.cwd())
-    if commit is not None:
-        found = _given_commit(repo, commit)
-    else:
-        sha = (env.get("git") or {}).get("commit")
-        if not sha:
-            raise HistoryError(f"{path}: its fingerprint names no git commit (it was not run "
-                               "in a git checkout); pass --commit SHA")
-        found = commit_of(repo, git.commit_id(sha, f"{path}: git.commit"))
-    return db.add(observations(results), commit=found,
-                  machine=machine or env.get("hostname") or "unknown",
-                  measured_at=str(env.get("timestamp") or ""), source=Path(path).name,
-                  digest=digest, environment=dict(env))
+    parts = _by_environment(results)
+    given = _given_commit(repo, commit) if commit is not None else None
+    added = []
+    for i, (env, part) in enumerate(parts):
+        if given is not None:
+            found = given
+        else:
+            sha = (env.get("git") or {}).get("commit") if isinstance(env.get("git"),
+                                                                     dict) else None
+            if not sha:
+                raise HistoryError(f"{path}: its fingerprint names no git commit (it was not "
+                                   "run in a git checkout); pass --commit SHA")
+            found = commit_of(repo, git.commit_id(sha, f"{path}: git.commit"))
+        added.append(db.add(
+            observations(part), commit=found,
+            machine=machine or str(env.get("hostname") or "unknown"),
+            measured_at=str(env.get("timestamp") or ""), source=Path(path).name,
+            digest=digest if len(parts) == 1 else f"{digest}:{i}", environment=dict(env)))
+    runs = [a.run for a in added if a.run is not None]
+    return AddedRun(Path(path).name, runs[0] if runs else None,
+                    sum(a.observations for a in added))
+
+
+def _by_environment(results) -> list[tuple[dict, "results_files.Results"]]:
+    """A results file split by the environment each item ran in (one part unless merged)."""
+    merged = results.environment.get("merged") if isinstance(results.environment, dict) \
+        else None
+    if not merged:
+        return [(results.environment, results)]
+    from benchkit.core.schema import Results
+    parts = [(dict(env) if isinstance(env, dict) else {}, Results()) for env in merged]
+    for name in ("measurements", "callgrind", "memory"):
+        for item in getattr(results, name):
+            index = (item.metadata or {}).get(results_files.MERGED_INDEX, 0)
+            if not isinstance(index, int) or not 0 <= index < len(parts):
+                index = 0
+            getattr(parts[index][1], name).append(item)
+    return [(env, part) for env, part in parts if list(part)]
 
 
 def _given_commit(repo: Path | None, rev: str) -> Commit:
@@ -149,14 +173,18 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
     if series_list is None:
         series_list = db.series(benchmark=benchmark, metric=metric, machine=machine)
     for series in series_list:
+        first = 0
         if since is not None:
             keep = [i for i, p in enumerate(series.points) if p.commit.sha.startswith(since)]
             if not keep:
                 continue
-            series = dataclasses.replace(series, points=series.points[max(keep[0] - 1, 0):])
-        options = {} if series.metric is HistoryMetric.INSTRUCTIONS else {
-            "alpha": alpha, "noise": noise}
-        out += steps_of(series, evidence_reader(db, series), **options)
+            first = keep[0]
+        options = {} if series.metric.exact else {"alpha": alpha, "noise": noise}
+        # found on the whole series (the levels before `since` are what a step is judged
+        # against), then only those from `since` on are kept
+        later = {p.commit.sha for p in series.points[first:]}
+        out += [s for s in steps_of(series, evidence_reader(db, series), **options)
+                if s.commit.sha in later]
     return out
 
 
@@ -225,156 +253,3 @@ def run_history(db: HistoryDB, repo: Path, commits: Sequence[Commit], paths: Seq
 
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-# ----------------------------------------------------------------------------- bisect
-
-
-@dataclasses.dataclass(frozen=True)
-class BisectStep:
-    """One revision judged: its change against the good revision, and the call."""
-
-    commit: Commit
-    change: float | None
-    bad: bool
-    how: str          # "measured", "from the history", "interleaved ab"
-
-    def to_json(self) -> dict:
-        """The step as `bisect --json` prints it."""
-        return {"commit": self.commit.sha, "message": self.commit.message,
-                "change": self.change, "bad": self.bad, "how": self.how}
-
-
-@dataclasses.dataclass(frozen=True)
-class Bisection:
-    """The first bad commit, the last good one before it and the steps taken."""
-
-    first_bad: Commit
-    last_good: Commit
-    change: float | None
-    steps: tuple[BisectStep, ...]
-    functions: tuple = ()
-
-    def to_json(self) -> dict:
-        """What `bisect --json` prints."""
-        return {"first_bad": self.first_bad.sha, "message": self.first_bad.message,
-                "last_good": self.last_good.sha, "change": self.change,
-                "steps": [s.to_json() for s in self.steps],
-                "functions": [{"function": f.function, "before": f.before, "after": f.after,
-                               "delta": f.delta} for f in self.functions]}
-
-
-class Judge:
-    """Says whether a revision is bad: its change against the good revision beyond the
-    threshold, in the direction the bad revision moved."""
-
-    def __init__(self, db: HistoryDB, repo: Path, paths: Sequence[str], benchmark: str,
-                 metric: HistoryMetric, threshold: float, machine: str, install: str | None,
-                 run_args: Sequence[str], ab_args: Sequence[str], workdir: Path, log=None):
-        self.db, self.repo, self.paths, self.benchmark = db, repo, list(paths), benchmark
-        self.metric, self.threshold, self.machine = metric, threshold, machine
-        self.install, self.run_args, self.ab_args = install, list(run_args), list(ab_args)
-        self.workdir, self.log = workdir, log
-        self.direction = 0
-
-    def _series_point(self, commit: Commit):
-        for series in self.db.series(benchmark=self.benchmark, metric=self.metric,
-                                     machine=self.machine):
-            for point in series.points:
-                if point.commit.sha == commit.sha:
-                    return series, point
-        return None, None
-
-    def counted(self, commit: Commit) -> tuple[object, object, str]:
-        """The history point of `commit`, measured (and added) when not there yet."""
-        series, point = self._series_point(commit)
-        if point is not None:
-            return series, point, "from the history"
-        output = measure_revision(self.repo, commit, self.paths, self.run_args, self.install,
-                                  Path(tempfile.mkdtemp(dir=self.workdir)), self.log)
-        add_file(self.db, output, commit=commit.sha, machine=self.machine, repo=self.repo)
-        series, point = self._series_point(commit)
-        if point is None:
-            raise RevisionError(f"{commit.sha[:12]}: no {self.metric} of benchmark "
-                                f"{self.benchmark!r} was measured; check --benchmark against "
-                                "`benchkit history list`")
-        return series, point, "measured"
-
-    def change(self, good: Commit, commit: Commit) -> tuple[float | None, bool, str]:
-        """(change against good, beyond the threshold in the bisected direction, how)."""
-        if self.metric is HistoryMetric.INSTRUCTIONS:
-            from benchkit.core.bands import instruction_change
-            _, a, _ = self.counted(good)
-            _, b, how = self.counted(commit)
-            beyond = instruction_change(a.band(), b.band())
-            change = b.value / a.value - 1
-            moved = abs(beyond) > self.threshold and (
-                self.direction == 0 or math.copysign(1, beyond) == self.direction)
-            return change, moved, how
-        return self._ab(good, commit)
-
-    def _ab(self, good: Commit, commit: Commit) -> tuple[float | None, bool, str]:
-        import json
-        output = Path(tempfile.mkdtemp(dir=self.workdir)) / "ab.json"
-        done = subprocess.run(
-            [sys.executable, "-m", "benchkit", "ab", *self.paths, "--repo", str(self.repo),
-             "--base-rev", good.sha, "--new-rev", commit.sha, "--json", "-o", str(output),
-             *([] if self.install is None else ["--install", self.install]), *self.ab_args],
-            capture_output=True, text=True)
-        try:
-            report = json.loads(done.stdout)
-        except ValueError:
-            raise RevisionError(f"{commit.sha[:12]}: `benchkit ab` against {good.sha[:12]} "
-                                f"failed (exit {done.returncode}):\n"
-                                f"{last_lines(done.stdout + done.stderr, 20)}") from None
-        row = next((r for r in report["rows"] if r["name"] == self.benchmark), None)
-        if row is None or row["wall"] is None:
-            raise RevisionError(f"{commit.sha[:12]}: `benchkit ab` measured no benchmark "
-                                f"{self.benchmark!r}; check --benchmark")
-        wall = row["wall"]
-        change = wall["ratio"] - 1 if wall["ratio"] is not None else None
-        claimed = wall["verdict"] in ("slower", "faster")
-        direction = 1 if wall["verdict"] == "slower" else -1
-        moved = (claimed and change is not None and abs(change) > self.threshold
-                 and (self.direction == 0 or direction == self.direction))
-        return change, moved, "interleaved ab"
-
-
-def bisect(judge: Judge, commits: Sequence[Commit], good: Commit,
-           on_step: Callable[[BisectStep], None] | None = None) -> Bisection:
-    """Binary search for the first commit of `commits` (oldest first, the last one bad)
-    whose change against `good` passes the judge."""
-    steps: list[BisectStep] = []
-    bad = commits[-1]
-    change, moved, how = judge.change(good, bad)
-    steps.append(BisectStep(bad, change, moved, how))
-    if on_step:
-        on_step(steps[-1])
-    if not moved:
-        raise RevisionError(
-            f"--bad {bad.sha[:12]} is not bad: its {judge.metric} changed by "
-            f"{'?' if change is None else f'{change:+.2%}'} against --good {good.sha[:12]}, "
-            f"not beyond --threshold {judge.threshold:.1%}; nothing to bisect")
-    judge.direction = 1 if (change or 0) > 0 else -1
-    low, high = -1, len(commits) - 1          # commits[high] is bad; low is good (-1: good)
-    changes = {high: change}
-    while high - low > 1:
-        mid = (low + high) // 2
-        change, moved, how = judge.change(good, commits[mid])
-        steps.append(BisectStep(commits[mid], change, moved, how))
-        if on_step:
-            on_step(steps[-1])
-        if moved:
-            high = mid
-            changes[mid] = change
-        else:
-            low = mid
-    last_good = good if low < 0 else commits[low]
-    functions = ()
-    if judge.metric is HistoryMetric.INSTRUCTIONS:
-        from benchkit.core.history.steps import moved_functions
-        series, before, _ = judge.counted(last_good)
-        _, after, _ = judge.counted(commits[high])
-        functions = moved_functions(judge.db.evidence(series, before),
-                                    judge.db.evidence(series, after))
-    return Bisection(commits[high], last_good, changes.get(high), tuple(steps), functions)

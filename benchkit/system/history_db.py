@@ -1,6 +1,6 @@
 """The history database: one SQLite file (by default `.benchkit/history.db` in the project)
 that keeps every observation of every results file added to it, keyed by benchmark, metric,
-machine and git commit.
+machine, environment and git commit.
 
 Writers take SQLite's write lock for the whole addition (BEGIN IMMEDIATE), so two processes
 adding at once serialise and a process killed while adding leaves the database as it was
@@ -23,65 +23,18 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from benchkit.core import schema
-from benchkit.core.history.series import Commit, HistoryMetric, Observation, Point, Series
+from benchkit.core.history.series import (Commit, HistoryMetric, Observation, Point, Series,
+                                          series_from_rows, utc_date)
 from benchkit.errors import HistoryError, SchemaError
-from benchkit.system.machine import git_toplevel
-from benchkit.system.reading import read_limit
+from benchkit.system.git import toplevel as git_toplevel
+from benchkit.system.history_schema import EXPECTED_COLUMNS, MIGRATIONS, VERSION
 
 DB_ENV = "BENCHKIT_DB"
 DEFAULT_RELATIVE = Path(".benchkit") / "history.db"
 APPLICATION_ID = 0x626B6869          # "bkhi"
-VERSION = 1
 BUSY_TIMEOUT_MS = 120_000
-
-_SCHEMA_1 = """
-CREATE TABLE commits (
-    sha TEXT PRIMARY KEY,
-    date TEXT NOT NULL,            -- ISO 8601 commit date, '' when unknown
-    ord INTEGER,                   -- number of ancestors (git rev-list --count), NULL unknown
-    message TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE runs (
-    id INTEGER PRIMARY KEY,
-    sha TEXT NOT NULL REFERENCES commits(sha),
-    machine TEXT NOT NULL,
-    measured_at TEXT NOT NULL,     -- the results file's timestamp
-    source TEXT NOT NULL,          -- the file name it was added from
-    digest TEXT NOT NULL UNIQUE,   -- of the file's content: adding it twice changes nothing
-    environment TEXT NOT NULL      -- the environment fingerprint, JSON
-);
-CREATE TABLE observations (
-    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    benchmark TEXT NOT NULL,
-    metric TEXT NOT NULL CHECK (metric IN ('time', 'instructions')),
-    value REAL NOT NULL,
-    low REAL NOT NULL,
-    high REAL NOT NULL,
-    units INTEGER NOT NULL,
-    relative REAL,                 -- time over the speed probe (series.speed_relative)
-    format INTEGER NOT NULL,       -- results format version of the evidence
-    evidence BLOB NOT NULL         -- zlib-compressed results-file JSON of the item
-);
-CREATE INDEX observations_series ON observations (benchmark, metric, run);
-CREATE INDEX runs_commit ON runs (sha, machine);
-CREATE TABLE failed_revisions (
-    sha TEXT NOT NULL,
-    machine TEXT NOT NULL,
-    failed_at TEXT NOT NULL,
-    message TEXT NOT NULL,
-    PRIMARY KEY (sha, machine)
-);
-"""
-# version -> statements that bring a database of version - 1 to it
-MIGRATIONS: dict[int, str] = {1: _SCHEMA_1}
-# what the current version's queries need
-EXPECTED_COLUMNS = {
-    "commits": {"sha", "date", "ord", "message"},
-    "runs": {"id", "sha", "machine", "measured_at", "source", "digest", "environment"},
-    "observations": {"run", "benchmark", "metric", "value", "low", "high", "units", "relative",
-                     "format", "evidence"},
-    "failed_revisions": {"sha", "machine", "failed_at", "message"},
-}
+# Received databases are not trusted: a stored item inflates to at most this many bytes.
+EVIDENCE_LIMIT = 64 << 20
 
 
 def default_path(cwd: str | os.PathLike | None = None) -> Path:
@@ -130,6 +83,7 @@ class HistoryDB:
         elif not self.path.is_file():
             raise HistoryError(f"{self.path}: not a regular file; pass --db with the path of "
                                "a history database")
+        self._batch = False
         try:
             self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000,
                                        isolation_level=None)
@@ -158,9 +112,7 @@ class HistoryDB:
                 # another process may have migrated it while this one waited for the lock
                 version = self._db.execute("PRAGMA user_version").fetchone()[0]
                 for step in range(version + 1, VERSION + 1):
-                    for statement in MIGRATIONS[step].split(";"):
-                        if statement.strip():
-                            self._db.execute(statement)
+                    MIGRATIONS[step](self._db)
                 self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 self._db.execute(f"PRAGMA user_version = {VERSION}")
         for table, columns in EXPECTED_COLUMNS.items():
@@ -172,13 +124,49 @@ class HistoryDB:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
+        if self._batch:
+            # inside batch(): a savepoint, so a failed add leaves the others of the batch
+            self._db.execute("SAVEPOINT one_add")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK TO one_add")
+                self._db.execute("RELEASE one_add")
+                raise
+            self._db.execute("RELEASE one_add")
+            return
+        with self._guard("write to"):
+            self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
         except BaseException:
-            self._db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+        with self._guard("write to"):
+            self._db.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """SQLite's errors after the database was opened (a full disk, a read-only
+        directory, a page overwritten mid-file) as one HistoryError naming the file."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise HistoryError(f"{self.path}: could not {action} the history database "
+                               f"({error}); check the disk and the directory's permissions, "
+                               "or pass --db with another path") from None
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Many adds in one transaction (an import of thousands of files); each add is
+        still whole or absent. A batch stopped part-way leaves the database as before it."""
+        with self._write():
+            self._batch = True
+            try:
+                yield
+            finally:
+                self._batch = False
 
     def close(self) -> None:
         """Close the connection."""
@@ -191,11 +179,26 @@ class HistoryDB:
         self.close()
 
     # -- writing ----------------------------------------------------------------------------
+    def has_digest(self, digest: str) -> bool:
+        """Whether a results file with this content digest was added."""
+        with self._guard("read"):
+            return self._db.execute("SELECT 1 FROM runs WHERE digest = ?",
+                                    (digest,)).fetchone() is not None
+
     def add(self, observations: Sequence[Observation], *, commit: Commit, machine: str,
-            measured_at: str, source: str, digest: str, environment: dict[str, Any]
-            ) -> AddedRun:
-        """Add one results file's observations as one run, in one transaction."""
-        with self._write():
+            measured_at: str, source: str, digest: str, environment: dict[str, Any],
+            env: str | None = None) -> AddedRun:
+        """Add one results file's observations as one run, in one transaction. `env` names
+        its environment (default: from the fingerprint); series never pool two."""
+        from benchkit.system.history_schema import env_of_fingerprint
+        env = env_of_fingerprint(environment) if env is None else env
+        rows = []
+        for o in observations:
+            blob = None if o.evidence is None else zlib.compress(
+                json.dumps(o.evidence, allow_nan=False).encode(), 6)
+            rows.append((o.benchmark, str(o.metric), o.value, o.low, o.high, o.units,
+                         o.relative, o.unit, str(o.status), schema.FORMAT_VERSION, blob))
+        with self._write(), self._guard("add to"):
             if self._db.execute("SELECT 1 FROM runs WHERE digest = ?", (digest,)).fetchone():
                 return AddedRun(source, None, 0)
             self._db.execute(
@@ -204,156 +207,171 @@ class HistoryDB:
                 "THEN excluded.date ELSE date END, ord = coalesce(excluded.ord, ord), "
                 "message = CASE WHEN excluded.message != '' THEN excluded.message "
                 "ELSE message END",
-                (commit.sha, commit.date, commit.order, commit.message))
+                (commit.sha, utc_date(commit.date), commit.order, commit.message))
             run = self._db.execute(
-                "INSERT INTO runs (sha, machine, measured_at, source, digest, environment) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (sha, machine, measured_at, source, digest, environment, env) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (commit.sha, machine, measured_at, source, digest,
-                 json.dumps(environment, sort_keys=True))).lastrowid
+                 json.dumps(environment, sort_keys=True, default=str), env)).lastrowid
             self._db.executemany(
                 "INSERT INTO observations (run, benchmark, metric, value, low, high, units, "
-                "relative, format, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(run, o.benchmark, str(o.metric), o.value, o.low, o.high, o.units, o.relative,
-                  schema.FORMAT_VERSION,
-                  zlib.compress(json.dumps(o.evidence, allow_nan=False).encode(), 6))
-                 for o in observations])
+                "relative, unit, status, format, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?)", [(run, *row) for row in rows])
             self._db.execute("DELETE FROM failed_revisions WHERE sha = ? AND machine = ?",
                              (commit.sha, machine))
-        return AddedRun(source, run, len(observations))
+        return AddedRun(source, run, len(rows))
+
+    def set_order(self, positions: dict[str, int]) -> int:
+        """Record each commit's position on the repository's first-parent line (from
+        `git.first_parent_order`); returns how many commits held here got one."""
+        with self._write(), self._guard("update"):
+            held = {sha for (sha,) in self._db.execute("SELECT sha FROM commits")}
+            found = [(positions[sha], sha) for sha in held if sha in positions]
+            self._db.executemany("UPDATE commits SET ord = ? WHERE sha = ?", found)
+        return len(found)
 
     def record_failure(self, commit: Commit, machine: str, failed_at: str,
                        message: str) -> None:
         """Remember that a revision could not be measured (a later success replaces it)."""
-        with self._write():
+        with self._write(), self._guard("add to"):
             self._db.execute(
                 "INSERT OR IGNORE INTO commits (sha, date, ord, message) VALUES (?, ?, ?, ?)",
-                (commit.sha, commit.date, commit.order, commit.message))
+                (commit.sha, utc_date(commit.date), commit.order, commit.message))
             self._db.execute("INSERT OR REPLACE INTO failed_revisions VALUES (?, ?, ?, ?)",
                              (commit.sha, machine, failed_at, message))
 
     # -- reading ----------------------------------------------------------------------------
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        with self._guard("read"):
+            return self._db.execute(sql, params).fetchall()
+
     def has_commit(self, sha: str, machine: str, *, metric: HistoryMetric | None = None
                    ) -> bool:
-        """Whether observations (of `metric`, if given) exist for this commit and machine."""
+        """Whether values (of `metric`, if given) exist for this commit and machine."""
         query = ("SELECT 1 FROM runs r JOIN observations o ON o.run = r.id WHERE r.sha = ? "
-                 "AND r.machine = ?")
+                 "AND r.machine = ? AND o.status = 'ok'")
         params: list[Any] = [sha, machine]
         if metric is not None:
             query += " AND o.metric = ?"
             params.append(str(metric))
-        return self._db.execute(query + " LIMIT 1", params).fetchone() is not None
+        return bool(self._query(query + " LIMIT 1", params))
 
     def failures(self) -> list[tuple[str, str, str, str]]:
         """(sha, machine, when, message) of each revision that could not be measured."""
-        return self._db.execute("SELECT sha, machine, failed_at, message FROM failed_revisions "
-                                "ORDER BY failed_at").fetchall()
+        return self._query("SELECT sha, machine, failed_at, message FROM failed_revisions "
+                           "ORDER BY failed_at")
 
     def commit(self, sha: str) -> Commit | None:
         """The commit as recorded, or None."""
-        row = self._db.execute("SELECT sha, date, ord, message FROM commits WHERE sha = ?",
-                               (sha,)).fetchone()
-        return Commit(*row) if row else None
+        rows = self._query("SELECT sha, date, ord, message FROM commits WHERE sha = ?", (sha,))
+        return Commit(*rows[0]) if rows else None
 
     def commits_matching(self, prefix: str) -> list[str]:
         """Full ids of the recorded commits that start with `prefix`."""
-        return [r[0] for r in self._db.execute(
+        return [r[0] for r in self._query(
             "SELECT sha FROM commits WHERE substr(sha, 1, ?) = ?", (len(prefix), prefix))]
 
     def series(self, *, benchmark: str | None = None, metric: HistoryMetric | None = None,
-               machine: str | None = None) -> list[Series]:
-        """Every series (filtered), its points in commit order. Points carry no evidence;
-        `evidence()` reads it for the points that need it."""
+               machine: str | None = None, environment: str | None = None) -> list[Series]:
+        """Every series (filtered): one per benchmark, metric, machine and environment, its
+        points in commit order (Commit), with the commits where it failed. Points carry no
+        evidence; `evidence()` reads it for the points that need it."""
         where, params = [], []
         for column, value in (("o.benchmark", benchmark), ("o.metric", metric),
-                              ("r.machine", machine)):
+                              ("r.machine", machine), ("r.env", environment)):
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(str(value))
-        # Sorted by SQLite in history order, so each series is one run of rows and each
-        # commit's first row is its earliest measurement (Commit.key's order).
-        rows = self._db.execute(
-            "SELECT o.benchmark, o.metric, r.machine, c.sha, c.date, c.ord, c.message, "
-            "o.value, o.low, o.high, o.units, o.relative FROM observations o "
-            "JOIN runs r ON o.run = r.id JOIN commits c ON c.sha = r.sha "
+        rows = self._query(
+            "SELECT o.benchmark, o.metric, r.machine, r.env, c.sha, c.date, c.ord, c.message, "
+            "r.measured_at, o.value, o.low, o.high, o.units, o.relative, o.unit, o.status "
+            "FROM observations o JOIN runs r ON o.run = r.id JOIN commits c ON c.sha = r.sha "
             + (("WHERE " + " AND ".join(where)) if where else "")
-            + " ORDER BY o.benchmark, o.metric, r.machine, c.date, coalesce(c.ord, -1), "
-              "r.measured_at", params)
+            + " ORDER BY o.benchmark, o.metric, r.machine, r.env", params)
         out: list[Series] = []
-        known: dict[str, Commit] = {}
-
-        def finish(key, commits) -> None:
-            if key is not None:
-                out.append(Series(key[0], HistoryMetric(key[1]), key[2], tuple(
-                    Point.of_values(known[sha], values) for sha, values in commits.items())))
-        current, commits = None, {}
-        for (name, metric_, mach, sha, date, order, message, value, low, high, units,
-             relative) in rows:
-            key = (name, metric_, mach)
-            if key != current:
-                finish(current, commits)
-                current, commits = key, {}
-            if sha not in known:
-                known[sha] = Commit(sha, date, order, message)
-            values = commits.get(sha)
-            if values is None:
-                commits[sha] = [(value, low, high, units, relative)]
-            else:
-                values.append((value, low, high, units, relative))
-        finish(current, commits)
+        current, group = None, []
+        for row in rows:
+            if row[:4] != current:
+                if current is not None:
+                    out.append(series_from_rows(current, group))
+                current, group = row[:4], []
+            group.append(row[4:])
+        if current is not None:
+            out.append(series_from_rows(current, group))
         return out
 
     def evidence(self, series: Series, point: Point) -> list[Any]:
         """The Measurements (or CallgrindStats) observed at one point, checked against the
-        results schema as they are read."""
+        results schema as they are read ([] where the source kept none)."""
         from benchkit.system.results_files import results_validator
-        rows = self._db.execute(
+        rows = self._query(
             "SELECT o.format, o.evidence FROM observations o JOIN runs r ON o.run = r.id "
-            "WHERE o.benchmark = ? AND o.metric = ? AND r.machine = ? AND r.sha = ? "
-            "ORDER BY r.id", (series.benchmark, str(series.metric), series.machine,
-                              point.commit.sha)).fetchall()
+            "WHERE o.benchmark = ? AND o.metric = ? AND r.machine = ? AND r.env = ? "
+            "AND r.sha = ? AND o.evidence IS NOT NULL AND o.status = 'ok' ORDER BY r.id",
+            (series.benchmark, str(series.metric), series.machine, series.environment,
+             point.commit.sha))
         key = "callgrind" if series.metric is HistoryMetric.INSTRUCTIONS else "measurements"
         out = []
         for version, blob in rows:
             try:
+                if not isinstance(blob, bytes):
+                    raise ValueError("not a compressed item")
                 inflater = zlib.decompressobj()
-                raw = inflater.decompress(blob, read_limit())
+                raw = inflater.decompress(blob, EVIDENCE_LIMIT)
                 if inflater.unconsumed_tail:
                     raise HistoryError(f"{self.path}: a stored item of {series.benchmark!r} "
-                                       "inflates beyond BENCHKIT_READ_LIMIT")
+                                       f"inflates beyond {EVIDENCE_LIMIT >> 20} MiB; the "
+                                       "database is damaged or hostile")
                 item = json.loads(raw)
                 doc = {"format": schema.FORMAT_NAME, "version": version, key: [item]}
                 results = schema.from_document(doc, results_validator())
-            except (zlib.error, ValueError, SchemaError) as error:
+            except (zlib.error, ValueError, RecursionError, SchemaError) as error:
                 raise HistoryError(f"{self.path}: a stored item of {series.benchmark!r} at "
                                    f"{point.commit.sha[:12]} is damaged ({error})") from None
             out += results.measurements + results.callgrind
+        return out
+
+    def environments(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """(machine, environment name) -> the fingerprint of its latest run."""
+        out = {}
+        for machine, env, environment in self._query(
+                "SELECT machine, env, environment FROM runs ORDER BY id"):
+            try:
+                out[(machine, env)] = json.loads(environment)
+            except ValueError:
+                out[(machine, env)] = {}
         return out
 
     def summaries(self) -> list[Summary]:
         """Per benchmark and metric: machines, commits and observations held."""
         merged: dict[tuple[str, str], Summary] = {}
         for series in self.series():
+            if not series.points:
+                continue
             key = (series.benchmark, str(series.metric))
             count = sum(p.observations for p in series.points)
             prior = merged.get(key) or Summary(*key, (), 0, 0, series.points[0].commit.sha,
                                                series.points[-1].commit.sha)
+            machines = prior.machines + ((series.machine,) if series.machine not in
+                                         prior.machines else ())
             merged[key] = dataclasses.replace(
-                prior, machines=prior.machines + (series.machine,),
-                commits=max(prior.commits, len(series.points)),
+                prior, machines=machines, commits=max(prior.commits, len(series.points)),
                 observations=prior.observations + count)
         return list(merged.values())
 
     def rows(self) -> Iterable[dict[str, Any]]:
         """Every observation as a flat record (what `history export` writes)."""
-        cursor = self._db.execute(
-            "SELECT o.benchmark, o.metric, r.machine, c.sha, c.date, c.message, r.measured_at, "
-            "o.value, o.low, o.high, o.units, r.source FROM observations o "
-            "JOIN runs r ON o.run = r.id JOIN commits c ON c.sha = r.sha "
-            "ORDER BY o.benchmark, o.metric, r.machine, c.date, c.ord, r.measured_at")
-        names = ("benchmark", "metric", "machine", "commit", "commit_date", "message",
-                 "measured_at", "value", "low", "high", "units", "source")
-        for row in cursor:
-            yield dict(zip(names, row))
+        names = ("benchmark", "metric", "machine", "environment", "commit", "commit_date",
+                 "message", "measured_at", "value", "low", "high", "units", "unit", "status",
+                 "source")
+        with self._guard("read"):
+            cursor = self._db.execute(
+                "SELECT o.benchmark, o.metric, r.machine, r.env, c.sha, c.date, c.message, "
+                "r.measured_at, o.value, o.low, o.high, o.units, o.unit, o.status, r.source "
+                "FROM observations o JOIN runs r ON o.run = r.id JOIN commits c ON c.sha = r.sha "
+                "ORDER BY o.benchmark, o.metric, r.machine, r.env, c.date, c.ord, r.measured_at")
+            for row in cursor:
+                yield dict(zip(names, row))
 
 
 def evidence_reader(db: HistoryDB, series: Series) -> Callable[[Point], list[Any]]:

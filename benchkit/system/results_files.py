@@ -158,12 +158,19 @@ def results_validator():
     return jsonschema.Draft202012Validator(document)
 
 
+MERGED_INDEX = "environment"
+
+
 def merge(results: Iterable[Results]) -> Results:
-    """Concatenate several results (e.g. runs on several machines) into one."""
+    """Concatenate several results (e.g. runs on several machines) into one. Each item of a
+    merged file names its environment (metadata["environment"]: an index into
+    environment["merged"]), so that what ran on two machines stays apart."""
     out = Results()
     envs = []
     partial = []
     for r in results:
+        for item in r:
+            item.metadata = {**(item.metadata or {}), MERGED_INDEX: len(envs)}
         out.measurements += r.measurements
         out.callgrind += r.callgrind
         out.memory += r.memory

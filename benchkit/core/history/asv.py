@@ -1,16 +1,21 @@
 """asv results as history observations (pure: parsed JSON in, typed records out).
 
 asv (airspeed velocity) keeps one JSON file per commit, machine and environment under
-`results/<machine>/`, format version 2: `commit_hash`, `date` (the commit's date, in
-milliseconds since the epoch), `params` (the machine), `env_name`, and `results`, which maps a
-benchmark name to a list laid out as `result_columns` says: `result` (one value per point of
-the parameter grid, null where it failed), `params` (the grid: one list of value reprs per
-parameter), `stats_q_25`/`stats_q_75`, `stats_number`, `samples`, ... `benchmarks.json` next to
-the machine folders gives each benchmark's `type` and `param_names`.
+`results/<machine>/`. Format version 2: `commit_hash`, `date` (the commit's date, in
+milliseconds since the epoch), `params` (the machine), `env_name`, `python`,
+`requirements`, and `results`, which maps a benchmark name to a list laid out as
+`result_columns` says: `result` (one value per point of the parameter grid, null where it
+failed, NaN where it was skipped), `params` (the grid: one list of value reprs per
+parameter), `stats_q_25`/`stats_q_75`, `samples`, `started_at`, ... Format version 1 (asv
+before 0.5): `results` maps a name to a bare value, or to `{"result": ..., "params": ...,
+"stats": [...]}`. `benchmarks.json` next to the machine folders gives each benchmark's
+`type` (time, memory, peakmemory, track), `unit` and `param_names`.
 
-Only `time` benchmarks become observations (benchkit's history follows time and instruction
-counts); the others are counted as skipped. A parameterised benchmark becomes one series per
-grid point, named as benchkit names grid points: `name[n=1000,dtype='float32']`."""
+Every benchmark type arrives with its metric (time, mem, peakmem, track with its unit); a
+parameterised benchmark becomes one series per grid point, named as benchkit names grid
+points: `name[n=1000,dtype='float32']`. A failed
+benchmark is an Observation without a value (status failed), a skipped one likewise
+(status skipped): both stay visible in the history."""
 from __future__ import annotations
 
 import dataclasses
@@ -19,13 +24,16 @@ import itertools
 import math
 from typing import Any
 
-from benchkit.core.history.series import Commit, HistoryMetric, Observation
-from benchkit.core.measurement import Measurement
-from benchkit.core.schema import measurement_to_dict
-from benchkit.core.task import TaskSpec
+from benchkit.core.history.series import Commit, HistoryMetric, Observation, Status
 from benchkit.errors import HistoryError
 
-SUPPORTED_VERSIONS = (2,)
+SUPPORTED_VERSIONS = (1, 2)
+# asv's benchmark types -> the history's metrics
+METRICS = {"time": HistoryMetric.TIME, "memory": HistoryMetric.MEM,
+           "peakmemory": HistoryMetric.PEAKMEM, "track": HistoryMetric.TRACK}
+PREFIXES = {"time_": "time", "timeraw_": "time", "mem_": "memory", "peakmem_": "peakmemory",
+            "track_": "track"}
+MAX_GRID = 100_000          # grid points of one benchmark in one file
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,97 +44,171 @@ class AsvRun:
     machine: str
     measured_at: str
     environment: dict[str, Any]
+    env_name: str
     observations: tuple[Observation, ...]
-    skipped: tuple[str, ...]        # benchmarks that are not `time` benchmarks, or failed
+    ignored: tuple[str, ...]        # benchmarks of a type the history does not follow
 
 
 def _fail(where: str, what: str) -> HistoryError:
-    return HistoryError(f"{where}: {what}; is this an asv results file (format version 2)?")
+    return HistoryError(f"{where}: {what}")
 
 
 def _date(ms: Any) -> str:
-    if not isinstance(ms, (int, float)) or not math.isfinite(ms):
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not math.isfinite(ms):
         return ""
-    stamp = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+    try:
+        stamp = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return ""
     return stamp.isoformat(timespec="seconds")
 
 
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _kind(name: str, info: dict[str, Any]) -> str:
+    kind = info.get("type")
+    if isinstance(kind, str) and kind:
+        return kind
+    last = name.rsplit(".", 1)[-1]
+    return next((k for prefix, k in PREFIXES.items() if last.startswith(prefix)), "other")
 
 
 def _grid_names(name: str, param_names: list[str], grid: list[list[str]]) -> list[str]:
     if not grid:
         return [name]
+    size = math.prod(len(g) for g in grid)
+    if size > MAX_GRID:
+        raise ValueError(f"{name}: a grid of {size} points (at most {MAX_GRID})")
     names = param_names if len(param_names) == len(grid) else [
         f"param{i + 1}" for i in range(len(grid))]
     return [f"{name}[{','.join(f'{k}={v}' for k, v in zip(names, point))}]"
             for point in itertools.product(*grid)]
 
 
+def env_name_of(document: dict[str, Any]) -> str:
+    """asv's environment name of a results file: its `env_name`, or (format 1) one made of
+    the Python version and the requirements, as asv names them."""
+    name = document.get("env_name")
+    if isinstance(name, str) and name:
+        return name
+    parts = [f"py{document.get('python')}"] if document.get("python") else []
+    requirements = document.get("requirements")
+    if isinstance(requirements, dict):
+        parts += [f"{k}{v}" if v else k for k, v in sorted(requirements.items(),
+                                                             key=lambda kv: str(kv[0]))
+                  if isinstance(k, str) and isinstance(v, (str, type(None)))]
+    return "-".join(str(p) for p in parts)
+
+
+def _columns_1(value: Any) -> dict[str, Any]:
+    """A format-1 result as format 2's named columns."""
+    if not isinstance(value, dict):
+        return {"result": [value], "params": []}
+    result = value.get("result")
+    stats = value.get("stats")
+    stats = stats if isinstance(stats, list) else [stats]
+    column = {"result": result if isinstance(result, list) else [result],
+              "params": value.get("params") or [], "samples": value.get("samples")}
+    column["stats_q_25"] = [s.get("q_25") if isinstance(s, dict) else None for s in stats]
+    column["stats_q_75"] = [s.get("q_75") if isinstance(s, dict) else None for s in stats]
+    return column
+
+
 def parse_run(document: Any, benchmarks: dict[str, Any], where: str) -> AsvRun:
     """One asv results document (`where` names it in errors); `benchmarks` is the parsed
-    benchmarks.json of its results directory ({} when missing: every benchmark whose name
-    starts with `time_` after its last dot is then taken as a time benchmark)."""
+    benchmarks.json of its results directory ({} when missing: a benchmark's type then
+    comes from its name, as asv names them). Damaged entries of single benchmarks are
+    failures of those benchmarks; a document without a commit or results is an error."""
     if not isinstance(document, dict):
         raise _fail(where, "not a JSON object")
-    if document.get("version") not in SUPPORTED_VERSIONS:
-        raise _fail(where, f"results format version {document.get('version')!r} is not "
-                           f"supported")
-    sha, columns, results = (document.get("commit_hash"), document.get("result_columns"),
-                             document.get("results"))
+    version = document.get("version")
+    if version not in SUPPORTED_VERSIONS:
+        raise _fail(where, f"results format version {version!r} (benchkit reads asv's "
+                           f"versions {', '.join(map(str, SUPPORTED_VERSIONS))})")
+    sha, results = document.get("commit_hash"), document.get("results")
     if not isinstance(sha, str) or not sha:
         raise _fail(where, "no commit_hash")
-    if not isinstance(columns, list) or not isinstance(results, dict):
-        raise _fail(where, "no result_columns/results")
+    if not isinstance(results, dict):
+        raise _fail(where, "no results")
+    columns = document.get("result_columns")
+    if version == 2 and not (isinstance(columns, list) and "result" in columns):
+        raise _fail(where, "no result_columns")
     machine_params = document.get("params") if isinstance(document.get("params"), dict) else {}
     machine = str(machine_params.get("machine") or "unknown")
-    observations, skipped = [], []
-    for name, row in sorted(results.items()):
-        info = benchmarks.get(name) if isinstance(benchmarks.get(name), dict) else {}
-        kind = info.get("type") or ("time" if name.rsplit(".", 1)[-1].startswith("time_")
-                                    else "other")
-        if kind != "time" or not isinstance(row, list):
-            skipped.append(name)
+    observations, ignored = [], []
+    started = []
+    for name, row in results.items():
+        if not isinstance(name, str) or not name:
             continue
-        column = dict(zip(columns, row))
-        values = column.get("result")
-        grid = column.get("params") or []
-        if not isinstance(values, list) or not isinstance(grid, list) or not all(
-                isinstance(g, list) for g in grid):
-            raise _fail(where, f"{name}: result/params are not lists")
-        names = _grid_names(name, [str(p) for p in info.get("param_names") or []],
-                            [[str(v) for v in g] for g in grid])
-        if len(names) != len(values):
-            raise _fail(where, f"{name}: {len(values)} results for {len(names)} grid points")
-        for i, (series_name, value) in enumerate(zip(names, values)):
-            value = _number(value)
-            if value is None or value <= 0:
-                skipped.append(series_name)          # failed, skipped or not run
-                continue
-            low, high, samples = (_at(column.get("stats_q_25"), i), _at(column.get(
-                "stats_q_75"), i), column.get("samples"))
-            times = [t for t in (samples[i] if isinstance(samples, list) and i < len(samples)
-                                 and isinstance(samples[i], list) else [])
-                     if _number(t) and t > 0] or [value]
-            evidence = Measurement(1, times, TaskSpec(stmt=series_name, setup="",
-                                                      label=series_name),
-                                   {"source": "asv", "benchmark": series_name})
-            observations.append(Observation(
-                series_name, HistoryMetric.TIME, value, low if low and low <= value else value,
-                high if high and high >= value else value, len(times),
-                measurement_to_dict(evidence)))
-    environment = {"source": "asv", "env_name": document.get("env_name"),
+        info = benchmarks.get(name) if isinstance(benchmarks.get(name), dict) else {}
+        metric = METRICS.get(_kind(name, info))
+        if metric is None:
+            ignored.append(name)
+            continue
+        unit = info.get("unit") if isinstance(info.get("unit"), str) else ""
+        if metric is not HistoryMetric.TRACK:
+            unit = ""
+        column = (_columns_1(row) if version == 1 else
+                  dict(zip(columns, row)) if isinstance(row, list) else None)
+        param_names = [str(p) for p in info.get("param_names") or []
+                       if isinstance(p, (str, int))]
+        observations += _observations(name, metric, unit, column, param_names)
+        if column is not None:
+            value = _number(column.get("started_at"))
+            if value is not None:
+                started.append(value)
+    environment = {"source": "asv", "env_name": env_name_of(document),
                    "python": document.get("python"), "machine": machine_params,
                    "requirements": document.get("requirements")}
-    started = [_number(dict(zip(columns, r)).get("started_at")) for r in results.values()
-               if isinstance(r, list)]
-    started = [s for s in started if s is not None]
     return AsvRun(Commit(sha, _date(document.get("date")), None, ""), machine,
-                  _date(min(started)) if started else "", environment, tuple(observations),
-                  tuple(skipped))
+                  _date(min(started)) if started else "", environment,
+                  environment["env_name"], tuple(observations), tuple(ignored))
+
+
+def _observations(name: str, metric: HistoryMetric, unit: str, column: dict | None,
+                  param_names: list[str]) -> list[Observation]:
+    """The observations of one benchmark's entry; an entry that cannot be read is one
+    failed observation under the benchmark's name."""
+    values = None if column is None else column.get("result")
+    grid = [] if column is None else (column.get("params") or [])
+    if values is None:
+        # asv: [None, [], ...] -- the benchmark (or its setup) failed as a whole
+        return [Observation.failure(name, metric, Status.FAILED, unit)]
+    try:
+        if not isinstance(values, list) or not isinstance(grid, list) or not all(
+                isinstance(g, list) for g in grid):
+            raise ValueError("result/params are not lists")
+        names = _grid_names(name, param_names, [[str(v) for v in g] for g in grid])
+        if len(names) != len(values):
+            raise ValueError(f"{len(values)} results for {len(names)} grid points")
+    except ValueError:
+        return [Observation.failure(name, metric, Status.FAILED, unit)]
+    out = []
+    for i, (series_name, raw) in enumerate(zip(names, values)):
+        value = _number(raw)
+        if value is None:
+            nan = isinstance(raw, float) and math.isnan(raw)
+            out.append(Observation.failure(series_name, metric,
+                                           Status.SKIPPED if nan else Status.FAILED, unit))
+            continue
+        low, high = _at(column.get("stats_q_25"), i), _at(column.get("stats_q_75"), i)
+        samples = column.get("samples")
+        count = (len(samples[i]) if isinstance(samples, list) and i < len(samples)
+                 and isinstance(samples[i], list) else 1)
+        out.append(Observation(
+            series_name, metric, value,
+            low if low is not None and low <= value else value,
+            high if high is not None and high >= value else value,
+            max(count, 1), None, None, unit))
+    return out
 
 
 def _at(values: Any, i: int) -> float | None:

@@ -3,6 +3,7 @@ and the Series of points, one per commit, that change points are found in."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import statistics
 from typing import Any, Sequence
 
@@ -14,10 +15,35 @@ from benchkit.core.stats import summarize
 
 
 class HistoryMetric(TextEnum):
-    """What a series follows: wall time per run (seconds) or instructions per run."""
+    """What a series follows: wall time per run (seconds), instructions per run, and the
+    metrics of asv's benchmark types: `mem` (the size of a returned object, bytes),
+    `peakmem` (peak resident memory, bytes) and `track` (a returned number, in the unit the
+    benchmark declares)."""
 
     TIME = "time"
     INSTRUCTIONS = "instructions"
+    MEM = "mem"
+    PEAKMEM = "peakmem"
+    TRACK = "track"
+
+    @property
+    def exact(self) -> bool:
+        """Whether any change of value is a change (counted, not timed)."""
+        return self in (HistoryMetric.INSTRUCTIONS, HistoryMetric.MEM)
+
+    @property
+    def default_unit(self) -> str:
+        """The unit of a value of this metric unless the benchmark declares one."""
+        return {"time": "seconds", "instructions": "instructions", "mem": "bytes",
+                "peakmem": "bytes"}.get(self.value, "")
+
+
+class Status(TextEnum):
+    """What became of a benchmark in one results file."""
+
+    OK = "ok"
+    FAILED = "failed"        # it raised, crashed or timed out: no value
+    SKIPPED = "skipped"      # the suite skipped it (asv's NaN: SkipNotImplemented)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,12 +55,20 @@ class Observation:
 
     benchmark: str
     metric: HistoryMetric
-    value: float
-    low: float
-    high: float
+    value: float | None
+    low: float | None
+    high: float | None
     units: int
-    evidence: dict[str, Any]
+    evidence: dict[str, Any] | None
     relative: float | None = None
+    unit: str = ""
+    status: Status = Status.OK
+
+    @classmethod
+    def failure(cls, benchmark: str, metric: HistoryMetric, status: Status,
+                unit: str = "") -> "Observation":
+        """A benchmark that ran and gave no value."""
+        return cls(benchmark, metric, None, None, None, 0, None, None, unit, status)
 
 
 def probe_relative_times(m: Any) -> list[list[float]] | None:
@@ -74,13 +108,28 @@ def observations(results: Results) -> list[Observation]:
     return out
 
 
+def utc_date(text: str) -> str:
+    """An ISO 8601 date as UTC (`2026-01-01T05:00:00+00:00`), so that dates compare as text;
+    "" for "" or anything that is not a date. A date without an offset is taken as UTC."""
+    if not isinstance(text, str) or not text:
+        return ""
+    try:
+        stamp = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=datetime.timezone.utc)
+    return stamp.astimezone(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
 @dataclasses.dataclass(frozen=True)
 class Commit:
-    """A git commit as the history orders them: by commit date, then by its number of
-    ancestors (`order`, None when unknown), then by when it was first measured."""
+    """A git commit as the history orders them: by its position on the repository's
+    first-parent line (`order`) when every point of a series has one, else by commit date
+    in UTC, then by when it was first measured."""
 
     sha: str
-    date: str            # ISO 8601 commit date ("" when unknown)
+    date: str            # ISO 8601 commit date in UTC ("" when unknown)
     order: int | None = None
     message: str = ""
 
@@ -123,9 +172,59 @@ class Point:
 
 @dataclasses.dataclass(frozen=True)
 class Series:
-    """One benchmark's metric on one machine, a point per commit in commit order."""
+    """One benchmark's metric on one machine in one environment, a point per commit in
+    commit order. `failed` are the commits where it ran and gave no value; `by_date` says
+    the order came from commit dates (no repository position for every point)."""
 
     benchmark: str
     metric: HistoryMetric
     machine: str
     points: tuple[Point, ...]
+    environment: str = ""
+    unit: str = ""
+    failed: tuple[tuple[Commit, Status], ...] = ()
+    by_date: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """(benchmark, metric, machine, environment): what a series is."""
+        return (self.benchmark, str(self.metric), self.machine, self.environment)
+
+
+def series_from_rows(key: tuple, rows: Sequence[tuple]) -> Series:
+    """One series from the history database's rows of it (`key`: benchmark, metric,
+    machine, environment; each row: sha, date, ord, message, measured_at, value, low,
+    high, units, relative, unit, status): a point per commit that has values, in commit
+    order (first-parent position when every commit has one, else UTC date), and the
+    commits where it failed."""
+    benchmark, metric, machine, env = key
+    commits: dict[str, Commit] = {}
+    first: dict[str, str] = {}
+    values: dict[str, list[tuple]] = {}
+    statuses: dict[str, str] = {}
+    unit = ""
+    for (sha, date, order, message, measured_at, value, low, high, units, relative, unit_,
+         status) in rows:
+        if sha not in commits:
+            commits[sha] = Commit(sha, date, order, message)
+            first[sha] = measured_at
+        first[sha] = min(first[sha], measured_at)
+        unit = unit_ or unit
+        if status == "ok" and value is not None:
+            values.setdefault(sha, []).append((value, low, high, units, relative))
+        else:
+            statuses.setdefault(sha, status)
+    by_date = any(c.order is None for c in commits.values())
+    if by_date:
+        def position(sha):
+            return (commits[sha].date, -1 if commits[sha].order is None else commits[sha].order,
+                    first[sha])
+    else:
+        def position(sha):
+            return (commits[sha].order, commits[sha].date, first[sha])
+    ordered = sorted(commits, key=position)
+    points = tuple(Point.of_values(commits[sha], values[sha]) for sha in ordered
+                   if sha in values)
+    failed = tuple((commits[sha], Status(statuses[sha])) for sha in ordered
+                   if sha in statuses and sha not in values)
+    return Series(benchmark, HistoryMetric(metric), machine, points, env, unit, failed, by_date)

@@ -1,0 +1,66 @@
+"""How the history commands say what they found: values in their metric's unit, where a
+series lives (machine, environment), warnings, and which --fail-on gates a history can
+judge."""
+from __future__ import annotations
+
+import sys
+
+from benchkit.core.text import printable
+from benchkit.errors import BenchkitError
+
+
+def format_value(metric, value: float, unit: str = "") -> str:
+    """A value of `metric` as people read it (time, bytes, counts, a track's unit)."""
+    from benchkit.core.memory import format_bytes
+    from benchkit.core.stats import format_time
+    if str(metric) == "time":
+        return format_time(value)
+    if str(metric) in ("mem", "peakmem"):
+        return format_bytes(value)
+    if str(metric) == "track":
+        return f"{value:,.6g}" + (f" {unit}" if unit else "")
+    return f"{value:,.0f}"
+
+
+def place(series_or_step) -> str:
+    """'machine, environment' of a series or a step."""
+    env = getattr(series_or_step, "environment", "")
+    return printable(series_or_step.machine) + (f", {printable(env)}" if env else "")
+
+
+def warn_by_date(series_list) -> None:
+    """One line on stderr when some series are ordered by commit date."""
+    if any(s.by_date for s in series_list):
+        print("warning: some series are ordered by commit date (UTC), not by the "
+              "repository's history; `benchkit history import-asv --repo DIR` or `history "
+              "add` inside the checkout records each commit's position", file=sys.stderr)
+
+
+# what each gate limits in a history: the series metric it reads
+_GATE_SERIES = {"slower": "time", "instructions": "instructions", "peak": "peakmem"}
+
+
+def check_gates(gates, series_list) -> None:
+    """Every --fail-on gate must be judged on something the history holds; a gate that
+    cannot be is an error, never a silent pass."""
+    held = {str(s.metric) for s in series_list}
+    for gate in gates:
+        wanted = _GATE_SERIES.get(str(gate.metric))
+        if wanted is None:
+            raise BenchkitError(f"--fail-on {str(gate)!r}: the history keeps no "
+                                f"{gate.metric} figures (memory counts stay in results "
+                                "files: gate them with `benchkit compare`); use slower>N%, "
+                                "instructions>N% or peak>N%")
+        if not gate.relative:
+            raise BenchkitError(f"--fail-on {str(gate)!r}: history steps are relative; "
+                                f"write it as {gate.metric}>N%")
+        if wanted not in held:
+            raise BenchkitError(f"--fail-on {str(gate)!r}: no {wanted} series "
+                                f"{'match the filters' if held else 'in the history'}, so "
+                                "the gate cannot be judged; drop it or add such results")
+
+
+def breaks_a_gate(step, gates) -> bool:
+    """Whether a step goes beyond a --fail-on gate on its metric."""
+    return any(_GATE_SERIES.get(str(g.metric)) == str(step.metric) and step.change > g.limit
+               for g in gates)

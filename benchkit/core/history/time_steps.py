@@ -1,0 +1,315 @@
+"""Steps in a wall-time series (pure).
+
+Wall time, measured on shared machines, has one-sided noise that comes in spells: a busy
+neighbour makes runs slower, never faster, for minutes or nights at a time. So:
+
+1. levels are found in the *lower envelope* of log(median) (each commit as the lowest of it
+   and its two neighbours), where a cluster of slow commits with a fast one among every
+   three does not move; ruptures' PELT (linear kernel, in C) proposes generously;
+2. a stretch shorter than MIN_LEVEL commits inside the series is a spell, not a level, and
+   joins its closer neighbour (MIN_NEWEST at the newest end); neighbouring levels closer
+   than the minimum effect are one;
+3. each boundary left is tested on the raw values of up to WINDOW commits on either side
+   (Mann-Whitney, so a very slow commit is one rank), alpha shared among the boundaries of
+   the series, and its change must clear the user's minimum effect (`noise`) and SIGMAS
+   times the series' own noise (median absolute difference of neighbouring commits); the
+   weakest failing boundary is dropped and its neighbours judged again until all pass;
+4. where measurements are stored, the per-process evidence of the commits next to a step
+   must agree (`verdicts.decide_runs`);
+5. a step that a later one takes back (the level returns to within the minimum effect) is
+   marked transient: a slow spell or a revert, not a step to act on (asv reports neither).
+
+These choices and constants were measured, not picked: benchmarks/perf_history_detection.py
+scores them beside asv's step detection on real series with injected steps
+(results/history_detection.json).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from benchkit.core.history.series import Point, Series, probe_relative_times
+from benchkit.core.history.step import Step
+from benchkit.core.verdicts import Interval, ratio_of, t_interval
+
+DEFAULT_ALPHA = 0.01
+DEFAULT_NOISE = 0.02       # the smallest step reported unless the series is noisier
+PENALTY_PER_LOG_N = 1.0    # the penalty of one proposed step: this many times log(points)
+NEIGHBOURS = 5             # commits on each side whose processes confirm a time step
+NOISE_FLOOR = 1e-3         # relative; a series quieter than this is scaled as if it were this
+MIN_LEVEL = 6              # commits a level needs inside a series (shorter: a spell)
+MIN_NEWEST = 3             # commits a new level needs at the newest end
+SIGMAS = 1.5               # a step must be this many times the series' noise, at least
+WINDOW = 30                # commits on each side that judge a step
+
+def noise_of(logs: np.ndarray) -> float:
+    """The series' noise (log scale): the median absolute difference of neighbouring
+    commits over sqrt(2), scaled to a standard deviation, never below NOISE_FLOOR."""
+    if len(logs) < 3:
+        return NOISE_FLOOR
+    mad = float(np.median(np.abs(np.diff(logs)))) / (0.6745 * math.sqrt(2))
+    return max(mad, NOISE_FLOOR)
+
+
+def lower_envelope(logs: np.ndarray) -> np.ndarray:
+    """Each commit's value as the lowest of it and its two neighbours. Timing noise on a
+    shared machine is one-sided: a busy neighbour makes runs slower, never faster, and
+    busy spells come in clusters. The fast state moves only when the code does, so a
+    step shows in the lower envelope while a cluster of slow commits with a fast one among
+    every three does not."""
+    if len(logs) < 3:
+        return logs
+    padded = np.concatenate([logs[:1], logs, logs[-1:]])
+    return np.min(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0)
+
+
+def _refined(logs: np.ndarray, start: int, at: int, end: int, reach: int = 2) -> int:
+    """The boundary near `at` that best splits logs[start:end] into two levels (least
+    absolute deviation from each side's median): the envelope moves a step by a commit."""
+    best, best_cost = at, math.inf
+    for cut in range(max(start + 1, at - reach), min(end - 1, at + reach) + 1):
+        left, right = logs[start:cut], logs[cut:end]
+        cost = float(np.abs(left - np.median(left)).sum() + np.abs(right - np.median(
+            right)).sum())
+        if cost < best_cost - 1e-12:
+            best, best_cost = cut, cost
+    return best
+
+
+def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N) -> list[int]:
+    """Indexes where ruptures' PELT (linear kernel) puts a change in level of the lower
+    envelope: each is the first point after a step. Generous on purpose: levels() decides
+    which are levels."""
+    import ruptures
+    n = len(logs)
+    if n < 3:
+        return []
+    scaled = ((logs - np.median(logs)) / noise_of(logs)).reshape(-1, 1)
+    ends = ruptures.KernelCPD(kernel="linear", min_size=1).fit(scaled).predict(
+        pen=penalty * math.log(n))
+    return [int(e) for e in ends[:-1]]
+
+
+def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_LEVEL,
+           min_newest: int = MIN_NEWEST, effect: float = 0.0) -> list[tuple[int, int]]:
+    """The stretches of commits at one level, as (start, end) slices. A stretch shorter
+    than `min_level` inside the series is a spell (a shared runner's slow minutes, a commit
+    reverted soon after), not a level: it joins the neighbour whose median is closer. At
+    the newest end a stretch needs `min_newest` commits. Neighbouring stretches whose
+    medians differ by no more than `effect` (log scale) are one level."""
+    edges = [0, *sorted(set(proposals)), len(logs)]
+    pieces = [[a, b] for a, b in zip(edges, edges[1:]) if b > a]
+    medians = [float(np.median(logs[a:b])) for a, b in pieces]
+
+    def short(i) -> bool:
+        size = pieces[i][1] - pieces[i][0]
+        return size < (min_newest if i == len(pieces) - 1 else min_level)
+
+    while len(pieces) > 1:
+        shorts = [i for i in range(len(pieces)) if short(i)]
+        if shorts:
+            i = min(shorts, key=lambda k: (pieces[k][1] - pieces[k][0], k))
+            if i == 0:
+                j = 1
+            elif i == len(pieces) - 1:
+                j = i - 1
+            else:
+                j = min((i - 1, i + 1), key=lambda k: abs(medians[k] - medians[i]))
+        else:
+            gaps = [abs(medians[k] - medians[k - 1]) for k in range(1, len(pieces))]
+            k = int(np.argmin(gaps))
+            if gaps[k] > effect:
+                break
+            i, j = k + 1, k
+        a, b = sorted((i, j))
+        pieces[a:b + 1] = [[pieces[a][0], pieces[b][1]]]
+        medians[a:b + 1] = [float(np.median(logs[pieces[a][0]:pieces[a][1]]))]
+    return [(a, b) for a, b in pieces]
+
+
+def _segment_interval(before: np.ndarray, after: np.ndarray, alpha: float):
+    """The interval of the level change between two runs of log medians: Yuen's trimmed
+    t (20 % trimmed means, so slow commits inside a level do not hide a step) when both
+    have three or more commits, Welch's with two, and a prediction interval around the
+    other side's median for a single commit."""
+    if len(before) >= 2 and len(after) >= 2:
+        from scipy import stats as scipy_stats
+        trim = 0.2 if min(len(before), len(after)) >= 3 else 0.0
+        with np.errstate(all="ignore"):
+            result = scipy_stats.ttest_ind(after, before, equal_var=False, trim=trim)
+            low, high = result.confidence_interval(1 - alpha)
+        estimate = (scipy_stats.trim_mean(after, trim) - scipy_stats.trim_mean(before, trim))
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return None
+        return Interval(float(estimate), float(low), float(high), float(result.pvalue))
+    many, one = (before, after) if len(before) >= 2 else (after, before)
+    if len(many) < 2:
+        return None
+    spread = float(np.median(np.abs(many - np.median(many)))) / 0.6745
+    spread = max(spread, float(many.std(ddof=1)) if len(many) < 5 else spread, NOISE_FLOOR)
+    sign = 1 if many is before else -1
+    return t_interval(sign * float(one.mean() - np.median(many)),
+                      spread * math.sqrt(1 + 1 / len(many)), len(many) - 1, alpha)
+
+
+def _rank_p(before: np.ndarray, after: np.ndarray) -> float:
+    """Mann-Whitney's two-sided p of two levels, on the raw values (not the envelope, whose
+    neighbours are not independent): ranks, so a very slow commit weighs as one rank."""
+    from scipy import stats as scipy_stats
+    if len(before) < 2 or len(after) < 2:
+        return 1.0
+    return float(scipy_stats.mannwhitneyu(after, before, alternative="two-sided").pvalue)
+
+
+def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float
+            ) -> list[tuple[int, float, float]]:
+    """(refined position, change, rank p) of each boundary between its neighbours."""
+    edges = [0, *bounds, len(raw)]
+    out = []
+    for i, at in enumerate(bounds):
+        start, end = edges[i], edges[i + 2]
+        change = float(np.median(logs[at:min(end, at + WINDOW)])
+                       - np.median(logs[max(start, at - WINDOW):at]))
+        if abs(change) <= effect:
+            out.append((at, change, 1.0))
+            continue
+        # the envelope's best split, then the commit it stands for: a rise shows in the
+        # envelope one commit late, a fall one commit early
+        cut = _refined(logs, start, at, end, MIN_LEVEL)
+        cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
+        out.append((cut, change, _rank_p(raw[max(start, cut - WINDOW):cut],
+                                         raw[cut:min(end, cut + WINDOW)])))
+    return out
+
+
+def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None = None, *,
+               alpha: float = DEFAULT_ALPHA, noise: float = DEFAULT_NOISE,
+               penalty: float = PENALTY_PER_LOG_N, min_level: int = MIN_LEVEL) -> list[Step]:
+    """The confirmed steps in a wall-time series (module docstring)."""
+    points = series.points
+    if len(points) < 2 * MIN_NEWEST:
+        return []
+    values = np.array([p.value for p in points], dtype=float)
+    if all(p.relative for p in points):
+        # in units of the machine's speed when each was measured, scaled back to seconds
+        relatives = np.array([p.relative for p in points], dtype=float)
+        values = relatives * float(np.median(values / relatives))
+    if len(points) < 2 * MIN_NEWEST or not np.all(values > 0):
+        return []
+    raw = np.log(values)
+    logs = lower_envelope(raw)
+    sigma = noise_of(raw)
+    # a level change must clear the user's minimum effect and the series' own noise
+    effect = max(math.log1p(noise), SIGMAS * sigma)
+    bounds = [start for start, _ in levels(logs, proposed_steps(logs, penalty),
+                                           min_level=min_level, effect=effect)[1:]]
+    # Backward elimination: the weakest boundary that fails goes and its neighbours are
+    # judged again on the joined level, until every boundary left passes. Each is a test,
+    # so alpha is shared among them (the false-step rate is per series).
+    while bounds:
+        judged = _judged(raw, logs, bounds, effect)
+        failing = [i for i, (_, change, p) in enumerate(judged)
+                   if abs(change) <= effect or p >= alpha / len(bounds)]
+        if not failing:
+            break
+        del bounds[max(failing, key=lambda i: (judged[i][2], -abs(judged[i][1])))]
+    judged = _judged(raw, logs, bounds, effect) if bounds else []
+    edges = [0, *bounds, len(raw)]
+    steps: list[Step] = []
+    for i, (at, change, p) in enumerate(judged):
+        start, end = edges[i], edges[i + 2]
+        before, after = raw[max(start, at - WINDOW):at], raw[at:min(end, at + WINDOW)]
+        interval = _segment_interval(before, after, alpha)
+        how = (f"levels of {at - start} and {end - at} commits (noise {sigma:.1%}); "
+               f"rank test p={p:.2g}")
+        if end == len(points) and end - at < min_level:
+            how += (f"; only {end - at} commits after it: measure again (`--confirm`) or "
+                    "wait for more")
+        decision = None if evidence is None else _evidence_decision(
+            points, at, start, end, evidence, alpha, noise)
+        if decision is not None:
+            # the level moved beyond the band; the processes next to the step must agree
+            if not decision.verdict.is_claim or (decision.ratio > 1) != (change > 0):
+                continue
+            how += (f"; processes of the neighbouring commits: {decision.verdict} "
+                    f"[{decision.ci_low - 1:+.1%}, {decision.ci_high - 1:+.1%}]")
+        # what is reported: the levels of the raw medians on either side of the commit
+        level_before = math.exp(float(np.median(before)))
+        level_after = math.exp(float(np.median(after)))
+        low, high = ((ratio_of(interval.low) - 1, ratio_of(interval.high) - 1)
+                     if interval is not None else (math.nan, math.nan))
+        steps.append(Step(series.benchmark, series.metric, series.machine,
+                          points[at - 1].commit, points[at].commit, level_before,
+                          level_after, level_after / level_before - 1, low, high, (), how,
+                          series.environment))
+    return _mark_undone(steps, logs, [s_index(points, s) for s in steps], effect)
+
+
+def s_index(points: Sequence[Point], step: Step) -> int:
+    """The index of a step's commit in its series."""
+    return next(i for i, p in enumerate(points) if p.commit.sha == step.commit.sha)
+
+
+def _mark_undone(steps: list[Step], logs: np.ndarray, positions: list[int],
+                 effect: float) -> list[Step]:
+    """Steps whose level a later step takes back (a later level within `effect` of the
+    level before) are marked transient: a shared runner's slow nights look like this, and
+    so does a change reverted later; neither is a step a team can act on now (asv reports
+    neither). Both the step and the one that undid it are marked."""
+    edges = [0, *positions, len(logs)]
+    level = [float(np.median(logs[a:b])) if b > a else math.nan
+             for a, b in zip(edges, edges[1:])]
+    undone: dict[int, int] = {}
+    for i in range(len(positions)):
+        if i in undone:
+            continue
+        side = math.copysign(1, level[i + 1] - level[i])
+        for j in range(i + 1, len(positions)):
+            if j in undone or (level[j] - level[i]) * side <= 0:
+                break           # the excursion ended some other way
+            if abs(level[j + 1] - level[i]) <= effect:
+                undone[i], undone[j] = j, i
+                break
+    out = list(steps)
+    for i, j in undone.items():
+        other = steps[j].commit.sha[:12]
+        out[i] = dataclasses.replace(
+            steps[i], transient=True,
+            evidence=steps[i].evidence + f"; transient: undone by {other}" if j > i else
+            steps[i].evidence + f"; transient: undoes {other}")
+    return out
+
+
+def _evidence_decision(points, at, start, end, evidence, alpha, noise):
+    from benchkit.core.verdicts import decide_runs
+
+    def measurements(chosen):
+        return [m for p in chosen for m in evidence(p) if m.processes]
+    before = measurements(points[max(start, at - NEIGHBOURS):at])
+    after = measurements(points[at:min(end, at + NEIGHBOURS)])
+    if not before or not after:
+        return None
+    probes = [x for m in before + after for p in m.processes for x in p.probes]
+    reference = float(np.median(probes)) if probes else None
+    return decide_runs(_pooled(before, reference), _pooled(after, reference), alpha=alpha,
+                       noise=noise)
+
+
+def _pooled(ms: Sequence[Any], reference: float | None):
+    """One Measurement holding the processes of several (per-run times). With speed probes
+    on every process, times are taken at the `reference` probe's speed: a commit measured
+    while the machine ran slow counts at the speed of the others."""
+    from benchkit.core.measurement import Measurement, ProcessSample
+    relative = [probe_relative_times(m) for m in ms]
+    scale = reference is not None and None not in relative
+    times, processes = [], []
+    for m, over_probes in zip(ms, relative):
+        per_process = ([[t * reference for t in process] for process in over_probes]
+                       if scale else m.process_times())
+        for sample, process_times in zip(m.processes, per_process):
+            times += process_times
+            processes.append(ProcessSample(sample.chunks, (), None))
+    return Measurement(1, times, ms[0].task_spec, None, processes)

@@ -1,0 +1,169 @@
+"""`benchkit bisect`: the first commit of a range whose change against a good revision
+passes a judge (instruction counts from the history or measured, wall time by an
+interleaved `ab`)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Sequence
+
+from benchkit.core.history.series import Commit, HistoryMetric
+from benchkit.errors import RevisionError
+from benchkit.orchestration.history import add_file, measure_revision
+from benchkit.system.history_db import HistoryDB
+from benchkit.system.processes import last_lines
+
+
+
+@dataclasses.dataclass(frozen=True)
+class BisectStep:
+    """One revision judged: its change against the good revision, and the call."""
+
+    commit: Commit
+    change: float | None
+    bad: bool
+    how: str          # "measured", "from the history", "interleaved ab"
+
+    def to_json(self) -> dict:
+        """The step as `bisect --json` prints it."""
+        return {"commit": self.commit.sha, "message": self.commit.message,
+                "change": self.change, "bad": self.bad, "how": self.how}
+
+
+@dataclasses.dataclass(frozen=True)
+class Bisection:
+    """The first bad commit, the last good one before it and the steps taken."""
+
+    first_bad: Commit
+    last_good: Commit
+    change: float | None
+    steps: tuple[BisectStep, ...]
+    functions: tuple = ()
+
+    def to_json(self) -> dict:
+        """What `bisect --json` prints."""
+        return {"first_bad": self.first_bad.sha, "message": self.first_bad.message,
+                "last_good": self.last_good.sha, "change": self.change,
+                "steps": [s.to_json() for s in self.steps],
+                "functions": [{"function": f.function, "before": f.before, "after": f.after,
+                               "delta": f.delta} for f in self.functions]}
+
+
+class Judge:
+    """Says whether a revision is bad: its change against the good revision beyond the
+    threshold, in the direction the bad revision moved."""
+
+    def __init__(self, db: HistoryDB, repo: Path, paths: Sequence[str], benchmark: str,
+                 metric: HistoryMetric, threshold: float, machine: str, install: str | None,
+                 run_args: Sequence[str], ab_args: Sequence[str], workdir: Path, log=None):
+        self.db, self.repo, self.paths, self.benchmark = db, repo, list(paths), benchmark
+        self.metric, self.threshold, self.machine = metric, threshold, machine
+        self.install, self.run_args, self.ab_args = install, list(run_args), list(ab_args)
+        self.workdir, self.log = workdir, log
+        self.direction = 0
+
+    def _series_point(self, commit: Commit):
+        for series in self.db.series(benchmark=self.benchmark, metric=self.metric,
+                                     machine=self.machine):
+            for point in series.points:
+                if point.commit.sha == commit.sha:
+                    return series, point
+        return None, None
+
+    def counted(self, commit: Commit) -> tuple[object, object, str]:
+        """The history point of `commit`, measured (and added) when not there yet."""
+        series, point = self._series_point(commit)
+        if point is not None:
+            return series, point, "from the history"
+        output = measure_revision(self.repo, commit, self.paths, self.run_args, self.install,
+                                  Path(tempfile.mkdtemp(dir=self.workdir)), self.log)
+        add_file(self.db, output, commit=commit.sha, machine=self.machine, repo=self.repo)
+        series, point = self._series_point(commit)
+        if point is None:
+            raise RevisionError(f"{commit.sha[:12]}: no {self.metric} of benchmark "
+                                f"{self.benchmark!r} was measured; check --benchmark against "
+                                "`benchkit history list`")
+        return series, point, "measured"
+
+    def change(self, good: Commit, commit: Commit) -> tuple[float | None, bool, str]:
+        """(change against good, beyond the threshold in the bisected direction, how)."""
+        if self.metric is HistoryMetric.INSTRUCTIONS:
+            from benchkit.core.bands import instruction_change
+            _, a, _ = self.counted(good)
+            _, b, how = self.counted(commit)
+            beyond = instruction_change(a.band(), b.band())
+            change = b.value / a.value - 1
+            moved = abs(beyond) > self.threshold and (
+                self.direction == 0 or math.copysign(1, beyond) == self.direction)
+            return change, moved, how
+        return self._ab(good, commit)
+
+    def _ab(self, good: Commit, commit: Commit) -> tuple[float | None, bool, str]:
+        import json
+        output = Path(tempfile.mkdtemp(dir=self.workdir)) / "ab.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "benchkit", "ab", *self.paths, "--repo", str(self.repo),
+             "--base-rev", good.sha, "--new-rev", commit.sha, "--json", "-o", str(output),
+             *([] if self.install is None else ["--install", self.install]), *self.ab_args],
+            capture_output=True, text=True)
+        try:
+            report = json.loads(done.stdout)
+        except ValueError:
+            raise RevisionError(f"{commit.sha[:12]}: `benchkit ab` against {good.sha[:12]} "
+                                f"failed (exit {done.returncode}):\n"
+                                f"{last_lines(done.stdout + done.stderr, 20)}") from None
+        row = next((r for r in report["rows"] if r["name"] == self.benchmark), None)
+        if row is None or row["wall"] is None:
+            raise RevisionError(f"{commit.sha[:12]}: `benchkit ab` measured no benchmark "
+                                f"{self.benchmark!r}; check --benchmark")
+        wall = row["wall"]
+        change = wall["ratio"] - 1 if wall["ratio"] is not None else None
+        claimed = wall["verdict"] in ("slower", "faster")
+        direction = 1 if wall["verdict"] == "slower" else -1
+        moved = (claimed and change is not None and abs(change) > self.threshold
+                 and (self.direction == 0 or direction == self.direction))
+        return change, moved, "interleaved ab"
+
+
+def bisect(judge: Judge, commits: Sequence[Commit], good: Commit,
+           on_step: Callable[[BisectStep], None] | None = None) -> Bisection:
+    """Binary search for the first commit of `commits` (oldest first, the last one bad)
+    whose change against `good` passes the judge."""
+    steps: list[BisectStep] = []
+    bad = commits[-1]
+    change, moved, how = judge.change(good, bad)
+    steps.append(BisectStep(bad, change, moved, how))
+    if on_step:
+        on_step(steps[-1])
+    if not moved:
+        raise RevisionError(
+            f"--bad {bad.sha[:12]} is not bad: its {judge.metric} changed by "
+            f"{'?' if change is None else f'{change:+.2%}'} against --good {good.sha[:12]}, "
+            f"not beyond --threshold {judge.threshold:.1%}; nothing to bisect")
+    judge.direction = 1 if (change or 0) > 0 else -1
+    low, high = -1, len(commits) - 1          # commits[high] is bad; low is good (-1: good)
+    changes = {high: change}
+    while high - low > 1:
+        mid = (low + high) // 2
+        change, moved, how = judge.change(good, commits[mid])
+        steps.append(BisectStep(commits[mid], change, moved, how))
+        if on_step:
+            on_step(steps[-1])
+        if moved:
+            high = mid
+            changes[mid] = change
+        else:
+            low = mid
+    last_good = good if low < 0 else commits[low]
+    functions = ()
+    if judge.metric is HistoryMetric.INSTRUCTIONS:
+        from benchkit.core.history.steps import moved_functions
+        series, before, _ = judge.counted(last_good)
+        _, after, _ = judge.counted(commits[high])
+        functions = moved_functions(judge.db.evidence(series, before),
+                                    judge.db.evidence(series, after))
+    return Bisection(commits[high], last_good, changes.get(high), tuple(steps), functions)

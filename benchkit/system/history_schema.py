@@ -1,0 +1,126 @@
+"""The history database's schema, version by version, and the steps that bring an older
+database forward. Each step runs inside the opener's write transaction.
+
+- 1: commits, runs, observations (time and instructions), failed revisions.
+- 2: a series is one machine *and one environment*: `runs.env` (the environment's short
+  name); observations of any metric (`mem`, `peakmem`, `track` from asv), with a `unit`,
+  and failed or skipped benchmarks kept as observations without a value (`status`);
+  evidence may be absent (asv keeps none); commit dates stored in UTC so that they sort as
+  text (version 1 kept git's offsets: `10:00+05:00` sorted after `06:00+00:00`).
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Callable
+
+from benchkit.core.environment import environment_key
+from benchkit.core.history.series import utc_date
+
+VERSION = 2
+
+_SCHEMA_1 = """
+CREATE TABLE commits (
+    sha TEXT PRIMARY KEY,
+    date TEXT NOT NULL,            -- ISO 8601 commit date, '' when unknown
+    ord INTEGER,                   -- position on the first-parent line, NULL unknown
+    message TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    sha TEXT NOT NULL REFERENCES commits(sha),
+    machine TEXT NOT NULL,
+    measured_at TEXT NOT NULL,     -- the results file's timestamp
+    source TEXT NOT NULL,          -- the file name it was added from
+    digest TEXT NOT NULL UNIQUE,   -- of the file's content: adding it twice changes nothing
+    environment TEXT NOT NULL      -- the environment fingerprint, JSON
+);
+CREATE TABLE observations (
+    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    benchmark TEXT NOT NULL,
+    metric TEXT NOT NULL CHECK (metric IN ('time', 'instructions')),
+    value REAL NOT NULL,
+    low REAL NOT NULL,
+    high REAL NOT NULL,
+    units INTEGER NOT NULL,
+    relative REAL,                 -- time over the speed probe (series.speed_relative)
+    format INTEGER NOT NULL,       -- results format version of the evidence
+    evidence BLOB NOT NULL         -- zlib-compressed results-file JSON of the item
+);
+CREATE INDEX observations_series ON observations (benchmark, metric, run);
+CREATE INDEX runs_commit ON runs (sha, machine);
+CREATE TABLE failed_revisions (
+    sha TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    failed_at TEXT NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (sha, machine)
+);
+"""
+
+_OBSERVATIONS_2 = """
+CREATE TABLE observations_2 (
+    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    benchmark TEXT NOT NULL,
+    metric TEXT NOT NULL,          -- time, instructions, mem, peakmem, track
+    value REAL,                    -- NULL when the benchmark failed or was skipped
+    low REAL,
+    high REAL,
+    units INTEGER NOT NULL,
+    relative REAL,
+    unit TEXT NOT NULL DEFAULT '', -- '' for the metric's own unit
+    status TEXT NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'failed', 'skipped')),
+    format INTEGER NOT NULL,
+    evidence BLOB                  -- NULL when the source keeps none (asv)
+);
+INSERT INTO observations_2 (run, benchmark, metric, value, low, high, units, relative, unit,
+                            status, format, evidence)
+    SELECT run, benchmark, metric, value, low, high, units, relative, '', 'ok', format, evidence
+    FROM observations;
+DROP TABLE observations;
+ALTER TABLE observations_2 RENAME TO observations;
+CREATE INDEX observations_series ON observations (benchmark, metric, run);
+ALTER TABLE runs ADD COLUMN env TEXT NOT NULL DEFAULT '';
+"""
+
+
+def _statements(script: str) -> Callable[[sqlite3.Connection], None]:
+    def run(db: sqlite3.Connection) -> None:
+        for statement in script.split(";"):
+            if statement.strip():
+                db.execute(statement)
+    return run
+
+
+def _to_2(db: sqlite3.Connection) -> None:
+    _statements(_OBSERVATIONS_2)(db)
+    for sha, date in db.execute("SELECT sha, date FROM commits").fetchall():
+        db.execute("UPDATE commits SET date = ? WHERE sha = ?", (utc_date(date), sha))
+    for run, environment in db.execute("SELECT id, environment FROM runs").fetchall():
+        try:
+            env = json.loads(environment)
+        except ValueError:
+            env = {}
+        key = env_of_fingerprint(env if isinstance(env, dict) else {})
+        db.execute("UPDATE runs SET env = ? WHERE id = ?", (key, run))
+
+
+def env_of_fingerprint(env: dict) -> str:
+    """The environment name stored with a run: asv's env_name for imported runs, else the
+    fingerprint's environment_key."""
+    if env.get("source") == "asv" and isinstance(env.get("env_name"), str):
+        return env["env_name"]
+    return environment_key(env)
+
+
+# version -> what brings a database of version - 1 to it
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _statements(_SCHEMA_1),
+                                                               2: _to_2}
+# what the current version's queries need
+EXPECTED_COLUMNS = {
+    "commits": {"sha", "date", "ord", "message"},
+    "runs": {"id", "sha", "machine", "measured_at", "source", "digest", "environment", "env"},
+    "observations": {"run", "benchmark", "metric", "value", "low", "high", "units", "relative",
+                     "unit", "status", "format", "evidence"},
+    "failed_revisions": {"sha", "machine", "failed_at", "message"},
+}

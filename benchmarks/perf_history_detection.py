@@ -1,0 +1,205 @@
+"""Step detection on real history series: benchkit beside asv's own `asv.step_detect`.
+
+Each results directory (asv's layout) is imported with `benchkit history import-asv`; every
+wall-time series with at least --min-points values becomes a test series. Its real steps are
+taken out first (asv's piecewise-constant fit, pieces shorter than --keep-spells merged into
+their neighbours, each remaining piece divided by its median), so what is left is the
+series' own noise, short slow spells included. Then, per trial, one step of 5, 10, 25 or 50 %
+(slower) is put in at a random commit at least --margin commits from either end, and both
+detectors run on the same values:
+
+- asv: `detect_steps` then `detect_regressions(steps, threshold=0.05)`, as `asv publish`
+  reports regressions by default;
+- benchkit: `steps_of` on the series, as `benchkit history regressions` reports them.
+
+Recall: a slower step reported within --tolerance commits of the injected one. False steps
+per series: slower steps reported anywhere else, on the flattened series without any
+injected step (null trials) and around the injected ones. The real steps each tool finds in
+the original series are listed too.
+
+    .venv/bin/python benchmarks/perf_history_detection.py DIR [DIR ...] [--trials 400]
+
+DIRs used for results/history_detection.json: asv's own example results (real astropy
+benchmark runs on one laptop, asv format 1; `pip download --no-deps --no-binary :all:
+asv==0.6.6`, then test/example_results in the archive) and a noise history recorded on this
+VM with benchmarks/record_noise_history.py (200 fresh processes, code unchanged).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchkit.core.history.series import Commit, HistoryMetric, Point, Series
+from benchkit.core.history.steps import steps_of
+from benchkit.orchestration.asv_import import import_asv
+from benchkit.system.history_db import HistoryDB
+
+SIZES = (0.05, 0.10, 0.25, 0.50)
+
+
+def load_series(dirs: list[Path], min_points: int) -> list[tuple[str, np.ndarray]]:
+    """(label, values) of every wall-time series with enough points."""
+    out: list[tuple[str, np.ndarray]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        with HistoryDB(Path(tmp) / "h.db") as db:
+            for d in dirs:
+                import_asv(db, d)
+            for s in db.series(metric=HistoryMetric.TIME):
+                values = np.array([p.value for p in s.points], dtype=float)
+                if len(values) >= min_points and np.all(values > 0):
+                    out.append((f"{s.machine}/{s.environment}/{s.benchmark}", values))
+    return out
+
+
+def asv_steps(values: np.ndarray) -> list[tuple[int, float]]:
+    """(index of the first commit after the step, relative change) of each regression
+    asv reports."""
+    from asv.step_detect import detect_regressions, detect_steps
+    steps = detect_steps(list(values))
+    _, _, regressions = detect_regressions(steps, threshold=0.05)
+    return [(after, best / before - 1) for before_i, after, before, best in regressions or []]
+
+
+def benchkit_steps(values: np.ndarray) -> list[tuple[int, float]]:
+    """(index, relative change) of each step benchkit reports."""
+    points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(v), float(v), 1, 1)
+                   for i, v in enumerate(values))
+    series = Series("b", HistoryMetric.TIME, "m", points)
+    index = {p.commit.sha: i for i, p in enumerate(points)}
+    return [(index[s.commit.sha], s.change) for s in steps_of(series) if not s.transient]
+
+
+DETECTORS = {"asv": asv_steps, "benchkit": benchkit_steps}
+
+
+def flatten(values: np.ndarray, keep_spells: int) -> np.ndarray:
+    """The series with its real level changes taken out (module docstring). The pieces
+    come from neither detector under test: ruptures' least-squares change points on the
+    log values with a strict penalty (5 log n, in units of the series' own noise)."""
+    import ruptures
+    logs = np.log(values)
+    sigma = max(float(np.median(np.abs(np.diff(logs)))) / (0.6745 * math.sqrt(2)), 1e-3)
+    ends = ruptures.KernelCPD(kernel="linear", min_size=1).fit(
+        (logs / sigma).reshape(-1, 1)).predict(pen=5 * math.log(len(logs)))
+    pieces = [[a, b] for a, b in zip([0, *ends[:-1]], ends)]
+    merged = []
+    for piece in pieces:
+        # a short piece at either end is a level of its own (too new or too old to tell)
+        short = (piece[1] - piece[0] < keep_spells and piece[1] < len(logs)) or (
+            merged and merged[-1][0] > 0 and merged[-1][1] - merged[-1][0] < keep_spells)
+        # a short piece within 2.5x of its neighbour is a spell, kept as noise; a short
+        # piece 100x away (a benchmark rewritten) is a level of its own
+        if merged and short and abs(np.median(logs[piece[0]:piece[1]]) - np.median(
+                logs[merged[-1][0]:merged[-1][1]])) < math.log(2.5):
+            merged[-1][1] = piece[1]
+        else:
+            merged.append(piece)
+    out = values.copy()
+    for left, right in merged:
+        out[left:right] = values[left:right] / np.median(values[left:right])
+    return out * float(np.median(values))
+
+
+def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_spells: int,
+          seed: int):
+    rng = np.random.default_rng(seed)
+    flat = [(label, flatten(values, keep_spells)) for label, values in series] + flat_series
+    usable = [(label, v) for label, v in flat if len(v) >= 2 * margin + 1]
+    found = {name: {size: 0 for size in SIZES} for name in DETECTORS}
+    false = {name: 0 for name in DETECTORS}
+    runs = {name: 0 for name in DETECTORS}
+    seconds = {name: 0.0 for name in DETECTORS}
+    cases = [(None, label, v, None) for label, v in usable]
+    for size in SIZES:
+        for _ in range(trials):
+            label, v = usable[rng.integers(len(usable))]
+            at = int(rng.integers(margin, len(v) - margin + 1))
+            cases.append((size, label, v, at))
+    for size, label, v, at in cases:
+        values = v.copy()
+        if at is not None:
+            values[at:] *= 1 + size
+        for name, detect in DETECTORS.items():
+            began = time.perf_counter()
+            reported = [(i, c) for i, c in detect(values) if c > 0]
+            seconds[name] += time.perf_counter() - began
+            runs[name] += 1
+            hit = at is not None and any(abs(i - at) <= tolerance for i, _ in reported)
+            if hit:
+                found[name][size] += 1
+            false[name] += sum(1 for i, _ in reported
+                               if at is None or abs(i - at) > tolerance)
+    return {
+        "series": len(usable), "trials_per_size": trials, "null_series": len(usable),
+        "recall": {name: {f"{size:.0%}": found[name][size] / trials for size in SIZES}
+                   for name in DETECTORS},
+        "false_steps_per_series": {name: false[name] / runs[name] for name in DETECTORS},
+        "seconds_per_series": {name: seconds[name] / runs[name] for name in DETECTORS},
+    }
+
+
+def real_steps(series) -> list[dict]:
+    """The steps each tool reports in the original series (both directions for benchkit,
+    regressions for asv, as each reports them)."""
+    out = []
+    for label, values in series:
+        for name in DETECTORS:
+            for i, change in (asv_steps(values) if name == "asv" else benchkit_steps(values)):
+                out.append({"series": label, "tool": name, "index": int(i),
+                            "change": round(float(change), 4), "points": len(values)})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dirs", nargs="*", type=Path,
+                        help="real histories: their real steps are taken out first")
+    parser.add_argument("--no-steps", nargs="*", type=Path, default=[], metavar="DIR",
+                        help="histories known to hold no step (the code never changed, as "
+                             "record_noise_history.py writes): used as they are")
+    parser.add_argument("--trials", type=int, default=400, help="injected steps per size")
+    parser.add_argument("--min-points", type=int, default=25)
+    parser.add_argument("--margin", type=int, default=6,
+                        help="commits between an injected step and either end")
+    parser.add_argument("--tolerance", type=int, default=2,
+                        help="a reported step this many commits from the injected one counts")
+    parser.add_argument("--keep-spells", type=int, default=6,
+                        help="pieces shorter than this stay in as noise")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("-o", "--output", type=Path)
+    args = parser.parse_args()
+    series = load_series(args.dirs, args.min_points)
+    flat_series = load_series(args.no_steps, args.min_points)
+    if not series and not flat_series:
+        sys.exit("no wall-time series with enough points in " + ", ".join(
+            map(str, args.dirs + args.no_steps)))
+    result = {"data": [str(d) for d in args.dirs], "no_steps": [str(d) for d in args.no_steps],
+              "settings": {k: v for k, v in vars(args).items()
+                           if k not in ("dirs", "no_steps", "output")},
+              **score(series, flat_series, args.trials, args.margin, args.tolerance,
+                      args.keep_spells, args.seed),
+              "real_steps": real_steps(series)}
+    result["settings"] = {k: str(v) for k, v in result["settings"].items()}
+    print(f"{result['series']} series from {', '.join(map(str, args.dirs + args.no_steps))}; "
+          f"{args.trials} injected slower steps per size")
+    print(f"{'':10}" + "".join(f"{f'recall {s:.0%}':>14}" for s in SIZES)
+          + f"{'false/series':>14}{'ms/series':>11}")
+    for name in DETECTORS:
+        print(f"{name:10}" + "".join(f"{result['recall'][name][f'{s:.0%}']:>14.1%}"
+                                     for s in SIZES)
+              + f"{result['false_steps_per_series'][name]:>14.3f}"
+              + f"{result['seconds_per_series'][name] * 1000:>11.1f}")
+    if args.output:
+        args.output.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
