@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.core.history.asv import parse_run
-from benchkit.core.history.series import HistoryMetric
+from benchkit.core.history.series import HistoryMetric, Status
 from benchkit.errors import HistoryError
 from test_cli import cli
 
@@ -26,26 +26,31 @@ def test_an_asv_results_file_becomes_one_observation_per_grid_point():
     assert run.commit.sha == "07039935f8bfc885f94e8681841d20cb5f97b5c6"
     assert run.commit.date == "2026-11-23T13:27:53+00:00"
     assert run.machine == "fixture-box"
-    assert [(o.benchmark, o.metric, o.units) for o in run.observations] == [
-        ("bench_grid.Grid.time_build[n=10,kind='list']", HistoryMetric.TIME, 3),
-        ("bench_grid.Grid.time_build[n=10,kind='tuple']", HistoryMetric.TIME, 3),
-        ("bench_grid.Grid.time_build[n=1000,kind='list']", HistoryMetric.TIME, 3),
-        ("bench_grid.time_join", HistoryMetric.TIME, 3)]
+    assert [(o.benchmark, o.metric, o.units, o.status, o.unit)
+            for o in run.observations] == [
+        ("bench_grid.Grid.time_build[n=10,kind='list']", HistoryMetric.TIME, 3, Status.OK, ""),
+        ("bench_grid.Grid.time_build[n=10,kind='tuple']", HistoryMetric.TIME, 3, Status.OK,
+         ""),
+        ("bench_grid.Grid.time_build[n=1000,kind='list']", HistoryMetric.TIME, 3, Status.OK,
+         ""),
+        # the failing grid point (null) is a failure, not a missing point
+        ("bench_grid.Grid.time_build[n=1000,kind='tuple']", HistoryMetric.TIME, 0,
+         Status.FAILED, ""),
+        ("bench_grid.time_join", HistoryMetric.TIME, 3, Status.OK, ""),
+        # track_ arrives with the unit asv gives
+        ("bench_grid.track_answer", HistoryMetric.TRACK, 1, Status.OK, "unit")]
     first = run.observations[0]
     assert first.value == 4.914500095765106e-07 and first.low <= first.value <= first.high
-    assert first.evidence["raw_times"][1] == first.value       # asv's median of its samples
-    # The failing grid point (null) and the track_ benchmark are not observations.
-    assert run.skipped == ("bench_grid.Grid.time_build[n=1000,kind='tuple']",
-                           "bench_grid.track_answer")
-    assert run.environment["env_name"].startswith("existing-py")
+    assert first.evidence is None          # asv keeps no per-process evidence
+    assert run.observations[-1].value == 42.0 and run.ignored == ()
+    assert run.env_name.startswith("existing-py")
 
 
 @pytest.mark.parametrize("document, message", [
     ([], "not a JSON object"),
-    ({"version": 1}, "format version 1 is not supported"),
-    ({"version": 2, "result_columns": [], "results": {}}, "no commit_hash"),
-    ({"version": 2, "commit_hash": "ab", "result_columns": ["result", "params"],
-      "results": {"b.time_x": [[1.0, 2.0], [["1"]]]}}, "2 results for 1 grid points"),
+    ({"version": 3}, "results format version 3"),
+    ({"version": 2, "result_columns": ["result"], "results": {}}, "no commit_hash"),
+    ({"version": 2, "commit_hash": "ab", "results": {}}, "no result_columns"),
 ])
 def test_what_is_not_an_asv_results_file_is_one_clear_error(document, message):
     with pytest.raises(HistoryError, match=message) as caught:
@@ -53,12 +58,29 @@ def test_what_is_not_an_asv_results_file_is_one_clear_error(document, message):
     assert str(caught.value).startswith("r.json: ")
 
 
+def test_a_damaged_benchmark_entry_is_that_benchmarks_failure():
+    run = parse_run({"version": 2, "commit_hash": "abcd", "result_columns": ["result",
+                                                                             "params"],
+                     "results": {"b.time_x": [[1.0, 2.0], [["1"]]], "b.time_y": [[3.0], []],
+                                 "b.time_z": [None, []], "b.mem_m": [[1024], []],
+                                 "b.peakmem_p": [[float("nan")], []]},
+                     "some_future_field": {"x": 1}}, {}, "r.json")
+    assert [(o.benchmark, str(o.metric), o.status.value, o.value)
+            for o in run.observations] == [
+        ("b.time_x", "time", "failed", None),          # 2 results for 1 grid point
+        ("b.time_y", "time", "ok", 3.0),
+        ("b.time_z", "time", "failed", None),          # asv's [None, [], ...]
+        ("b.mem_m", "mem", "ok", 1024.0),
+        ("b.peakmem_p", "peakmem", "skipped", None)]   # NaN: skipped
+
+
 def test_a_directory_without_asv_results_is_refused(tmp_path):
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "x.json").write_text("{not json")
     out = cli("history", "import-asv", tmp_path, "--db", tmp_path / "h.db", cwd=tmp_path,
               check_code=2)
-    assert "x.json: not JSON" in out.stderr
+    assert "none of its 1 results files could be imported" in out.stderr
+    assert "m/x.json: not JSON" in out.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
     out = cli("history", "import-asv", empty, "--db", tmp_path / "h.db", cwd=tmp_path,
@@ -111,10 +133,12 @@ def test_asv_history_generated_by_asv_itself_imports_in_commit_order(tmp_path):
     db = tmp_path / "history.db"
     out = cli("history", "import-asv", repo / "results", "--repo", repo, "--db", db,
               cwd=tmp_path, check_code=0)
-    assert "3 asv results files: 3 added (3 observations)" in out.stdout
+    assert "3 asv results files: 3 added (3 values, 0 failed or skipped benchmarks)" \
+        in out.stdout
     again = cli("history", "import-asv", repo / "results", "--db", db, cwd=tmp_path,
                 check_code=0)
-    assert "0 added (0 observations), 3 already there" in again.stdout
+    assert "0 added (0 values, 0 failed or skipped benchmarks), 3 already there" \
+        in again.stdout
     exported = json.loads(cli("history", "export", "--db", db, cwd=tmp_path,
                               check_code=0).stdout)
     assert {r["benchmark"] for r in exported} == {"bench_work.time_work"}

@@ -1,0 +1,170 @@
+"""The history on data no one here wrote: an excerpt of real astropy asv results (asv format
+1, real failures, two environments, a second machine, files asv's authors broke on purpose;
+tests/fixtures/asv-real/README.md), a history database written by the previous schema, and
+hostile asv files. CLI as a subprocess, real SQLite."""
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import benchkit
+from benchkit.core.history.series import Commit, HistoryMetric, Status, observations
+from benchkit.core.history.steps import steps_of
+from benchkit.orchestration.asv_import import import_asv
+from benchkit.system.history_db import HistoryDB
+from test_cli import cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ASTROPY = FIXTURES / "asv-real" / "astropy-cheetah"
+
+
+def _imported(tmp_path) -> Path:
+    db = tmp_path / "h.db"
+    cli("history", "import-asv", ASTROPY, "--db", db, cwd=tmp_path, check_code=0)
+    return db
+
+
+def test_real_astropy_results_import_with_failures_environments_and_machines(tmp_path):
+    db = tmp_path / "h.db"
+    out = cli("history", "import-asv", ASTROPY, "--db", db, cwd=tmp_path, check_code=0)
+    assert out.stdout.splitlines()[0].startswith(
+        "19 asv results files: 17 added (178 values, 20 failed or skipped benchmarks), 0 "
+        "already there, 2 skipped")
+    # the two files asv's authors broke on purpose are skipped, each with its reason
+    assert "1 not JSON (e.g. cheetah/aaaaaaaa-py2.7-Cython-numpy1.8.json" in out.stdout
+    assert "1 no commit_hash (e.g. cheetah/bbbbbbbb-py2.7-Cython-numpy1.8.json" in out.stdout
+    assert "ordered by commit date (UTC)" in out.stderr
+    with HistoryDB(db) as history:
+        series = history.series(benchmark="time_units.time_unit_parse")
+        envs = {(s.machine, s.environment): len(s.points) for s in series}
+        assert envs == {("cheetah", "py2.7-Cython-numpy1.8"): 14,
+                        ("cheetah", "py2.7-numpy1.8"): 1}
+        # a benchmark that failed at a commit is kept as a failure, in its place
+        (compose,) = history.series(benchmark="time_units.time_unit_compose",
+                                    environment="py2.7-Cython-numpy1.8")
+        assert [(c.sha[:8], s) for c, s in compose.failed] == [("60cab3e8", Status.FAILED)]
+        # the other machine's file is its own series, never pooled
+        other = history.series(machine="not-cheetah")
+        assert {s.benchmark for s in other} == {"time_coordinates.time_latitude"}
+        # points in UTC date order
+        dates = [p.commit.date for p in series[0].points]
+        assert dates == sorted(dates) and dates[0] == "2013-01-18T02:17:30+00:00"
+    again = cli("history", "import-asv", ASTROPY, "--db", db, cwd=tmp_path, check_code=0)
+    assert "0 added (0 values, 0 failed or skipped benchmarks), 17 already there" \
+        in again.stdout
+
+
+def test_a_newer_copy_adds_only_its_new_files(tmp_path):
+    copy = tmp_path / "results"
+    shutil.copytree(ASTROPY, copy)
+    newest = copy / "cheetah" / "c1a0773e-py2.7-Cython-numpy1.8.json"
+    newest.unlink()
+    db = tmp_path / "h.db"
+    with HistoryDB(db) as history:
+        first = import_asv(history, copy)
+    shutil.copy(ASTROPY / "cheetah" / newest.name, newest)
+    with HistoryDB(db) as history:
+        second = import_asv(history, copy)
+    assert (first.added, second.added, second.already) == (16, 1, 16)
+
+
+def test_the_real_steps_of_astropy_are_found_on_the_commit_that_made_them(tmp_path):
+    """astropy's unit parser got ~30x faster at 6c188c11 and unit composition ~15x at
+    2b12eec5 (both plain in the data, and asv's own plot); nothing else in these series
+    is a step."""
+    db = _imported(tmp_path)
+    out = cli("history", "regressions", "--metric", "time", "--json", "--db", db,
+              cwd=tmp_path, check_code=0)
+    found = {(s["benchmark"], s["commit"][:8], round(s["change"], 2))
+             for s in json.loads(out.stdout) if s.get("kind") != "environment"}
+    assert found == {("time_units.time_unit_parse", "6c188c11", -0.97),
+                     ("time_units.time_simple_unit_parse", "6c188c11", -0.97),
+                     ("time_units.time_unit_compose", "2b12eec5", -0.93)}
+
+
+def test_a_database_of_the_previous_schema_migrates_and_orders_by_utc(tmp_path):
+    """tests/fixtures/history/v1.db was written by schema 1, whose dates kept git's offsets:
+    as text 10:00+05:00 (05:00 UTC) sorted after 06:00+00:00."""
+    copy = tmp_path / "v1.db"
+    shutil.copy(FIXTURES / "history" / "v1.db", copy)
+    with HistoryDB(copy) as history:
+        (series,) = history.series()
+        assert [p.commit.sha[0] for p in series.points] == ["b", "a", "c"]
+        assert series.points[0].commit.date == "2026-01-01T05:00:00+00:00"
+        assert series.environment == "py3.11.7"
+        assert history.evidence(series, series.points[0])[0].task_spec.label == "bench"
+    with sqlite3.connect(copy) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def _results(host: str, python: str, commit: str, value: float):
+    m = benchkit.Measurement(10, [value * 10 * (1 + i / 100) for i in range(8)],
+                             benchkit.TaskSpec("x", "", label="bench"), {"benchmark": "bench"})
+    return benchkit.Results([m], [], {"hostname": host, "python": python,
+                                      "git": {"commit": commit}})
+
+
+def test_merged_machines_keep_their_own_machine_and_environment(tmp_path):
+    for name, host, python in (("a", "box-a", "3.11.7"), ("b", "box-b", "3.12.1")):
+        benchkit.save(tmp_path / f"{name}.json", _results(host, python, "abcd1234", 1e-6))
+    cli("merge", tmp_path / "m.json", tmp_path / "a.json", tmp_path / "b.json",
+        cwd=tmp_path, check_code=0)
+    out = cli("history", "add", tmp_path / "m.json", "--db", tmp_path / "h.db",
+              cwd=tmp_path, check_code=0)
+    assert "2 observations added" in out.stdout
+    with HistoryDB(tmp_path / "h.db") as history:
+        assert sorted((s.machine, s.environment) for s in history.series()) == [
+            ("box-a", "py3.11.7"), ("box-b", "py3.12.1")]
+
+
+def test_an_environment_change_is_labelled_not_a_step(tmp_path):
+    db = tmp_path / "h.db"
+    with HistoryDB(db) as history:
+        for i in range(16):
+            python, value = ("3.11.7", 1e-6) if i < 8 else ("3.12.1", 2e-6)
+            results = _results("box", python, f"{i:04x}aaaa", value)
+            history.add(observations(results), commit=Commit(f"{i:04x}aaaa",
+                                                             f"2026-01-{i + 1:02d}", i),
+                        machine="box", measured_at="", source=f"{i}.json", digest=str(i),
+                        environment=results.environment)
+        assert [steps_of(s) for s in history.series()] == [[], []]
+    out = cli("history", "regressions", "--db", db, cwd=tmp_path, check_code=0)
+    assert out.stdout.splitlines() == [
+        "no steps found",
+        "environment change bench [time, box]: py3.11.7 -> py3.12.1 at 0008aaaa (not a code "
+        "change)"]
+
+
+def test_hostile_asv_files_are_skipped_with_a_reason_and_the_rest_imports(tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(ASTROPY, results)
+    box = results / "cheetah"
+    (box / "deep-py.json").write_text("[" * 100_000 + "]" * 100_000)
+    (box / "huge-py.json").write_text('{"version": 2, "commit_hash": "abcd", "date": 1e400, '
+                                      '"result_columns": ["result"], "results": {"t.time_x": '
+                                      '[[' + "9" * 5000 + ']]}}')
+    (box / "wide-py.json").write_text('{"version": 2, "commit_hash": "abcd", "result_columns":'
+                                      ' ["result", "params"], "results": {"t.time_x": [[1], '
+                                      '[' + ",".join(['["1","2","3","4","5","6","7","8"]'] * 8)
+                                      + ']]}}')
+    (box / "hash-py.json").write_text('{"version": 2, "commit_hash": "--output=x", '
+                                      '"result_columns": ["result"], "results": {}}')
+    out = cli("history", "import-asv", results, "--db", tmp_path / "h.db", cwd=tmp_path,
+              check_code=0)
+    assert "Traceback" not in out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("23 asv results files: 18 added"), first
+    with HistoryDB(tmp_path / "again.db") as history:
+        reasons = dict(import_asv(history, results).skipped_files)
+    assert reasons["cheetah/deep-py.json"] == "not JSON (nested too deeply)"
+    assert reasons["cheetah/huge-py.json"].startswith("not JSON (Exceeds the limit")
+    assert "not a commit id" in reasons["cheetah/hash-py.json"]
+    with HistoryDB(tmp_path / "h.db") as history:
+        wide = [s for s in history.series() if s.benchmark.startswith("t.time_x")]
+        # 8^8 grid points for one value: the benchmark is a failure, not 16 million rows
+        assert [(s.benchmark, len(s.failed)) for s in wide] == [("t.time_x", 1)]
+    assert not (tmp_path / "x").exists()
+    metric = {str(m) for m in HistoryMetric}
+    assert {"time", "mem", "peakmem", "track", "instructions"} == metric
