@@ -175,27 +175,29 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
-    series = load_series(args.dirs, args.min_points)
-    flat_series = load_series(args.no_steps, args.min_points)
-    if not series and not flat_series:
+    groups = [(d, load_series([d], args.min_points), []) for d in args.dirs]
+    groups += [(d, [], load_series([d], args.min_points)) for d in args.no_steps]
+    groups = [g for g in groups if g[1] or g[2]]
+    if not groups:
         sys.exit("no wall-time series with enough points in " + ", ".join(
             map(str, args.dirs + args.no_steps)))
-    result = {"data": [str(d) for d in args.dirs], "no_steps": [str(d) for d in args.no_steps],
-              "settings": {k: v for k, v in vars(args).items()
-                           if k not in ("dirs", "no_steps", "output")},
-              **score(series, flat_series, args.trials, args.margin, args.tolerance,
-                      args.keep_spells, args.seed),
-              "real_steps": real_steps(series)}
-    result["settings"] = {k: str(v) for k, v in result["settings"].items()}
-    print(f"{result['series']} series from {', '.join(map(str, args.dirs + args.no_steps))}; "
-          f"{args.trials} injected slower steps per size")
-    print(f"{'':10}" + "".join(f"{f'recall {s:.0%}':>14}" for s in SIZES)
-          + f"{'false/series':>14}{'ms/series':>11}")
-    for name in DETECTORS:
-        print(f"{name:10}" + "".join(f"{result['recall'][name][f'{s:.0%}']:>14.1%}"
-                                     for s in SIZES)
-              + f"{result['false_steps_per_series'][name]:>14.3f}"
-              + f"{result['seconds_per_series'][name] * 1000:>11.1f}")
+    result = {"settings": {k: str(v) for k, v in vars(args).items()
+                           if k not in ("dirs", "no_steps", "output")}, "data": []}
+    for directory, real, flat in groups:
+        scored = score(real, flat, args.trials, args.margin, args.tolerance,
+                       args.keep_spells, args.seed)
+        scored.update({"directory": str(directory), "truth": "no steps" if flat else
+                       "real steps taken out", "real_steps": real_steps(real)})
+        result["data"].append(scored)
+        print(f"\n{directory} ({scored['truth']}): {scored['series']} series, "
+              f"{args.trials} injected slower steps per size")
+        print(f"{'':10}" + "".join(f"{f'recall {s:.0%}':>14}" for s in SIZES)
+              + f"{'false/series':>14}{'ms/series':>11}")
+        for name in DETECTORS:
+            print(f"{name:10}" + "".join(f"{scored['recall'][name][f'{s:.0%}']:>14.1%}"
+                                         for s in SIZES)
+                  + f"{scored['false_steps_per_series'][name]:>14.3f}"
+                  + f"{scored['seconds_per_series'][name] * 1000:>11.1f}")
     if args.output:
         args.output.write_text(json.dumps(result, indent=1) + "\n")
         print(f"wrote {args.output}")

@@ -169,11 +169,34 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
     try:
         browser.get((site / "index.html").as_uri())
         rows = browser.find_elements(By.CSS_SELECTOR, "#benchmarks tbody tr")
-        assert [r.find_element(By.TAG_NAME, "a").text for r in rows] == [
-            "bench_x::grows", "bench_x::steady"]
+        # a row per benchmark and metric, the latest value on every machine
+        assert [(r.find_element(By.TAG_NAME, "a").text, r.get_attribute("data-metric"))
+                for r in rows] == [("bench_x::grows", "time"),
+                                   ("bench_x::grows", "instructions"),
+                                   ("bench_x::steady", "time"),
+                                   ("bench_x::steady", "instructions")]
         assert len(browser.find_elements(By.CSS_SELECTOR, "svg.spark polyline")) == 4
-        assert "instructions at" in rows[0].text and "none" in rows[1].text
+        assert "ci-box" in rows[0].text and "laptop" in rows[0].text
+        assert " at " in rows[1].text and "none" in rows[3].text
+        # search, the machine filter and sorting work in the page itself
+        browser.find_element(By.ID, "search").send_keys("steady")
+        assert [r.is_displayed() for r in rows] == [False, False, True, True]
+        assert browser.find_element(By.ID, "shown").text == "2 of 4 series"
+        browser.find_element(By.ID, "search").clear()
+        browser.execute_script("var m = document.getElementById('metric'); "
+                               "m.value = 'instructions'; m.dispatchEvent(new Event('input'))")
+        assert [r.is_displayed() for r in rows] == [False, True, False, True]
+        browser.execute_script("var m = document.getElementById('metric'); m.value = ''; "
+                               "m.dispatchEvent(new Event('input'))")
+        steps_header = browser.find_elements(By.CSS_SELECTOR, "#benchmarks th.sortable")[2]
+        steps_header.click()
+        steps_header.click()            # most steps first
+        first = browser.find_element(By.CSS_SELECTOR, "#benchmarks tbody tr")
+        assert first.find_element(By.TAG_NAME, "a").text == "bench_x::grows"
+        width = browser.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 1280, width
         browser.save_screenshot(str(tmp_path / "index.png"))
+        rows = browser.find_elements(By.CSS_SELECTOR, "#benchmarks tbody tr")
 
         rows[0].find_element(By.TAG_NAME, "a").click()
         WebDriverWait(browser, 30).until(

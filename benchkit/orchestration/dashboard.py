@@ -33,9 +33,11 @@ class Report:
 def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = 0.01,
            noise: float = 0.02) -> Report:
     """Every series of `db` (one machine's, with `machine`) and its steps."""
+    from benchkit.core.history.changes import environment_changes
     series = db.series(machine=machine)
     steps = find_steps(db, alpha=alpha, noise=noise, series_list=series)
-    return Report(views(series, steps), commit_axis(series), len(steps))
+    return Report(views(series, steps, environment_changes(series)), commit_axis(series),
+                  sum(not s.transient for s in steps))
 
 
 def markdown_report(report: Report, max_steps: int = 20) -> str:

@@ -9,6 +9,7 @@ import math
 import re
 from typing import Any, Sequence
 
+from benchkit.core.history.changes import EnvironmentChange
 from benchkit.core.history.series import Commit, HistoryMetric, Point, Series
 from benchkit.core.history.steps import Step
 from benchkit.core.text import printable
@@ -27,7 +28,14 @@ def slug(name: str) -> str:
 
 def step_anchor(step: Step) -> str:
     """The id of a step's section on its benchmark's page."""
-    return f"step-{step.metric}-{slug(step.machine)}-{step.commit.sha[:12]}"
+    where = slug(step.machine + (f"/{step.environment}" if step.environment else ""))
+    return f"step-{step.metric}-{where}-{step.commit.sha[:12]}"
+
+
+def series_name(series: Series) -> str:
+    """How a chart's legend names a series: its machine, and its environment when set."""
+    return printable(series.machine) + (f" · {printable(series.environment)}"
+                                        if series.environment else "")
 
 
 def time_unit(values: Sequence[float]) -> tuple[float, str]:
@@ -44,6 +52,7 @@ class BenchmarkView:
     benchmark: str
     series: tuple[Series, ...]
     steps: tuple[Step, ...]
+    environment_changes: tuple[EnvironmentChange, ...] = ()
 
     @property
     def slug(self) -> str:
@@ -51,15 +60,18 @@ class BenchmarkView:
         return slug(self.benchmark)
 
     def of(self, metric: HistoryMetric) -> list[Series]:
-        """The series of one metric, one per machine."""
-        return [s for s in self.series if s.metric is metric]
+        """The series of one metric, one per machine and environment."""
+        return [s for s in self.series if s.metric is metric and s.points]
 
-    def latest_step(self) -> Step | None:
-        """The most recent step of any metric or machine."""
-        return max(self.steps, key=lambda s: s.commit.key(), default=None)
+    def latest_step(self, metric: HistoryMetric | None = None) -> Step | None:
+        """The most recent step (not transient) of any machine, of `metric` if given."""
+        return max((s for s in self.steps if not s.transient
+                    and (metric is None or s.metric is metric)),
+                   key=lambda s: s.commit.key(), default=None)
 
 
-def views(series: Sequence[Series], steps: Sequence[Step]) -> list[BenchmarkView]:
+def views(series: Sequence[Series], steps: Sequence[Step],
+          changes: Sequence[EnvironmentChange] = ()) -> list[BenchmarkView]:
     """A view per benchmark, sorted by name."""
     by_name: dict[str, list[Series]] = {}
     for s in series:
@@ -67,8 +79,12 @@ def views(series: Sequence[Series], steps: Sequence[Step]) -> list[BenchmarkView
     steps_of: dict[str, list[Step]] = {}
     for step in steps:
         steps_of.setdefault(step.benchmark, []).append(step)
-    return [BenchmarkView(name, tuple(sorted(group, key=lambda s: (str(s.metric), s.machine))),
-                          tuple(steps_of.get(name, ())))
+    moved: dict[str, list[EnvironmentChange]] = {}
+    for change in changes:
+        moved.setdefault(change.benchmark, []).append(change)
+    return [BenchmarkView(name, tuple(sorted(group, key=lambda s: (str(s.metric), s.machine,
+                                                                  s.environment))),
+                          tuple(steps_of.get(name, ())), tuple(moved.get(name, ())))
             for name, group in sorted(by_name.items())]
 
 
@@ -76,24 +92,44 @@ def commit_axis(series: Sequence[Series]) -> list[Commit]:
     """Every commit of `series`, in history order: the x axis shared by every chart."""
     seen: dict[str, Commit] = {}
     for s in series:
-        for p in s.points:
-            seen.setdefault(p.commit.sha, p.commit)
-    return sorted(seen.values(), key=lambda c: (c.key(), c.sha))
+        for c in [p.commit for p in s.points] + [c for c, _ in s.failed]:
+            seen.setdefault(c.sha, c)
+    if all(c.order is not None for c in seen.values()):
+        return sorted(seen.values(), key=lambda c: (c.order, c.date, c.sha))
+    return sorted(seen.values(), key=lambda c: (c.date, c.sha))
 
 
-def format_value(metric: HistoryMetric, value: float) -> str:
-    """A value as tables show it: a time with its unit, or a count with separators."""
+_BYTES = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
+
+
+def value_unit(metric: HistoryMetric, values: Sequence[float], unit: str = ""
+               ) -> tuple[float, str]:
+    """(scale, unit) for a chart axis or a table cell of `metric`."""
+    if metric is HistoryMetric.TIME:
+        return time_unit(values)
+    if metric in (HistoryMetric.MEM, HistoryMetric.PEAKMEM):
+        finite = sorted(v for v in values if math.isfinite(v) and v > 0)
+        middle = finite[len(finite) // 2] if finite else 1.0
+        return next(((s, u) for s, u in _BYTES if middle >= s), _BYTES[-1])
+    if metric is HistoryMetric.INSTRUCTIONS:
+        return 1.0, "instructions"
+    return 1.0, unit
+
+
+def format_value(metric: HistoryMetric, value: float, unit: str = "") -> str:
+    """A value as tables show it: a time or a size with its unit, a count with
+    separators, a tracked value with the unit its benchmark declares."""
     if metric is HistoryMetric.INSTRUCTIONS:
         return f"{value:,.0f}"
-    scale, unit = time_unit([value])
-    return f"{value / scale:.4g} {unit}"
+    scale, shown = value_unit(metric, [value], unit)
+    return f"{value / scale:.4g}" + (f" {shown}" if shown else "")
 
 
-def _hover(metric: HistoryMetric, p: Point) -> str:
+def _hover(metric: HistoryMetric, p: Point, unit: str = "") -> str:
     c = p.commit
     return (f"{c.sha[:12]} {printable(c.date)}<br>{printable(c.message[:80])}<br>"
-            f"{format_value(metric, p.value)} ({format_value(metric, p.low)} .. "
-            f"{format_value(metric, p.high)}), {p.observations} run(s)")
+            f"{format_value(metric, p.value, unit)} ({format_value(metric, p.low, unit)} .. "
+            f"{format_value(metric, p.high, unit)}), {p.observations} run(s)")
 
 
 def figure(view: BenchmarkView, metric: HistoryMetric, position: dict[str, int]
@@ -104,45 +140,67 @@ def figure(view: BenchmarkView, metric: HistoryMetric, position: dict[str, int]
     series = view.of(metric)
     if not series:
         return None
-    if metric is HistoryMetric.TIME:
-        scale, unit = time_unit([p.value for s in series for p in s.points])
-        title = f"time per run ({unit})"
-    else:
-        scale, title = 1.0, "instructions per run"
+    scale, unit = value_unit(metric, [p.value for s in series for p in s.points],
+                             series[0].unit)
+    title = {HistoryMetric.TIME: "time per run", HistoryMetric.INSTRUCTIONS:
+             "instructions per run", HistoryMetric.MEM: "size of the returned object",
+             HistoryMetric.PEAKMEM: "peak memory"}.get(metric, f"{metric}")
+    if unit and metric is not HistoryMetric.INSTRUCTIONS:
+        title += f" ({unit})"
     data, shapes = [], []
     for s in series:
         pts = s.points
         data.append({
-            "type": "scatter", "mode": "lines+markers", "name": printable(s.machine),
+            "type": "scatter", "mode": "lines+markers", "name": series_name(s),
             "x": [position[p.commit.sha] for p in pts],
             "y": [p.value / scale for p in pts],
             "error_y": {"type": "data", "symmetric": False,
                         "array": [(p.high - p.value) / scale for p in pts],
                         "arrayminus": [(p.value - p.low) / scale for p in pts]},
-            "text": [_hover(metric, p) for p in pts],
+            "text": [_hover(metric, p, s.unit) for p in pts],
             "hovertemplate": "%{text}<extra>%{fullData.name}</extra>",
         })
-    marked = [st for st in view.steps if st.metric is metric]
+    failed = [(s, c, status) for s in series for c, status in s.failed if c.sha in position]
+    if failed:
+        floor = min(p.value for s in series for p in s.points) / scale
+        data.append({
+            "type": "scatter", "mode": "markers", "name": "failed or skipped",
+            "x": [position[c.sha] for _, c, _ in failed], "y": [floor] * len(failed),
+            "marker": {"symbol": "x", "size": 9, "color": "#7f7f7f"},
+            "text": [f"{c.sha[:12]} {status} on {series_name(s)}<br>"
+                     f"{printable(c.message[:80])}" for s, c, status in failed],
+            "hovertemplate": "%{text}<extra></extra>",
+        })
+    marked = [st for st in view.steps if st.metric is metric and st.commit.sha in position]
     if marked:
         data.append({
             "type": "scatter", "mode": "markers", "name": "change points",
             "x": [position[st.commit.sha] for st in marked],
             "y": [st.after / scale for st in marked],
-            "marker": {"symbol": "diamond", "size": 13, "color": "#d62728"},
+            "marker": {"symbol": ["diamond-open" if st.transient else "diamond"
+                                  for st in marked], "size": 13, "color": "#d62728"},
             "customdata": [step_anchor(st) for st in marked],
-            "text": [f"{st.change:+.2%} at {st.commit.sha[:12]} ({printable(st.machine)})"
-                     "<br>click for details" for st in marked],
+            "text": [f"{st.change:+.2%}{' (transient)' if st.transient else ''} at "
+                     f"{st.commit.sha[:12]} ({printable(st.machine)})<br>click for details"
+                     for st in marked],
             "hovertemplate": "%{text}<extra></extra>",
         })
         shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": position[st.commit.sha]
                    - 0.5, "x1": position[st.commit.sha] - 0.5, "y0": 0, "y1": 1,
-                   "line": {"color": "#d62728", "dash": "dash", "width": 1}} for st in marked]
+                   "line": {"color": "#d62728", "dash": "dash", "width": 1}}
+                  for st in marked if not st.transient]
+    shapes += [{"type": "line", "xref": "x", "yref": "paper", "x0": position[c.commit.sha]
+                - 0.5, "x1": position[c.commit.sha] - 0.5, "y0": 0, "y1": 1,
+                "line": {"color": "#9467bd", "dash": "dot", "width": 1}}
+               for c in view.environment_changes
+               if c.metric == str(metric) and c.commit.sha in position]
     return {"data": data, "layout": {
-        "title": {"text": title}, "height": 360, "margin": {"l": 70, "r": 20, "t": 40, "b": 40},
+        "title": {"text": title}, "height": 380, "margin": {"l": 70, "r": 20, "t": 40, "b": 80},
         "xaxis": {"title": {"text": "commit (oldest to newest)"}, "zeroline": False},
         "yaxis": {"title": {"text": title}, "rangemode": "tozero" if metric
                   is HistoryMetric.INSTRUCTIONS else "normal"},
-        "hovermode": "closest", "shapes": shapes, "legend": {"orientation": "h"}}}
+        "hovermode": "closest", "shapes": shapes,
+        "legend": {"orientation": "h", "y": -0.3}}}
 
 
 def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> str:
@@ -170,8 +228,8 @@ def latest(series: Series) -> tuple[Point, float | None]:
 
 def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20) -> str:
     """A pull-request comment: the newest steps first, then every series' latest value."""
-    steps = sorted((st for v in all_views for st in v.steps), key=lambda st: st.commit.key(),
-                   reverse=True)
+    steps = sorted((st for v in all_views for st in v.steps if not st.transient),
+                   key=lambda st: st.commit.key(), reverse=True)
     lines = ["## benchkit history", ""]
     if steps:
         lines += [f"{len(steps)} change point(s); newest first:", "",
@@ -190,6 +248,8 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20) -> str:
               "| benchmark | metric | machine | commits | latest | vs previous |",
               "| --- | --- | --- | --- | --- | --- |"]
     for s in rows:
+        if not s.points:
+            continue
         point, change = latest(s)
         lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(s.machine)} | "
                      f"{len(s.points)} | {format_value(s.metric, point.value)} | "

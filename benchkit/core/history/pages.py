@@ -6,16 +6,20 @@ from __future__ import annotations
 from html import escape
 from typing import Sequence
 
-from benchkit.core.history.dashboard import (BenchmarkView, format_value, latest, sparkline,
-                                             step_anchor)
+from benchkit.core.history.dashboard import (BenchmarkView, format_value, latest,
+                                             series_name, sparkline, step_anchor)
 from benchkit.core.history.series import HistoryMetric
 from benchkit.core.text import printable
 
 SCRIPT = "assets/plotly.min.js"
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1240px; color: #222;
+       padding: 0 0.5em; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; width: 100%; table-layout: fixed; }
+td { overflow-wrap: anywhere; } th.sortable { cursor: pointer; user-select: none; }
+.controls { display: flex; gap: 1em; flex-wrap: wrap; align-items: center; margin: 1em 0; }
+.controls input { width: 22em; } ul.latest { margin: 0; padding: 0; list-style: none; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.7em; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .slower { color: #b00020; } .faster { color: #1a7f37; }
@@ -45,6 +49,54 @@ def _change(change: float | None) -> str:
     return f'<span class="{css}">{change:+.2%}</span>'
 
 
+# The index's search, machine and environment filters and column sorting: plain DOM, no
+# library, so the page works from the file system.
+_FILTER = """
+(function () {
+  var table = document.getElementById('benchmarks');
+  var rows = Array.from(table.tBodies[0].rows);
+  var search = document.getElementById('search');
+  var machine = document.getElementById('machine');
+  var environment = document.getElementById('environment');
+  var metric = document.getElementById('metric');
+  function apply() {
+    var words = search.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    var shown = 0;
+    rows.forEach(function (row) {
+      var name = row.dataset.name.toLowerCase();
+      var ok = words.every(function (w) { return name.indexOf(w) >= 0; })
+        && (!machine.value || row.dataset.machines.split('\\n').indexOf(machine.value) >= 0)
+        && (!environment.value
+            || row.dataset.environments.split('\\n').indexOf(environment.value) >= 0)
+        && (!metric.value || row.dataset.metric === metric.value);
+      row.hidden = !ok;
+      if (ok) { shown += 1; }
+    });
+    document.getElementById('shown').textContent = shown + ' of ' + rows.length + ' series';
+  }
+  [search, machine, environment, metric].forEach(function (el) {
+    el.addEventListener('input', apply);
+  });
+  Array.from(table.tHead.rows[0].cells).forEach(function (th, column) {
+    if (!th.classList.contains('sortable')) { return; }
+    th.addEventListener('click', function () {
+      var down = th.dataset.order !== 'asc';
+      th.dataset.order = down ? 'asc' : 'desc';
+      rows.sort(function (a, b) {
+        var x = a.cells[column].dataset.sort || a.cells[column].textContent;
+        var y = b.cells[column].dataset.sort || b.cells[column].textContent;
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        return down ? c : -c;
+      });
+      rows.forEach(function (row) { table.tBodies[0].appendChild(row); });
+    });
+  });
+  apply();
+})();
+"""
+
+
 def _page(title: str, body: str, script_prefix: str = "") -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<title>{_e(title)}</title><style>{_STYLE}</style>'
@@ -52,35 +104,63 @@ def _page(title: str, body: str, script_prefix: str = "") -> str:
             f'<body>\n{body}\n</body></html>\n')
 
 
+def _options(element_id: str, label: str, values: Sequence[str]) -> str:
+    options = "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)
+    return (f'<label>{label} <select id="{element_id}"><option value="">all</option>'
+            f'{options}</select></label>')
+
+
 def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                commits: int) -> str:
-    """The site's front page: a row per benchmark with its latest change and sparklines."""
+    """The site's front page: a row per benchmark and metric with the latest value on every
+    machine and environment, its trend, its steps and the latest one; search, filters by
+    machine, environment and metric, and sortable columns."""
     machines = sorted({s.machine for v in views for s in v.series})
+    environments = sorted({s.environment for v in views for s in v.series if s.environment})
+    metrics = [m for m in HistoryMetric if any(v.of(m) for v in views)]
     rows = []
     for v in views:
-        cells = [f'<td><a href="benchmarks/{v.slug}.html">{_e(v.benchmark)}</a></td>']
-        for metric in HistoryMetric:
+        for metric in metrics:
             shown = v.of(metric)
             if not shown:
-                cells.append('<td class="muted">-</td><td></td>')
                 continue
-            point, _ = latest(shown[0])
-            cells.append(f'<td class="num">{_e(format_value(metric, point.value))}</td>'
-                         f'<td>{sparkline([p.value for p in shown[0].points])}</td>')
-        step = v.latest_step()
-        cells.append("<td class=\"muted\">none</td>" if step is None else
-                     f'<td>{_change(step.change)} {step.metric} at <a href="benchmarks/'
-                     f'{v.slug}.html#{step_anchor(step)}"><code>{step.commit.sha[:12]}'
-                     f'</code></a></td>')
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+            latest_cells = "".join(
+                f"<li>{_e(format_value(metric, latest(s)[0].value, s.unit))} "
+                f'<span class="muted">{_e(series_name(s))}</span></li>' for s in shown)
+            steps = [st for st in v.steps if st.metric is metric and not st.transient]
+            step = v.latest_step(metric)
+            last = "<td class=\"muted\">none</td>" if step is None else (
+                f'<td data-sort="{_e(step.commit.key())}">{_change(step.change)} at '
+                f'<a href="benchmarks/{v.slug}.html#{step_anchor(step)}"><code>'
+                f'{step.commit.sha[:12]}</code></a> <span class="muted">'
+                f'{_e(step.machine)}</span></td>')
+            first = shown[0]
+            rows.append(
+                f'<tr data-name="{_e(v.benchmark)}" data-metric="{metric}" '
+                f'data-machines="{_e(chr(10).join(sorted({s.machine for s in shown})))}" '
+                f'data-environments="{_e(chr(10).join(sorted({s.environment for s in shown})))}'
+                f'"><td><a href="benchmarks/{v.slug}.html">{_e(v.benchmark)}</a></td>'
+                f'<td>{metric}</td><td><ul class="latest">{latest_cells}</ul></td>'
+                f'<td>{sparkline([p.value for p in first.points])}</td>'
+                f'<td class="num" data-sort="{len(steps)}">{len(steps)}</td>{last}</tr>')
     body = (f"<h1>benchkit history</h1>\n<p>{len(views)} benchmarks, {commits} commits, "
             f"{len(machines)} machine(s): {', '.join(_e(m) for m in machines) or '-'}. "
-            f"From <code>{_e(source)}</code>, generated {_e(generated)}. Sparklines: the "
-            f"first machine's series, oldest to newest.</p>\n"
-            "<table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>time (latest)</th>"
-            "<th>time</th><th>instructions (latest)</th><th>instructions</th>"
-            "<th>latest change point</th></tr></thead>\n<tbody>\n" + "\n".join(rows)
-            + "\n</tbody></table>")
+            f"From <code>{_e(source)}</code>, generated {_e(generated)}. Trend: the first "
+            f"machine and environment, oldest to newest; steps: change points that hold "
+            f"(transient ones are on each benchmark's page).</p>\n"
+            '<div class="controls"><label>search <input id="search" type="search" '
+            'placeholder="benchmark name"></label>'
+            + _options("machine", "machine", machines)
+            + _options("environment", "environment", environments)
+            + _options("metric", "metric", [str(m) for m in metrics])
+            + '<span id="shown" class="muted"></span></div>\n'
+            "<table id=\"benchmarks\"><colgroup><col style=\"width:34%\"><col style=\"width:"
+            "8%\"><col style=\"width:22%\"><col style=\"width:130px\"><col style=\"width:6%\">"
+            "<col></colgroup><thead><tr><th class=\"sortable\">benchmark</th>"
+            "<th class=\"sortable\">metric</th><th>latest, per machine</th><th>trend</th>"
+            "<th class=\"sortable\">steps</th><th class=\"sortable\">latest change point"
+            "</th></tr></thead>\n<tbody>\n" + "\n".join(rows)
+            + f"\n</tbody></table><script>{_FILTER}</script>")
     return _page("benchkit history", body)
 
 
@@ -98,14 +178,23 @@ def benchmark_page(view: BenchmarkView, charts: dict[HistoryMetric, str], *,
     if not view.steps:
         parts.append('<p class="muted">none found</p>')
     for st in sorted(view.steps, key=lambda s: s.commit.key()):
+        where = _e(st.machine) + (f", {_e(st.environment)}" if st.environment else "")
+        kind = " (transient)" if st.transient else ""
+        confirmed = f"; {_e(st.confirmation)}" if st.confirmation else ""
         parts.append(
-            f'<section class="step" id="{step_anchor(st)}"><h3>{_change(st.change)} '
-            f'{st.metric} on {_e(st.machine)} at <code>{st.commit.sha[:12]}</code></h3>'
-            f'<p>{_e(st.commit.message)} <span class="muted">({_e(st.commit.date)}; after '
-            f'<code>{st.previous.sha[:12]}</code>)</span><br>'
+            f'<section class="step" id="{step_anchor(st)}"><h3>{_change(st.change)}{kind} '
+            f'{st.metric} on {where} at <code>{st.commit.sha[:12]}</code></h3>'
+            f'<p>{_e(st.commit.message)} <span class="muted">({_e(st.commit.date)}; in the '
+            f'range <code>{st.previous.sha[:12]}..{st.commit.sha[:12]}</code>)</span><br>'
             f'{_e(format_value(st.metric, st.before))} &rarr; '
             f'{_e(format_value(st.metric, st.after))}, interval {st.ci_low:+.2%} .. '
-            f'{st.ci_high:+.2%}; {_e(st.evidence)}</p>' + _functions(st) + "</section>")
+            f'{st.ci_high:+.2%}; {_e(st.evidence)}{confirmed}</p>' + _functions(st)
+            + "</section>")
+    if view.environment_changes:
+        parts.append("<h2>environment changes</h2><ul>" + "".join(
+            f"<li>{_e(c.metric)} on {_e(c.machine)}: {_e(c.before)} &rarr; {_e(c.after)} at "
+            f"<code>{c.commit.sha[:12]}</code> (not a code change)</li>"
+            for c in view.environment_changes) + "</ul>")
     return _page(view.benchmark, "\n".join(parts) + f"<script>{_CLICK}</script>", "../")
 
 
