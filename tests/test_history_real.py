@@ -168,3 +168,13 @@ def test_hostile_asv_files_are_skipped_with_a_reason_and_the_rest_imports(tmp_pa
     assert not (tmp_path / "x").exists()
     metric = {str(m) for m in HistoryMetric}
     assert {"time", "mem", "peakmem", "track", "instructions"} == metric
+
+
+def test_confirm_says_when_imported_data_cannot_be_re_measured(tmp_path):
+    db = _imported(tmp_path)
+    (tmp_path / "bench_x.py").write_text("from benchkit import Timer\nb = Timer('pass')\n")
+    out = cli("history", "regressions", "--metric", "time", "--confirm",
+              tmp_path / "bench_x.py", "--db", db, cwd=tmp_path, check_code=0)
+    confirmations = [line.strip() for line in out.stdout.splitlines()
+                     if line.startswith("    not re-measurable")]
+    assert confirmations == ["not re-measurable: no repository (pass --repo)"] * 3, out.stdout

@@ -156,7 +156,7 @@ def cmd_ab(args) -> int:
                                sequential=stopping is not None)
         if advice:
             print(advice)
-    saving.report_failures(saved.failures)
+    saving.report_failures(saved.failures, json_output=args.json)
     if args.history:
         history_commands.add_to_history(args, written, rev=args.new_rev)
     return saving.exit_code(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.history_confirm import confirmed
 from benchkit.cli.history_output import (breaks_a_gate, check_gates, format_value, place,
                                          warn_by_date)
 from benchkit.core.text import printable
@@ -79,6 +80,16 @@ def add_parsers(sub) -> None:
     regressions.add_argument("--all", action="store_true",
                              help="also list transient steps (a level that came back: a slow "
                                   "spell or a revert)")
+    regressions.add_argument("--confirm", nargs="+", metavar="PATH",
+                             help="re-measure each wall-time step at its two commits, "
+                                  "interleaved as `ab` does, with the suite at PATH: the "
+                                  "step is confirmed, rejected or not re-measurable")
+    regressions.add_argument("--repo", metavar="DIR",
+                             help="with --confirm: the project's git checkout (default .)")
+    regressions.add_argument("--install", metavar="CMD",
+                             help="with --confirm: install command, as for `ab`")
+    regressions.add_argument("--rounds", type=types.positive_int, metavar="R",
+                             help="with --confirm: a fixed design of R rounds per `ab`")
     regressions.add_argument("--json", action="store_true", help="print the steps as JSON")
     db_option(regressions)
 
@@ -282,6 +293,8 @@ def cmd_regressions(args) -> int:
                            series_list=series_list)
     check_gates(args.fail_on, series_list)
     warn_by_date(series_list)
+    if args.confirm:
+        steps = confirmed(args, steps)
     changes = environment_changes(series_list)
     shown = [s for s in steps if args.all or not s.transient]
     broken = [s for s in steps if not s.transient and breaks_a_gate(s, args.fail_on)]
@@ -296,8 +309,10 @@ def cmd_regressions(args) -> int:
         kind = " (transient)" if step.transient else ""
         print(f"{printable(step.benchmark)} [{step.metric}, {place(step)}]: "
               f"{step.change:+.2%}{kind} (interval {step.ci_low:+.2%} .. {step.ci_high:+.2%}) "
-              f"at {step.commit.sha[:12]} {printable(step.commit.message[:60])!r} (after "
-              f"{step.previous.sha[:12]}){mark}")
+              f"at {step.commit.sha[:12]} {printable(step.commit.message[:60])!r} (in "
+              f"{step.previous.sha[:12]}..{step.commit.sha[:12]}){mark}")
+        if step.confirmation:
+            print(f"    {printable(step.confirmation)}")
         print(f"    {format_value(step.metric, step.before)} -> "
               f"{format_value(step.metric, step.after)}; {step.evidence}")
         for f in step.functions:

@@ -60,12 +60,15 @@ def why_stopped(stop: BaseException, phase: str) -> str:
     return f"stopped by an error during {phase}: {first[:300]}"
 
 
-def report_failures(failures: list[Failure]) -> None:
-    """Print the benchmarks that failed, one line each."""
+def report_failures(failures: list[Failure], *, json_output: bool = False) -> None:
+    """Print the benchmarks that failed, one line each: on stdout beside a report, on
+    stderr when stdout holds a JSON document (--json), which must stay exactly one."""
+    stream = sys.stderr if json_output else sys.stdout
     for failure in failures:
-        print(f"FAILED {one_line(failure.summary())}")
+        print(f"FAILED {one_line(failure.summary())}", file=stream)
     if failures:
-        print(f"{len(failures)} benchmark(s) failed; the others were measured and saved")
+        print(f"{len(failures)} benchmark(s) failed; the others were measured and saved",
+              file=stream)
 
 
 def progress(desc: str):

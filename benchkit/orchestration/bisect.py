@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from benchkit.core.history.series import Commit, HistoryMetric
-from benchkit.errors import RevisionError
+from benchkit.core.history.step import Step
+from benchkit.errors import BenchkitError, RevisionError
 from benchkit.orchestration.history import add_file, measure_revision
 from benchkit.system.history_db import HistoryDB
 from benchkit.system.processes import last_lines
@@ -103,30 +104,77 @@ class Judge:
         return self._ab(good, commit)
 
     def _ab(self, good: Commit, commit: Commit) -> tuple[float | None, bool, str]:
-        import json
-        output = Path(tempfile.mkdtemp(dir=self.workdir)) / "ab.json"
-        done = subprocess.run(
-            [sys.executable, "-m", "benchkit", "ab", *self.paths, "--repo", str(self.repo),
-             "--base-rev", good.sha, "--new-rev", commit.sha, "--json", "-o", str(output),
-             *([] if self.install is None else ["--install", self.install]), *self.ab_args],
-            capture_output=True, text=True)
-        try:
-            report = json.loads(done.stdout)
-        except ValueError:
-            raise RevisionError(f"{commit.sha[:12]}: `benchkit ab` against {good.sha[:12]} "
-                                f"failed (exit {done.returncode}):\n"
-                                f"{last_lines(done.stdout + done.stderr, 20)}") from None
-        row = next((r for r in report["rows"] if r["name"] == self.benchmark), None)
-        if row is None or row["wall"] is None:
-            raise RevisionError(f"{commit.sha[:12]}: `benchkit ab` measured no benchmark "
-                                f"{self.benchmark!r}; check --benchmark")
-        wall = row["wall"]
+        wall = ab_wall(self.repo, self.paths, good, commit, self.benchmark, self.install,
+                       self.ab_args, self.workdir)
         change = wall["ratio"] - 1 if wall["ratio"] is not None else None
         claimed = wall["verdict"] in ("slower", "faster")
         direction = 1 if wall["verdict"] == "slower" else -1
         moved = (claimed and change is not None and abs(change) > self.threshold
                  and (self.direction == 0 or direction == self.direction))
         return change, moved, "interleaved ab"
+
+
+def ab_wall(repo: Path, paths: Sequence[str], base: Commit, new: Commit, benchmark: str,
+            install: str | None, ab_args: Sequence[str], workdir: Path) -> dict:
+    """The wall-time verdict of one benchmark from `benchkit ab` between two commits
+    (interleaved rounds, each revision installed). Other benchmarks of the suite that
+    fail do not matter; this one must have been measured."""
+    import json
+    output = Path(tempfile.mkdtemp(dir=workdir)) / "ab.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchkit", "ab", *paths, "--repo", str(repo),
+         "--base-rev", base.sha, "--new-rev", new.sha, "--json", "-o", str(output),
+         *([] if install is None else ["--install", install]), *ab_args],
+        capture_output=True, text=True)
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        raise RevisionError(f"{new.sha[:12]}: `benchkit ab` against {base.sha[:12]} "
+                            f"failed (exit {done.returncode}):\n"
+                            f"{last_lines(done.stdout + done.stderr, 20)}") from None
+    row = next((r for r in report.get("rows", []) if r.get("name") == benchmark), None)
+    if row is None or row.get("wall") is None:
+        raise RevisionError(f"{new.sha[:12]}: `benchkit ab` measured no benchmark "
+                            f"{benchmark!r} (it failed, or the suite has no such name)")
+    return row["wall"]
+
+
+def confirm_steps(steps: Sequence[Step], repo: Path | None, paths: Sequence[str], *,
+                  install: str | None, ab_args: Sequence[str], workdir: Path,
+                  on_step: Callable[[Step], None] | None = None) -> list[Step]:
+    """Each wall-time step re-measured at its two commits, interleaved, as `ab` measures:
+    confirmed when ab's verdict goes the step's way, rejected when it says unchanged or the
+    other way, and not re-measurable (with why) when the commits or the suite cannot be
+    run here. Other metrics are exact or not re-measured: left as they are."""
+    from benchkit.system import git
+    out = []
+    for step in steps:
+        if step.metric is not HistoryMetric.TIME or step.transient:
+            out.append(step)
+            continue
+        if repo is None:
+            verdict = "not re-measurable: no repository (pass --repo)"
+        elif not (git.resolve(repo, step.previous.sha, "commit")
+                  and git.resolve(repo, step.commit.sha, "commit")):
+            verdict = f"not re-measurable: {step.commit.sha[:12]} is not a commit of {repo}"
+        else:
+            try:
+                wall = ab_wall(repo, paths, step.previous, step.commit, step.benchmark,
+                               install, ab_args, workdir)
+            except (BenchkitError, OSError) as error:
+                verdict = f"not re-measurable: {str(error).splitlines()[0]}"
+            else:
+                said = wall["verdict"]
+                agrees = said == ("slower" if step.change > 0 else "faster")
+                ratio = wall.get("ratio")
+                shown = "" if ratio is None else f" ({ratio - 1:+.1%})"
+                verdict = (f"confirmed: ab says {said}{shown}" if agrees else
+                           f"inconclusive: ab could not tell{shown}" if said == "inconclusive"
+                           else f"rejected: ab says {said}{shown}")
+        out.append(dataclasses.replace(step, confirmation=verdict))
+        if on_step:
+            on_step(out[-1])
+    return out
 
 
 def bisect(judge: Judge, commits: Sequence[Commit], good: Commit,
