@@ -178,3 +178,23 @@ def test_confirm_says_when_imported_data_cannot_be_re_measured(tmp_path):
     confirmations = [line.strip() for line in out.stdout.splitlines()
                      if line.startswith("    not re-measurable")]
     assert confirmations == ["not re-measurable: no repository (pass --repo)"] * 3, out.stdout
+
+
+def test_skip_existing_is_per_metric(tmp_path):
+    """A commit that holds wall time is not skipped when instruction counts are asked for:
+    it is measured (here the install fails at once, so it is 'failed', not 'skipped')."""
+    from benchkit.orchestration.history import run_history
+    from test_git_options import _repo
+    repo = _repo(tmp_path / "repo")
+    sha = __import__("subprocess").run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                                       capture_output=True, text=True).stdout.strip()
+    with HistoryDB(tmp_path / "h.db") as history:
+        history.add(observations(_results("box", "3.11.7", sha, 1e-6)),
+                    commit=Commit(sha, "2026-01-01"), machine="box", measured_at="",
+                    source="r.json", digest="d", environment={})
+        for metrics, status in (([HistoryMetric.TIME], "skipped"),
+                                ([HistoryMetric.INSTRUCTIONS], "failed"),
+                                ([HistoryMetric.TIME, HistoryMetric.INSTRUCTIONS], "failed")):
+            (outcome,) = run_history(history, repo, [Commit(sha, "")], [str(tmp_path)], [],
+                                     machine="box", install="false", metrics=metrics)
+            assert outcome.status == status, (metrics, outcome)

@@ -365,7 +365,9 @@ def cmd_run(args) -> int:
             outcomes = history.run_history(
                 db, repo, commits, paths, _run_args(args), machine=machine,
                 install=args.install, skip_existing=args.skip_existing,
-                metric=HistoryMetric.INSTRUCTIONS if counts_only else None,
+                metrics=[m for m, wanted in ((HistoryMetric.TIME, not counts_only),
+                                             (HistoryMetric.INSTRUCTIONS, args.callgrind))
+                         if wanted],
                 on_revision=report)
         finally:
             bar.close()

@@ -6,9 +6,10 @@ import dataclasses
 import datetime
 from pathlib import Path
 
-from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
-                                             views)
-from benchkit.core.history.pages import SCRIPT, benchmark_page, index_page
+from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, commit_table,
+                                             figure, markdown, views)
+from benchkit.core.history.pages import (COMMITS, SCRIPT, benchmark_page, commits_script,
+                                         index_page)
 from benchkit.core.history.series import Commit, HistoryMetric
 from benchkit.errors import ReportError
 from benchkit.orchestration.history import find_steps
@@ -45,34 +46,31 @@ def markdown_report(report: Report, max_steps: int = 20) -> str:
     return markdown(report.views, max_steps=max_steps)
 
 
-def _plotly():
+def _plotly_script() -> bytes:
     try:
-        import plotly.io
         import plotly.offline
     except ImportError:
         raise ReportError(
             "benchkit report needs plotly for its charts: pip install plotly (or "
             "benchkit's [plot] extra); --markdown works without it") from None
-    return plotly.io, plotly.offline
+    return plotly.offline.get_plotlyjs().encode("utf-8")
 
 
 def write_report(report: Report, out_dir: str | Path, *, source: str) -> Path:
-    """Write the site: index.html, benchmarks/<slug>.html, assets/plotly.min.js."""
-    pio, offline = _plotly()
+    """Write the site: index.html, benchmarks/<slug>.html, assets/plotly.min.js and
+    assets/commits.js (the commit table the charts' hover text reads)."""
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     position = {c.sha: i for i, c in enumerate(report.axis)}
-    files = {SCRIPT: offline.get_plotlyjs().encode("utf-8"),
+    files = {SCRIPT: _plotly_script(),
+             COMMITS: commits_script(commit_table(report.axis)).encode("utf-8"),
              "index.html": index_page(report.views, source=source, generated=generated,
                                       commits=report.commits).encode("utf-8")}
-    config = {"displaylogo": False, "responsive": True}
     for view in report.views:
-        charts = {}
+        figures = {}
         for metric in HistoryMetric:
             fig = figure(view, metric, position)
             if fig is not None:
-                charts[metric] = pio.to_html(fig, include_plotlyjs=False, full_html=False,
-                                             validate=False, config=config,
-                                             div_id=f"chart-{metric}")
+                figures[metric] = fig
         files[f"benchmarks/{view.slug}.html"] = benchmark_page(
-            view, charts, generated=generated).encode("utf-8")
+            view, figures, generated=generated).encode("utf-8")
     return write_site(out_dir, files)

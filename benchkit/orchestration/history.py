@@ -222,7 +222,8 @@ def measure_revision(repo: Path, commit: Commit, paths: Sequence[str], run_args:
 
 def run_history(db: HistoryDB, repo: Path, commits: Sequence[Commit], paths: Sequence[str],
                 run_args: Sequence[str], *, machine: str, install: str | None = None,
-                skip_existing: bool = True, metric: HistoryMetric | None = None,
+                skip_existing: bool = True,
+                metrics: Sequence[HistoryMetric] = (HistoryMetric.TIME,),
                 log: Callable[[str], None] | None = None,
                 on_revision: Callable[[RevisionOutcome], None] | None = None
                 ) -> list[RevisionOutcome]:
@@ -231,7 +232,10 @@ def run_history(db: HistoryDB, repo: Path, commits: Sequence[Commit], paths: Seq
     outcomes = []
     with tempfile.TemporaryDirectory(prefix=owned_prefix("history")) as tmp:
         for commit in commits:
-            if skip_existing and db.has_commit(commit.sha, machine, metric=metric):
+            # skipped only when every metric asked for is there: a commit that holds time
+            # is measured again when instructions are asked for, and the reverse
+            if skip_existing and all(db.has_commit(commit.sha, machine, metric=m)
+                                     for m in metrics):
                 outcome = RevisionOutcome(commit, "skipped", "already in the history")
             else:
                 try:

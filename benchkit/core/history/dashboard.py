@@ -125,11 +125,15 @@ def format_value(metric: HistoryMetric, value: float, unit: str = "") -> str:
     return f"{value / scale:.4g}" + (f" {shown}" if shown else "")
 
 
-def _hover(metric: HistoryMetric, p: Point, unit: str = "") -> str:
-    c = p.commit
-    return (f"{c.sha[:12]} {printable(c.date)}<br>{printable(c.message[:80])}<br>"
-            f"{format_value(metric, p.value, unit)} ({format_value(metric, p.low, unit)} .. "
-            f"{format_value(metric, p.high, unit)}), {p.observations} run(s)")
+def _short(value: float) -> float:
+    """A chart value to 5 significant digits: what a chart can show, a third of the JSON."""
+    return float(f"{value:.5g}")
+
+
+def commit_table(axis: Sequence[Commit]) -> list[list[str]]:
+    """[sha, date, subject] of every commit on the charts' x axis: written once per site
+    (assets/commits.js), so each point's hover text is made in the browser from its x."""
+    return [[c.sha, printable(c.date)[:19], printable(c.message[:80])] for c in axis]
 
 
 def figure(view: BenchmarkView, metric: HistoryMetric, position: dict[str, int]
@@ -150,16 +154,19 @@ def figure(view: BenchmarkView, metric: HistoryMetric, position: dict[str, int]
     data, shapes = [], []
     for s in series:
         pts = s.points
-        data.append({
+        trace = {
             "type": "scatter", "mode": "lines+markers", "name": series_name(s),
             "x": [position[p.commit.sha] for p in pts],
-            "y": [p.value / scale for p in pts],
-            "error_y": {"type": "data", "symmetric": False,
-                        "array": [(p.high - p.value) / scale for p in pts],
-                        "arrayminus": [(p.value - p.low) / scale for p in pts]},
-            "text": [_hover(metric, p, s.unit) for p in pts],
-            "hovertemplate": "%{text}<extra>%{fullData.name}</extra>",
-        })
+            "y": [_short(p.value / scale) for p in pts],
+            # the browser writes each point's commit, value and range from these
+            "meta": {"hover": "commit", "unit": unit, "scale": scale},
+        }
+        if any(p.high != p.value or p.low != p.value for p in pts):
+            trace["error_y"] = {"type": "data", "symmetric": False,
+                                "array": [_short((p.high - p.value) / scale) for p in pts],
+                                "arrayminus": [_short((p.value - p.low) / scale)
+                                               for p in pts]}
+        data.append(trace)
     failed = [(s, c, status) for s in series for c, status in s.failed if c.sha in position]
     if failed:
         floor = min(p.value for s in series for p in s.points) / scale

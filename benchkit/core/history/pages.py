@@ -3,6 +3,7 @@ out). Every page is static and loads its script from the site's own `assets/` fo
 site opens from the file system with no server and no network."""
 from __future__ import annotations
 
+import json
 from html import escape
 from typing import Sequence
 
@@ -12,6 +13,7 @@ from benchkit.core.history.series import HistoryMetric
 from benchkit.core.text import printable
 
 SCRIPT = "assets/plotly.min.js"
+COMMITS = "assets/commits.js"
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1240px; color: #222;
@@ -27,14 +29,41 @@ code { font-size: 90%; } .muted { color: #777; }
 section.step:target { background: #fff6d5; }
 """
 
-# A click on a change-point marker opens that step's section below the charts.
-_CLICK = """
-document.querySelectorAll('.js-plotly-plot').forEach(function (plot) {
-  plot.on('plotly_click', function (event) {
-    var anchor = event.points[0].customdata;
-    if (anchor) { location.hash = anchor; }
+# Draws a page's charts from its FIGURES (plain Plotly figures without per-point text):
+# each point's hover text comes from the site's commit table (assets/commits.js) by its x,
+# so the commits are written once per site, not once per point. A click on a change-point
+# marker opens that step's section below the charts.
+_CHARTS = """
+(function () {
+  function esc(text) {
+    return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  }
+  function hover(trace) {
+    var meta = trace.meta || {};
+    if (meta.hover !== 'commit') { return; }
+    trace.text = trace.x.map(function (i, k) {
+      var c = COMMITS[i] || ['?', '', ''];
+      var y = trace.y[k], range = '';
+      if (trace.error_y) {
+        range = ' (' + (y - trace.error_y.arrayminus[k]).toPrecision(4) + ' .. '
+          + (y + trace.error_y.array[k]).toPrecision(4) + ')';
+      }
+      return esc(c[0].slice(0, 12)) + ' ' + esc(c[1]) + '<br>' + esc(c[2]) + '<br>'
+        + y.toPrecision(4) + ' ' + esc(meta.unit) + range;
+    });
+    trace.hovertemplate = '%{text}<extra>%{fullData.name}</extra>';
+  }
+  Object.keys(FIGURES).forEach(function (metric) {
+    var fig = FIGURES[metric];
+    fig.data.forEach(hover);
+    var div = document.getElementById('chart-' + metric);
+    Plotly.newPlot(div, fig.data, fig.layout, {displaylogo: false, responsive: true});
+    div.on('plotly_click', function (event) {
+      var anchor = event.points[0].customdata;
+      if (anchor) { location.hash = anchor; }
+    });
   });
-});
+})();
 """
 
 
@@ -97,10 +126,10 @@ _FILTER = """
 """
 
 
-def _page(title: str, body: str, script_prefix: str = "") -> str:
+def _page(title: str, body: str, scripts: Sequence[str] = ()) -> str:
+    tags = "".join(f'<script src="{src}"></script>' for src in scripts)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<title>{_e(title)}</title><style>{_STYLE}</style>'
-            f'<script src="{script_prefix}{SCRIPT}"></script></head>\n'
+            f'<title>{_e(title)}</title><style>{_STYLE}</style>{tags}</head>\n'
             f'<body>\n{body}\n</body></html>\n')
 
 
@@ -164,16 +193,23 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
     return _page("benchkit history", body)
 
 
-def benchmark_page(view: BenchmarkView, charts: dict[HistoryMetric, str], *,
+def commits_script(table: list[list[str]]) -> str:
+    """assets/commits.js: the commit table every page's hover text reads."""
+    data = json.dumps(table, separators=(",", ":")).replace("</", "<\\/")
+    return f"var COMMITS = {data};\n"
+
+
+def benchmark_page(view: BenchmarkView, figures: dict[HistoryMetric, dict], *,
                    generated: str) -> str:
-    """One benchmark: a chart per metric (`charts`: HTML fragments), then its change points,
-    each with the functions that moved for instruction counts."""
+    """One benchmark: a chart per metric (`figures`: plain Plotly figures, drawn in the
+    browser), then its change points, each with the functions that moved for instruction
+    counts."""
     parts = [f'<p><a href="../index.html">all benchmarks</a></p><h1>{_e(view.benchmark)}</h1>',
              f'<p class="muted">generated {_e(generated)}; hover a point for its commit, '
              f'click a red marker for the change point.</p>']
     for metric in HistoryMetric:
-        if metric in charts:
-            parts.append(f'<h2>{metric}</h2>\n<div class="chart">{charts[metric]}</div>')
+        if metric in figures:
+            parts.append(f'<h2>{metric}</h2>\n<div class="chart" id="chart-{metric}"></div>')
     parts.append(f"<h2>change points ({len(view.steps)})</h2>")
     if not view.steps:
         parts.append('<p class="muted">none found</p>')
@@ -195,7 +231,10 @@ def benchmark_page(view: BenchmarkView, charts: dict[HistoryMetric, str], *,
             f"<li>{_e(c.metric)} on {_e(c.machine)}: {_e(c.before)} &rarr; {_e(c.after)} at "
             f"<code>{c.commit.sha[:12]}</code> (not a code change)</li>"
             for c in view.environment_changes) + "</ul>")
-    return _page(view.benchmark, "\n".join(parts) + f"<script>{_CLICK}</script>", "../")
+    data = json.dumps({str(m): f for m, f in figures.items()}, separators=(",", ":"),
+                      allow_nan=False).replace("</", "<\\/")
+    return _page(view.benchmark, "\n".join(parts) + f"<script>var FIGURES = {data};</script>"
+                 f"<script>{_CHARTS}</script>", (f"../{SCRIPT}", f"../{COMMITS}"))
 
 
 def _functions(st) -> str:

@@ -1,0 +1,168 @@
+"""History at scale: import + regressions + dashboard with benchkit, beside `asv publish`,
+on the same asv results directory of thousands of files.
+
+The directory is built from a real recording (benchmarks/record_noise_history.py: one file
+per commit, real timings of this VM) scaled out the way a project's CI results grow: the
+recorded commits become commits of a real git repository made here, each benchmark becomes
+a parameter grid, and the whole is measured on several machines (each its own folder, its
+values scaled by a machine factor). Both tools read the same files; asv needs the git
+repository for commit order, benchkit gets it with --repo.
+
+    .venv/bin/python benchmarks/perf_history_scale.py RECORDING_DIR [--machines 25]
+
+Reported: wall time and peak memory (max RSS of the process tree) of each step, the
+dashboard's size on disk, and a second import of the same directory (incremental).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GRID = (["1", "10", "100"], ["'a'", "'b'", "'c'", "'d'"])
+
+
+def build(recording: Path, out: Path, machines: int) -> tuple[Path, Path, int]:
+    """(results dir, git repo, files) of the scaled-out directory."""
+    runs = sorted(p for p in recording.glob("*/*.json") if p.name != "machine.json")
+    repo = out / "repo"
+    repo.mkdir(parents=True)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
+    docs = [json.loads(p.read_text()) for p in runs]
+    docs.sort(key=lambda d: d["date"])
+    shas = []
+    for i, doc in enumerate(docs):
+        stamp = f"@{doc['date'] // 1000} +0000"
+        (repo / "f.txt").write_text(str(i))
+        subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env=env)
+        subprocess.run(["git", "-C", str(repo), "commit", "-qm", f"commit {i}"], check=True,
+                       env={**env, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+        shas.append(subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                                   capture_output=True, text=True).stdout.strip())
+    (repo / "asv.conf.json").write_text(json.dumps({
+        "version": 1, "project": "scaled", "repo": ".", "branches": ["main"],
+        "environment_type": "existing", "results_dir": str(out / "results"),
+        "html_dir": str(out / "asv-html")}))
+    benchmarks = json.loads((recording / "benchmarks.json").read_text())
+    grid_benchmarks = {}
+    for name, info in benchmarks.items():
+        if name == "version":
+            continue
+        grid_benchmarks[name] = {**info, "params": [list(g) for g in GRID],
+                                 "param_names": ["n", "kind"]}
+    grid_benchmarks["version"] = 2
+    results = out / "results"
+    results.mkdir()
+    (results / "benchmarks.json").write_text(json.dumps(grid_benchmarks))
+    files = 0
+    points = len(GRID[0]) * len(GRID[1])
+    for m in range(machines):
+        name = f"machine-{m:02d}"
+        folder = results / name
+        folder.mkdir()
+        (folder / "machine.json").write_text(json.dumps({"machine": name, "version": 1}))
+        factor = 1 + 0.03 * m
+        for doc, sha in zip(docs, shas):
+            new = dict(doc, commit_hash=sha, params={**doc["params"], "machine": name})
+            columns = doc["result_columns"]
+            rows = {}
+            for bench, row in doc["results"].items():
+                column = dict(zip(columns, row))
+                value = column["result"][0] * factor
+                grid = dict(column, result=[value * (1 + 0.01 * k) for k in range(points)],
+                            params=[list(g) for g in GRID],
+                            stats_q_25=[None] * points, stats_q_75=[None] * points,
+                            stats_ci_99_a=[None] * points, stats_ci_99_b=[None] * points,
+                            stats_number=[None] * points, stats_repeat=[None] * points,
+                            samples=None)
+                rows[bench] = [grid.get(c) for c in columns]
+            new["results"] = rows
+            (folder / f"{sha[:8]}-{doc['env_name']}.json").write_text(json.dumps(new))
+            files += 1
+    return results, repo, files
+
+
+# Runs a command and prints the peak RSS of it and its children (KiB), on its own.
+_PEAK = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "
+         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+         "sys.exit(done.returncode)")
+
+
+def timed(command: list[str], cwd: Path) -> tuple[float, float]:
+    """(seconds, peak RSS of the command and its children in MiB)."""
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _PEAK, *command], cwd=cwd,
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - began
+    if done.returncode not in (0, 1):
+        sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return seconds, int(done.stderr.strip().splitlines()[-1]) / 1024
+
+
+def size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("recording", type=Path)
+    parser.add_argument("--machines", type=int, default=25)
+    parser.add_argument("-o", "--output", type=Path)
+    args = parser.parse_args()
+    asv = shutil.which("asv", path=str(Path(sys.executable).parent))
+    if asv is None:
+        sys.exit("asv is not installed: pip install asv (benchkit's [bench] extra)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        results, repo, files = build(args.recording, out, args.machines)
+        db = out / "history.db"
+        bk = [sys.executable, "-m", "benchkit"]
+        rows = {}
+        # Each measured alone, so each peak is its own (RUSAGE_CHILDREN keeps the largest).
+        rows["benchkit import-asv"] = timed(bk + ["history", "import-asv", str(results),
+                                                  "--repo", str(repo), "--db", str(db)], out)
+        rows["benchkit regressions"] = timed(bk + ["history", "regressions", "--json",
+                                                   "--db", str(db)], out)
+        rows["benchkit report"] = timed(bk + ["report", str(out / "site"), "--db", str(db)],
+                                        out)
+        rows["benchkit import-asv again"] = timed(bk + ["history", "import-asv",
+                                                        str(results), "--repo", str(repo),
+                                                        "--db", str(db)], out)
+        rows["asv publish"] = timed([asv, "publish", "--config",
+                                     str(repo / "asv.conf.json")], repo)
+        total = sum(rows[k][0] for k in ("benchkit import-asv", "benchkit regressions",
+                                         "benchkit report"))
+        result = {
+            "files": files, "machines": args.machines,
+            "series": files // len(list(args.recording.glob("*/*.json"))) and None,
+            "seconds": {k: round(v[0], 2) for k, v in rows.items()},
+            "peak_rss_mib": {k: round(v[1]) for k, v in rows.items()},
+            "benchkit_total_seconds": round(total, 2),
+            "benchkit_site_bytes": size(out / "site"),
+            "benchkit_database_bytes": db.stat().st_size,
+            "asv_site_bytes": size(out / "asv-html"),
+        }
+        result.pop("series")
+    print(f"{files} asv results files ({args.machines} machines)")
+    for name, (seconds, peak) in rows.items():
+        print(f"  {name:28} {seconds:8.1f} s   peak {peak:7.0f} MiB")
+    print(f"  benchkit import + regressions + report: {total:.1f} s "
+          f"({rows['asv publish'][0] / total:.1f}x faster than asv publish)")
+    print(f"  site: benchkit {result['benchkit_site_bytes'] / 2**20:.1f} MiB, asv "
+          f"{result['asv_site_bytes'] / 2**20:.1f} MiB; database "
+          f"{result['benchkit_database_bytes'] / 2**20:.1f} MiB")
+    if args.output:
+        args.output.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
