@@ -148,7 +148,8 @@ def test_merge_results_from_two_machines(tmp_path):
     b = benchkit.load(benchkit.save(tmp_path / "b.json", [M2], environment={"hostname": "b"}))
     merged = benchkit.merge([a, b])
     assert merged.measurements == [M1, M2]
-    assert merged.environment == {"merged": [{"hostname": "a"}, {"hostname": "b"}]}
+    assert merged.environment == {"merged": [{"hostname": "a"}, {"hostname": "b"}],
+                                  "merged_items": [[1, 0, 0], [1, 0, 0]]}
 
 
 def _sampled():

@@ -155,6 +155,36 @@ def _write_globals(task_id: int | str, values: dict[str, Any], workdir: Path) ->
     return specs
 
 
+def _renamed(code: types.CodeType, filename: str) -> types.CodeType:
+    """`code` and the code objects nested in it (comprehensions, inner functions) with the
+    file name cloudpickle (3.1 and later) replaced by `<dynamic-code>` put back."""
+    consts = tuple(_renamed(c, filename) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    if code.co_filename == "<dynamic-code>":
+        return code.replace(co_filename=filename, co_consts=consts)
+    return code.replace(co_consts=consts)
+
+
+def restore_filename(value: Any, filename: str) -> Any:
+    """Child side of a function sent by value: its code names its file again, so that
+    tracebacks and memory sites say `script.py:6`, whatever cloudpickle version sent it."""
+    if isinstance(value, types.FunctionType) and filename:
+        value.__code__ = _renamed(value.__code__, filename)
+    return value
+
+
+class _ByValue:
+    """A function pickled by value together with its file name (restore_filename)."""
+
+    def __init__(self, value: Any):
+        self.value = value
+        code = getattr(value, "__code__", None)
+        self.filename = code.co_filename if isinstance(code, types.CodeType) else ""
+
+    def __reduce__(self):
+        return restore_filename, (self.value, self.filename)
+
+
 def _dumps(value: Any) -> bytes:
     """A pickle of `value`; what the running script (`__main__`) defines, or code whose
     module cannot be imported (exec'd code, a notebook cell), travels by value (cloudpickle),
@@ -163,10 +193,10 @@ def _dumps(value: Any) -> bytes:
         data = pickle.dumps(value)
     except pickle.PicklingError:
         import cloudpickle
-        return cloudpickle.dumps(value)
+        return cloudpickle.dumps(_ByValue(value))
     if "__main__" in pickled_modules(data):
         import cloudpickle
-        data = cloudpickle.dumps(value)
+        data = cloudpickle.dumps(_ByValue(value))
     return data
 
 

@@ -127,20 +127,29 @@ def add_file(db: HistoryDB, path: str | Path, *, commit: str | None = None,
 
 
 def _by_environment(results) -> list[tuple[dict, "results_files.Results"]]:
-    """A results file split by the environment each item ran in (one part unless merged)."""
-    merged = results.environment.get("merged") if isinstance(results.environment, dict) \
-        else None
+    """A results file split by the environment each item ran in (one part unless merged;
+    a merged file from before `merged_items` was kept files everything under its first)."""
+    env = results.environment if isinstance(results.environment, dict) else {}
+    merged, counts = env.get("merged"), env.get(results_files.MERGED_ITEMS)
     if not merged:
-        return [(results.environment, results)]
+        return [(env, results)]
     from benchkit.core.schema import Results
-    parts = [(dict(env) if isinstance(env, dict) else {}, Results()) for env in merged]
-    for name in ("measurements", "callgrind", "memory"):
-        for item in getattr(results, name):
-            index = (item.metadata or {}).get(results_files.MERGED_INDEX, 0)
-            if not isinstance(index, int) or not 0 <= index < len(parts):
-                index = 0
-            getattr(parts[index][1], name).append(item)
-    return [(env, part) for env, part in parts if list(part)]
+    kinds = ("measurements", "callgrind", "memory")
+    usable = (isinstance(counts, list) and len(counts) == len(merged) and all(
+        isinstance(c, list) and len(c) == 3 and all(isinstance(n, int) and n >= 0 for n in c)
+        for c in counts) and [sum(c[k] for c in counts) for k in range(3)]
+        == [len(getattr(results, kind)) for kind in kinds])
+    if not usable:
+        return [(dict(merged[0]) if isinstance(merged[0], dict) else {}, results)]
+    parts, start = [], [0, 0, 0]
+    for part_env, count in zip(merged, counts):
+        part = Results()
+        for k, kind in enumerate(kinds):
+            getattr(part, kind).extend(getattr(results, kind)[start[k]:start[k] + count[k]])
+            start[k] += count[k]
+        if list(part):
+            parts.append((dict(part_env) if isinstance(part_env, dict) else {}, part))
+    return parts
 
 
 def _given_commit(repo: Path | None, rev: str) -> Commit:

@@ -158,19 +158,20 @@ def results_validator():
     return jsonschema.Draft202012Validator(document)
 
 
-MERGED_INDEX = "environment"
+MERGED_ITEMS = "merged_items"
 
 
 def merge(results: Iterable[Results]) -> Results:
-    """Concatenate several results (e.g. runs on several machines) into one. Each item of a
-    merged file names its environment (metadata["environment"]: an index into
-    environment["merged"]), so that what ran on two machines stays apart."""
+    """Concatenate several results (e.g. runs on several machines) into one. The merged
+    environment keeps each part's fingerprint (`merged`) and how many measurements,
+    CallgrindStats and MemoryStats came from it (`merged_items`, in order), so that what ran
+    on two machines stays apart (`benchkit history add` files each part under its own)."""
     out = Results()
     envs = []
+    counts = []
     partial = []
     for r in results:
-        for item in r:
-            item.metadata = {**(item.metadata or {}), MERGED_INDEX: len(envs)}
+        counts.append([len(r.measurements), len(r.callgrind), len(r.memory)])
         out.measurements += r.measurements
         out.callgrind += r.callgrind
         out.memory += r.memory
@@ -179,7 +180,7 @@ def merge(results: Iterable[Results]) -> Results:
         envs.append(r.environment)
         if r.partial:
             partial.append(r.partial)
-    out.environment = envs[0] if len(envs) == 1 else {"merged": envs}
+    out.environment = envs[0] if len(envs) == 1 else {"merged": envs, MERGED_ITEMS: counts}
     out.partial = "; ".join(partial) or None
     return out
 

@@ -109,8 +109,9 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
     medians = [statistics.median(values[a:b]) for a, b in pieces]
 
     def short(i) -> bool:
+        # at either end a stretch cannot be seen to come back: a shorter one is a level
         size = pieces[i][1] - pieces[i][0]
-        return size < (min_newest if i == len(pieces) - 1 else min_level)
+        return size < (min_newest if i in (0, len(pieces) - 1) else min_level)
 
     while len(pieces) > 1:
         shorts = [i for i in range(len(pieces)) if short(i)]
