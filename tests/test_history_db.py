@@ -132,3 +132,63 @@ def test_a_writer_killed_in_the_middle_leaves_the_database_as_it_was(tmp_path):
                    timeout=120)
     with HistoryDB(path) as db:
         assert db.has_commit("after0", "m")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 256 KiB tmpfs of our own (root only: CI runs as root), unmounted afterwards."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_a_read_only_directory_reads_and_refuses_writes_in_one_line(small_disk):
+    with HistoryDB(small_disk / "h.db") as db:
+        _add(db, "a", "2026-01-01", 1e-6, "d1")
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    with HistoryDB(small_disk / "h.db") as db:
+        assert [p.commit.sha for p in db.series()[0].points] == ["a"]
+        with pytest.raises(HistoryError, match="could not (add to|write to) the history "
+                                               "database") as caught:
+            _add(db, "b", "2026-01-02", 1e-6, "d2")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_full_disk_while_adding_leaves_the_database_intact(small_disk):
+    added = 0
+    with HistoryDB(small_disk / "h.db") as db:
+        with pytest.raises(HistoryError, match="could not (add to|write to) the history "
+                                               "database"):
+            for i in range(10_000):
+                results = _results(1e-6 * (1 + i), name=f"bench{i}" + "x" * 200)
+                db.add(observations(results), commit=Commit(f"{i:04x}", "2026-01-01"),
+                       machine="box", measured_at="", source="f.json", digest=f"d{i}",
+                       environment={"padding": "y" * 2000})
+                added += 1
+    assert added > 0
+    with HistoryDB(small_disk / "h.db") as db:
+        assert len(db.series()) == added
+
+
+def test_a_page_overwritten_mid_file_is_one_clear_error(tmp_path):
+    path = tmp_path / "h.db"
+    with HistoryDB(path) as db:
+        for i in range(40):
+            _add(db, f"{i:04x}", f"2026-01-{i % 28 + 1:02d}", 1e-6, f"d{i}")
+    data = bytearray(path.read_bytes())
+    page = 4096
+    assert len(data) > 4 * page
+    data[2 * page:4 * page] = os.urandom(2 * page)
+    path.write_bytes(bytes(data))
+    with pytest.raises(HistoryError) as caught:
+        with HistoryDB(path) as db:
+            db.series()
+            _add(db, "ffff", "2026-02-01", 1e-6, "new")
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
