@@ -192,8 +192,9 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
         # found on the whole series (the levels before `since` are what a step is judged
         # against), then only those from `since` on are kept
         later = {p.commit.sha for p in series.points[first:]}
-        out += [s for s in steps_of(series, evidence_reader(db, series), **options)
-                if s.commit.sha in later]
+        # imported series (asv) keep no evidence: no query for it per step
+        reader = evidence_reader(db, series) if series.evidence else None
+        out += [s for s in steps_of(series, reader, **options) if s.commit.sha in later]
     return out
 
 

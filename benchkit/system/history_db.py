@@ -284,7 +284,8 @@ class HistoryDB:
                 params.append(str(value))
         rows = self._query(
             "SELECT o.benchmark, o.metric, r.machine, r.env, c.sha, c.date, c.ord, c.message, "
-            "r.measured_at, o.value, o.low, o.high, o.units, o.relative, o.unit, o.status "
+            "r.measured_at, o.value, o.low, o.high, o.units, o.relative, o.unit, o.status, "
+            "o.evidence IS NOT NULL "
             "FROM observations o JOIN runs r ON o.run = r.id JOIN commits c ON c.sha = r.sha "
             + (("WHERE " + " AND ".join(where)) if where else "")
             + " ORDER BY o.benchmark, o.metric, r.machine, r.env", params)

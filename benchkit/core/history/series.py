@@ -184,6 +184,7 @@ class Series:
     unit: str = ""
     failed: tuple[tuple[Commit, Status], ...] = ()
     by_date: bool = False
+    evidence: bool = False       # whether the database keeps results-file items for it
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -194,17 +195,19 @@ class Series:
 def series_from_rows(key: tuple, rows: Sequence[tuple]) -> Series:
     """One series from the history database's rows of it (`key`: benchmark, metric,
     machine, environment; each row: sha, date, ord, message, measured_at, value, low,
-    high, units, relative, unit, status): a point per commit that has values, in commit
-    order (first-parent position when every commit has one, else UTC date), and the
-    commits where it failed."""
+    high, units, relative, unit, status, whether evidence is stored): a point per commit
+    that has values, in commit order (first-parent position when every commit has one,
+    else UTC date), and the commits where it failed."""
     benchmark, metric, machine, env = key
     commits: dict[str, Commit] = {}
     first: dict[str, str] = {}
     values: dict[str, list[tuple]] = {}
     statuses: dict[str, str] = {}
     unit = ""
+    stored = False
     for (sha, date, order, message, measured_at, value, low, high, units, relative, unit_,
-         status) in rows:
+         status, has_evidence) in rows:
+        stored = stored or bool(has_evidence)
         if sha not in commits:
             commits[sha] = Commit(sha, date, order, message)
             first[sha] = measured_at
@@ -227,4 +230,5 @@ def series_from_rows(key: tuple, rows: Sequence[tuple]) -> Series:
                    if sha in values)
     failed = tuple((commits[sha], Status(statuses[sha])) for sha in ordered
                    if sha in statuses and sha not in values)
-    return Series(benchmark, HistoryMetric(metric), machine, points, env, unit, failed, by_date)
+    return Series(benchmark, HistoryMetric(metric), machine, points, env, unit, failed, by_date,
+                  stored)
