@@ -88,6 +88,30 @@ def test_site_writer_replaces_its_own_site_and_refuses_anything_else(tmp_path):
     with pytest.raises(ReportError, match="did not write"):
         write_site(mine, {"index.html": b""})
     assert (mine / "notes.txt").read_text() == "keep" and not (mine / SITE_MARKER).exists()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(ReportError, match="not a directory"):
+        write_site(afile, {"index.html": b""})
+
+
+def test_the_site_writer_owns_only_its_own_files_and_follows_a_symlink(tmp_path):
+    out = tmp_path / "site"
+    write_site(out, {"index.html": b"one", "benchmarks/a.html": b"a"})
+    # the user keeps notes and even the history database in the site's folder
+    (out / "notes.txt").write_text("mine")
+    (out / "history.db").write_bytes(b"SQLite format 3\0")
+    (out / "benchmarks" / "extra.txt").write_text("mine too")
+    write_site(out, {"index.html": b"two", "benchmarks/b.html": b"b"})
+    assert (out / "index.html").read_bytes() == b"two"
+    assert not (out / "benchmarks" / "a.html").exists()          # ours, gone
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "history.db").read_bytes() == b"SQLite format 3\0"
+    assert (out / "benchmarks" / "extra.txt").read_text() == "mine too"
+    link = tmp_path / "link"
+    link.symlink_to(out)
+    write_site(link, {"index.html": b"three"})
+    assert link.is_symlink() and (out / "index.html").read_bytes() == b"three"
+    assert (out / "notes.txt").read_text() == "mine"
 
 
 @pytest.fixture(scope="module")

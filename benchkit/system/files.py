@@ -91,36 +91,72 @@ def _candidates(path: Path):
 
 
 
-SITE_MARKER = ".benchkit-site"
+SITE_MARKER = ".benchkit-site"     # also the manifest: the files the site's writer wrote
 
 
 def check_site_dir(out_dir: str | os.PathLike) -> Path:
-    """`out_dir` if write_site may write there (missing, empty, or a site it wrote before);
-    a ReportError naming it otherwise. Checked before any work is done."""
+    """`out_dir` if write_site may write there (missing, empty, or a site it wrote before),
+    a symlink followed to its target; a ReportError naming it otherwise. Checked before any
+    work is done."""
     out = Path(out_dir)
+    if out.is_symlink():
+        out = out.resolve()
     if out.exists():
         if not out.is_dir():
             raise ReportError(f"{out}: exists and is not a directory; choose another output "
                               f"directory")
-        if any(out.iterdir()) and not (out / SITE_MARKER).exists():
+        if any(out.iterdir()) and not (out / SITE_MARKER).is_file():
             raise ReportError(f"{out}: a directory that benchkit did not write; choose an "
                               f"empty or new output directory")
     return out
+
+
+def _manifest(out: Path) -> set[str] | None:
+    """The files a previous write_site wrote into `out` (None: a site from before the
+    manifest, whose files cannot be told from the user's)."""
+    try:
+        lines = (out / SITE_MARKER).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not lines or lines[0] != "written by benchkit":
+        return None
+    return set(lines[1:]) if len(lines) > 1 else None
 
 
 def write_site(out_dir: str | os.PathLike, files: dict[str, bytes]) -> Path:
     """Write a generated site (`files`: relative path -> content) as a whole: into a
     temporary directory next to `out_dir`, then swapped in, so a reader never sees half a
     site and a killed writer leaves the previous one. `out_dir` may be missing, empty, or a
-    site written before (it carries SITE_MARKER); anything else is refused, never deleted."""
+    site written before (it carries SITE_MARKER, which lists what was written); anything
+    else is refused, never deleted. Files the user put into a site written before (notes,
+    a database) are kept: only the files of the manifest are replaced. A symlinked
+    `out_dir` is followed, never replaced."""
     out = check_site_dir(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
+    written = _manifest(out) if out.exists() else set()
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        for relative, data in {**files, SITE_MARKER: b"written by benchkit\n"}.items():
+        manifest = "\n".join(["written by benchkit", *sorted(files)]) + "\n"
+        for relative, data in {**files, SITE_MARKER: manifest.encode("utf-8")}.items():
             target = staging / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+        if out.exists():
+            for path in out.rglob("*"):
+                relative = path.relative_to(out).as_posix()
+                if (path.is_dir() and not path.is_symlink()) or relative == SITE_MARKER:
+                    continue
+                mine = relative in files or (written is not None and relative in written) \
+                    or (written is None and relative.startswith(("benchmarks/", "assets/",
+                                                                 "index.html")))
+                if not mine and not (staging / relative).exists():
+                    # the user's own file: carried over (a hard link, or a copy across
+                    # devices), so the swap below does not take it away
+                    (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+                    try:
+                        os.link(path, staging / relative, follow_symlinks=False)
+                    except OSError:
+                        shutil.copy2(path, staging / relative, follow_symlinks=False)
         os.chmod(staging, 0o777 & ~_umask())
         old = None
         if out.exists():
