@@ -3,8 +3,11 @@ measured one revision at a time (each installed as `ab` installs one), the steps
 every series, and the first bad commit found by bisection."""
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import datetime
+import multiprocessing
+import os
 import socket
 import subprocess
 import tempfile
@@ -172,15 +175,32 @@ def this_machine() -> str:
 # ----------------------------------------------------------------------------- regressions
 
 
+# Series at which finding steps is shared among forked processes (one per core): below it
+# the start-up costs more than it saves.
+PARALLEL_SERIES = 400
+
+
+# The jobs of the find_steps running now: forked workers inherit them, so only indexes
+# (and the few steps found) cross between processes, not the series.
+_JOBS: list[tuple] = []
+
+
+def _plain_steps(index: int) -> list[Step]:
+    """The steps of one series that needs no database (a forked worker's task)."""
+    series, options = _JOBS[index]
+    return steps_of(series, None, **options)
+
+
 def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | None = None,
                metric: HistoryMetric | None = None, since: str | None = None,
                alpha: float = 0.01, noise: float = 0.02,
                series_list: Sequence[Series] | None = None) -> list[Step]:
     """The steps of every series (filtered; or of `series_list`, already read from `db`),
-    oldest first within each series."""
-    out = []
+    oldest first within each series. Series without stored evidence (imported ones) are
+    shared among the machine's cores when there are many."""
     if series_list is None:
         series_list = db.series(benchmark=benchmark, metric=metric, machine=machine)
+    jobs, later = [], []
     for series in series_list:
         first = 0
         if since is not None:
@@ -189,13 +209,28 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
                 continue
             first = keep[0]
         options = {} if series.metric.exact else {"alpha": alpha, "noise": noise}
+        jobs.append((series, options))
         # found on the whole series (the levels before `since` are what a step is judged
         # against), then only those from `since` on are kept
-        later = {p.commit.sha for p in series.points[first:]}
-        # imported series (asv) keep no evidence: no query for it per step
-        reader = evidence_reader(db, series) if series.evidence else None
-        out += [s for s in steps_of(series, reader, **options) if s.commit.sha in later]
-    return out
+        later.append({p.commit.sha for p in series.points[first:]})
+    found: list[list[Step] | None] = [None] * len(jobs)
+    plain = [i for i, (series, _) in enumerate(jobs) if not series.evidence]
+    cores = min(os.cpu_count() or 1, 8)
+    if len(plain) >= PARALLEL_SERIES and cores > 1 and "fork" in \
+            multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("fork")
+        _JOBS[:] = jobs
+        try:
+            with concurrent.futures.ProcessPoolExecutor(cores, mp_context=context) as pool:
+                for i, steps in zip(plain, pool.map(_plain_steps, plain, chunksize=64)):
+                    found[i] = steps
+        finally:
+            _JOBS.clear()
+    for i, (series, options) in enumerate(jobs):
+        if found[i] is None:
+            reader = evidence_reader(db, series) if series.evidence else None
+            found[i] = steps_of(series, reader, **options)
+    return [s for steps, keep in zip(found, later) for s in steps if s.commit.sha in keep]
 
 
 # ----------------------------------------------------------------------------- measuring

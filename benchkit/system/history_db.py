@@ -290,15 +290,16 @@ class HistoryDB:
             + (("WHERE " + " AND ".join(where)) if where else "")
             + " ORDER BY o.benchmark, o.metric, r.machine, r.env", params)
         out: list[Series] = []
+        known: dict[str, Commit] = {}
         current, group = None, []
         for row in rows:
             if row[:4] != current:
                 if current is not None:
-                    out.append(series_from_rows(current, group))
+                    out.append(series_from_rows(current, group, known))
                 current, group = row[:4], []
             group.append(row[4:])
         if current is not None:
-            out.append(series_from_rows(current, group))
+            out.append(series_from_rows(current, group, known))
         return out
 
     def evidence(self, series: Series, point: Point) -> list[Any]:

@@ -192,13 +192,16 @@ class Series:
         return (self.benchmark, str(self.metric), self.machine, self.environment)
 
 
-def series_from_rows(key: tuple, rows: Sequence[tuple]) -> Series:
+def series_from_rows(key: tuple, rows: Sequence[tuple],
+                     known: dict[str, Commit] | None = None) -> Series:
     """One series from the history database's rows of it (`key`: benchmark, metric,
     machine, environment; each row: sha, date, ord, message, measured_at, value, low,
     high, units, relative, unit, status, whether evidence is stored): a point per commit
     that has values, in commit order (first-parent position when every commit has one,
-    else UTC date), and the commits where it failed."""
+    else UTC date), and the commits where it failed. `known` shares the Commit records
+    among the series read together (one per commit, not one per point)."""
     benchmark, metric, machine, env = key
+    known = {} if known is None else known
     commits: dict[str, Commit] = {}
     first: dict[str, str] = {}
     values: dict[str, list[tuple]] = {}
@@ -209,7 +212,10 @@ def series_from_rows(key: tuple, rows: Sequence[tuple]) -> Series:
          status, has_evidence) in rows:
         stored = stored or bool(has_evidence)
         if sha not in commits:
-            commits[sha] = Commit(sha, date, order, message)
+            commit = known.get(sha)
+            if commit is None:
+                commit = known[sha] = Commit(sha, date, order, message)
+            commits[sha] = commit
             first[sha] = measured_at
         first[sha] = min(first[sha], measured_at)
         unit = unit_ or unit
