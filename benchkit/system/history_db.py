@@ -88,6 +88,8 @@ class HistoryDB:
             self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000,
                                        isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # a large history's index pages stay in memory (64 MiB, not SQLite's 2 MiB)
+            self._db.execute("PRAGMA cache_size = -65536")
             self._db.execute("PRAGMA foreign_keys = ON")
             self._open()
         except sqlite3.DatabaseError as error:
