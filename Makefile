@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test compat bench docs clean
+.PHONY: demo test compat bench bench-history docs clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,23 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/replay_sequential.py
 	$(PY) benchmarks/perf_memory.py
 	$(PY) benchmarks/perf_scaling.py
+
+# History on real data: astropy's real asv results (asv's own test data, from its source
+# archive on the package index) and a 200-commit noise history recorded on this machine,
+# then step detection and scale beside asv (figures in results/ and docs/performance.md).
+HISTORY_DATA := .bench-data
+bench-history: $(VENV)/.installed
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[bench]'
+	mkdir -p $(HISTORY_DATA)
+	test -d $(HISTORY_DATA)/astropy-cheetah || ( cd $(HISTORY_DATA) && \
+		$(abspath $(PY)) -m pip download --quiet --no-deps --no-binary :all: asv==0.6.6 -d . && \
+		tar xzf asv-0.6.6.tar.gz asv-0.6.6/test/example_results && \
+		mv asv-0.6.6/test/example_results astropy-cheetah && rm -rf asv-0.6.6 )
+	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-vm --commits 200
+	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
+		--no-steps $(HISTORY_DATA)/noise-vm --trials 400 -o results/history_detection.json
+	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 \
+		-o results/history_scale.json
 
 # The documentation site, built offline into site/ (warnings are errors).
 docs: $(VENV)/.installed
