@@ -36,10 +36,14 @@ class EnvironmentChange:
                            if self.value_before else None)}
 
 
+def _point_key(point, series: Series) -> tuple:
+    """Where a point stands in history order (first-parent position, else UTC date)."""
+    c = point.commit
+    return (c.order if not series.by_date and c.order is not None else -1, c.date, c.sha)
+
+
 def _first_key(series: Series) -> tuple:
-    first = series.points[0].commit
-    return (first.order if not series.by_date and first.order is not None else -1,
-            first.date, first.sha)
+    return _point_key(series.points[0], series)
 
 
 def environment_changes(series_list: Sequence[Series]) -> list[EnvironmentChange]:
@@ -60,8 +64,3 @@ def environment_changes(series_list: Sequence[Series]) -> list[EnvironmentChange
                                          new.environment, last.commit, new.points[0].commit,
                                          last.value, new.points[0].value))
     return out
-
-
-def _point_key(point, series: Series) -> tuple:
-    c = point.commit
-    return (c.order if not series.by_date and c.order is not None else -1, c.date, c.sha)
