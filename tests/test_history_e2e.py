@@ -93,8 +93,10 @@ def test_history_run_finds_exactly_the_steps_and_bisect_names_the_commit(project
     # (Found in 3 of 3 quiet runs and by benchmarks/perf_history.py; not in a run that
     # shared the 2 cores with other jobs, so detection is measured there, not asserted.)
     timed = [s for s in steps if s["metric"] == "time"]
+    at = {sha: n for n, sha in shas.items()}
     assert all(s["benchmark"] == WORK_NAME and s["commit"] in (shas[SLOWER_AT], shas[FASTER_AT])
-               and (s["change"] > 0) == (s["commit"] == shas[SLOWER_AT]) for s in timed), timed
+               and (s["change"] > 0) == (s["commit"] == shas[SLOWER_AT]) for s in timed), [
+        (at[s["commit"]], round(s["change"], 3), s["evidence"]) for s in timed]
 
     # The dashboard of this history: a page per benchmark, the steps with what moved.
     cli("report", tmp_path / "site", "--db", db, cwd=tmp_path, check_code=0)

@@ -185,8 +185,14 @@ def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float
         # envelope one commit late, a fall one commit early
         cut = _refined(logs, start, at, end, MIN_LEVEL)
         cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
-        out.append((cut, change, _rank_p(raw[max(start, cut - WINDOW):cut],
-                                         raw[cut:min(end, cut + WINDOW)])))
+        before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
+        moved = float(np.median(after) - np.median(before))
+        if moved * change <= 0:
+            # at the commit it stands for, the raw values do not move that way: a mixed
+            # stretch (two steps closer than a level), not one step at this commit
+            out.append((cut, change, 1.0))
+            continue
+        out.append((cut, change, _rank_p(before, after)))
     return out
 
 
