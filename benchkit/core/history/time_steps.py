@@ -42,9 +42,10 @@ PENALTY_PER_LOG_N = 1.0    # the penalty of one proposed step: this many times l
 NEIGHBOURS = 5             # commits on each side whose processes confirm a time step
 NOISE_FLOOR = 1e-3         # relative; a series quieter than this is scaled as if it were this
 MIN_LEVEL = 6              # commits a level needs inside a series (shorter: a spell)
-MIN_NEWEST = 3             # commits a new level needs at the newest end
+MIN_NEWEST = 3             # commits a level needs at either end of a series
 SIGMAS = 1.5               # a step must be this many times the series' noise, at least
 WINDOW = 30                # commits on each side that judge a step
+
 
 def noise_of(logs: np.ndarray) -> float:
     """The series' noise (log scale): the median absolute difference of neighbouring
@@ -208,7 +209,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         # in units of the machine's speed when each was measured, scaled back to seconds
         relatives = np.array([p.relative for p in points], dtype=float)
         values = relatives * float(np.median(values / relatives))
-    if len(points) < 2 * MIN_NEWEST or not np.all(values > 0):
+    if not np.all(values > 0):
         return []
     raw = np.log(values)
     logs = lower_envelope(raw)
@@ -230,6 +231,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     judged = _judged(raw, logs, bounds, effect) if bounds else []
     edges = [0, *bounds, len(raw)]
     steps: list[Step] = []
+    positions: list[int] = []
     for i, (at, change, p) in enumerate(judged):
         start, end = edges[i], edges[i + 2]
         before, after = raw[max(start, at - WINDOW):at], raw[at:min(end, at + WINDOW)]
@@ -256,12 +258,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                           points[at - 1].commit, points[at].commit, level_before,
                           level_after, level_after / level_before - 1, low, high, (), how,
                           series.environment))
-    return _mark_undone(steps, logs, [s_index(points, s) for s in steps], effect)
-
-
-def s_index(points: Sequence[Point], step: Step) -> int:
-    """The index of a step's commit in its series."""
-    return next(i for i, p in enumerate(points) if p.commit.sha == step.commit.sha)
+        positions.append(at)
+    return _mark_undone(steps, logs, positions, effect)
 
 
 def _mark_undone(steps: list[Step], logs: np.ndarray, positions: list[int],
