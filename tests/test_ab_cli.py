@@ -230,3 +230,24 @@ def _workers_of(pid: int) -> set[int]:
     out = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(pid)],
                          capture_output=True, text=True).stdout
     return {int(line.split()[0]) for line in out.splitlines() if "worker.py" in line}
+
+
+def test_allow_missing_is_one_rule_for_ab_and_compare(tmp_path):
+    """A benchmark that fails on NEW only: without --allow-missing both `ab` and `compare`
+    of its file exit 1; with it both exit 0 and list it."""
+    (tmp_path / "bench_x.py").write_text(textwrap.dedent('''
+        import os
+        from benchkit import Timer
+        bench_ok = Timer("sum(range(100))")
+        bench_gone = Timer("1/0" if os.environ.get("BREAK") else "sum(range(100))")
+    '''))
+    args = ("ab", "bench_x.py", "--new-env", "BREAK=1", *QUICK, "-o", "ab.json")
+    strict = cli(*args, cwd=tmp_path)
+    allowed = cli(*args, "--allow-missing", cwd=tmp_path)
+    assert (strict.returncode, allowed.returncode) == (1, 0), strict.stderr + allowed.stderr
+    assert "bench_x::bench_gone" in allowed.stdout + allowed.stderr
+    assert cli("compare", "ab.json", cwd=tmp_path).returncode == 1
+    assert cli("compare", "ab.json", "--allow-missing", cwd=tmp_path).returncode == 0
+    # with --json, stdout is exactly one JSON document even though a benchmark failed
+    out = cli(*args, "--allow-missing", "--json", cwd=tmp_path, check_code=0)
+    assert json.loads(out.stdout)["rows"] and "FAILED" in out.stderr

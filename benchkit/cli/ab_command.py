@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchkit.cli import args as types
 from benchkit.cli import history_commands, saving
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import comparison_exit
 from benchkit.cli.run_command import DEFAULT_TIMEOUT
 from benchkit.errors import ArgumentCombinationError, BenchkitError, InvalidArgumentError
 
@@ -159,8 +159,7 @@ def cmd_ab(args) -> int:
     saving.report_failures(saved.failures, json_output=args.json)
     if args.history:
         history_commands.add_to_history(args, written, rev=args.new_rev)
-    return saving.exit_code(
-        ExitCode.FAILED if compared.regressions or saved.failures else ExitCode.OK, stored)
+    return saving.exit_code(comparison_exit(compared, allow_missing=args.allow_missing), stored)
 
 
 def _stopping(args):

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import ExitCode, comparison_exit
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 
@@ -135,7 +135,7 @@ def cmd_compare(args) -> int:
     else:
         print(format_comparison(compared, markdown=args.markdown,
                                 width=types.table_width(args)))
-    return ExitCode.FAILED if compared.regressions else ExitCode.OK
+    return comparison_exit(compared, allow_missing=args.allow_missing)
 
 
 def cmd_diff(args) -> int:
