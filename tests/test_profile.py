@@ -87,6 +87,28 @@ def test_profile_memory_option():
     assert "CPU Mem" in result.table(sort_by="memory", row_limit=3)
 
 
+def test_a_timer_subclass_with_its_own_timer_class_profiles(tmp_path):
+    """torch.utils.benchmark's `_timer_cls` seam: the user's timeit.Timer-like class times
+    the loop, and profile() runs the statement in the namespace that class was given."""
+    import timeit
+
+    class CountingTimer(timeit.Timer):
+        made = 0
+
+        def __init__(self, *args, **kwargs):
+            type(self).made += 1
+            super().__init__(*args, **kwargs)
+
+    class MyTimer(Timer):
+        _timer_cls = CountingTimer
+
+    timer = MyTimer("x * 2", "x = torch.ones(16)")
+    assert timer.blocked_autorange(min_run_time=0.05).median > 0
+    result = timer.profile(active=1, min_run_time=0.05)
+    assert CountingTimer.made == 1
+    assert "aten::mul" in result.table(row_limit=20)
+
+
 def test_trace_gz_and_json_open(traces):
     assert gzip.decompress(traces["base"].read_bytes())[:1] == b"{"
     assert json.loads(traces["new"].read_text())["traceEvents"]

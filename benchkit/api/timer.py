@@ -132,11 +132,11 @@ class Timer:
         if self._compiled is None:
             task = self._task
             if type(self)._timer_cls is not _timeit.Timer:
-                from benchkit.engines.transfer import CopyIfCallgrind
+                from benchkit.engines.loops import python_namespace
+                namespace = python_namespace(task)
                 self._compiled = TimeitClassLoop(self._timer_cls(
                     stmt=task.spec.stmt, setup=task.spec.setup,
-                    timer=task.clock or default_timer,
-                    globals=CopyIfCallgrind.unwrap_all(dict(task.globals))))
+                    timer=task.clock or default_timer, globals=namespace), namespace)
             else:
                 self._compiled = loop_for(task, default_timer)
         return self._compiled

@@ -18,13 +18,19 @@ def loop_for(task: Task, clock: Callable[[], float]):
         spec = task.spec
         return CppLoop(spec.stmt, spec.setup, spec.global_setup)
     from benchkit.engines.wall.loop import CompiledLoop
+    if task.needs_torch and not torch_installed():
+        return TorchMissingLoop(task)
+    return CompiledLoop(task.stmt, task.setup, task.clock or clock, python_namespace(task))
+
+
+def python_namespace(task: Task) -> dict:
+    """The globals a Python snippet runs in: the task's, unwrapped, and torch when the
+    snippet uses it without importing it (as torch.utils.benchmark gives it)."""
     namespace = CopyIfCallgrind.unwrap_all(dict(task.globals))
-    if task.needs_torch:
-        if not torch_installed():
-            return TorchMissingLoop(task)
+    if task.needs_torch and torch_installed():
         import torch
-        namespace["torch"] = torch
-    return CompiledLoop(task.stmt, task.setup, task.clock or clock, namespace)
+        namespace.setdefault("torch", torch)
+    return namespace
 
 
 class TorchMissingLoop:
