@@ -252,3 +252,34 @@ def test_an_interrupt_stops_the_workers_at_once(tmp_path):
     time.sleep(1.0)
     # Waiting for the block would have let it tick for seconds (5 per second) more.
     assert len(ticks.read_text()) - at_signal <= 2
+
+
+def test_two_runs_into_the_same_output_the_second_fails_before_measuring(tmp_path):
+    """Two `run -o same.json` at once: the one that comes second exits 2 at once, saying
+    why, and the first one's results land whole."""
+    import subprocess
+    import sys
+    import time
+    (tmp_path / "bench_slow.py").write_text(
+        "from benchkit import Timer\nbench_a = Timer('sum(range(1000))')\n")
+    first = subprocess.Popen([sys.executable, "-m", "benchkit", "run", "bench_slow.py",
+                              "--min-run-time", "1.5", "--processes", "2", "-o", "same.json"],
+                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        deadline = time.time() + 60
+        while not (tmp_path / ".same.json.lock").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        second = subprocess.run([sys.executable, "-m", "benchkit", "run", "bench_slow.py",
+                                 "-o", "same.json"], cwd=tmp_path, capture_output=True,
+                                text=True, timeout=120)
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert "another benchkit command is writing it now" in second.stderr
+        # refused before it measured anything: no table, nothing written
+        assert second.stdout == "" and "wrote" not in second.stderr
+    finally:
+        out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    assert [m.metadata["benchmark"] for m in benchkit.load(tmp_path / "same.json")
+            .measurements] == ["bench_slow::bench_a"]
+    assert not (tmp_path / ".same.json.lock").exists()

@@ -3,6 +3,7 @@ benchmark that fails is recorded and the others go on; a run stopped by Ctrl-C, 
 error saves what it measured, marked partial."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from pathlib import Path
 
@@ -202,10 +203,6 @@ def _memory(args, state: _Run) -> None:
 
 def cmd_run(args) -> int:
     """`benchkit run`: measure suites across worker processes (and count instructions)."""
-    from benchkit.api.compare import Compare
-    from benchkit.core.table import by_suite_file
-    from benchkit.core.report import format_callgrind, format_memory, format_sites
-    from benchkit.orchestration.sampling import runs
     from benchkit.system.results_files import check_writable
 
     args.memory = args.memory or args.memory_sites
@@ -221,6 +218,16 @@ def cmd_run(args) -> int:
         if not Path(path).exists():
             raise BenchkitError(f"{path}: no such file or directory")
     output = check_writable(args.output or saving.default_output("run"))
+    with saving.output_lock(output) if args.output else contextlib.nullcontext():
+        return _run_into(args, output)
+
+
+def _run_into(args, output: Path) -> int:
+    """cmd_run once its output is checked (and, for -o, held)."""
+    from benchkit.api.compare import Compare
+    from benchkit.core.table import by_suite_file
+    from benchkit.core.report import format_callgrind, format_memory, format_sites
+    from benchkit.orchestration.sampling import runs
     settings = runs.Settings(
         processes=FAST["processes"] if args.fast else args.processes,
         min_run_time=FAST["min_run_time"] if args.fast else args.min_run_time, seed=args.seed,

@@ -2,15 +2,17 @@
 default names that never collide), partial saves when a run stops early, progress bars."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from benchkit.cli.exit_codes import ExitCode
 from benchkit.core.records import Failure
 from benchkit.core.text import one_line
-from benchkit.errors import Terminated
+from benchkit.errors import BenchkitError, Terminated
 
 
 def default_output(kind: str) -> Path:
@@ -43,6 +45,35 @@ def save(path: Path, results, what: str, exclusive: bool = False) -> Saved:
     else:
         print(f"wrote {one_line(written)}", file=sys.stderr)
     return Saved(written, not problem)
+
+
+@contextlib.contextmanager
+def output_lock(path: Path) -> Iterator[None]:
+    """Held while a command measures into `path` (-o): a second command naming the same
+    file fails at once, before it measures, instead of one silently losing the other's
+    results. The lock is an flock on `.NAME.lock` beside it (released by the kernel if the
+    process dies), removed when done."""
+    import fcntl
+    lock = path.parent / f".{path.name}.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock, "a+b")
+    except OSError:
+        yield           # no lock where nothing can be created: check_writable said why
+        return
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise BenchkitError(f"-o {path}: another benchkit command is writing it now; "
+                                "wait for it to finish or choose another -o") from None
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                lock.unlink()
+    finally:
+        handle.close()
 
 
 def exit_code(code: int, saved: Saved) -> int:
