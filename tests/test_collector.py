@@ -117,6 +117,24 @@ def test_a_sessions_jobs_is_the_default_of_collections_in_it():
     assert len(stats.metadata["layouts"]["per_run"]) == 2
 
 
+@requires_valgrind
+def test_a_session_with_two_jobs_and_two_layouts_keeps_its_servers_between_collections():
+    """The layout servers of a session outlive the pool threads of the collection that
+    started them (they died with those threads), and an editable install's own hooks are
+    left out of their interpreter's view whatever the distribution is called."""
+    with benchkit.callgrind_session(jobs=2) as session:
+        first = Timer("sum(range(100))").collect_callgrind(number=10, layouts=2)
+        second = Timer("sorted(range(100))").collect_callgrind(number=10, layouts=2)
+        again = Timer("sum(range(100))").collect_callgrind(number=10, layouts=2)
+        assert session.jobs == 2
+    assert first.counts() > 0 and second.counts() > 0
+    assert again.counts() == first.counts()
+    from benchkit.system.machine import OWN_INSTALL_HOOKS
+    for hook in ("__editable__.benchkit_perf-0.1.0.pth", "__editable__.benchkit-0.1.pth",
+                 "__editable___benchkit_perf_0_1_0_finder.py"):
+        assert OWN_INSTALL_HOOKS.fullmatch(hook), hook
+
+
 def test_collectors_take_their_options_as_one_object():
     import inspect
     from benchkit.engines.callgrind.collector import Collector

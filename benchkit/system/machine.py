@@ -48,8 +48,8 @@ def git_state(cwd: str | None = None) -> dict[str, Any] | None:
 
 # benchkit's own install hooks in site-packages (an editable install's finder and .pth):
 # the collector leaves them out of its interpreter's view, so they are not part of it.
-OWN_INSTALL_HOOKS = re.compile(r"__editable__\.benchkit-.*\.pth|__editable___benchkit_.*\.py"
-                               r"|benchkit\.egg-link|benchkit\.pth")
+OWN_INSTALL_HOOKS = re.compile(r"__editable__\.benchkit[-_].*\.pth|__editable___benchkit_.*\.py"
+                               r"|benchkit(_perf|-perf)?\.egg-link|benchkit\.pth")
 
 
 def site_packages() -> list[str]:

@@ -150,6 +150,11 @@ class Collector:
             for item in plan:
                 run(item)
         else:
+            # Servers start here, in the caller's thread: each dies with the thread that
+            # started it (PR_SET_PDEATHSIG is per thread), and the pool's threads end with
+            # this call while the session keeps its servers for the next one.
+            for modules, k, _ in plan:
+                self._server(modules, k)
             pool = concurrent.futures.ThreadPoolExecutor(width)
             try:
                 list(pool.map(run, plan))
