@@ -266,9 +266,11 @@ def test_two_runs_into_the_same_output_the_second_fails_before_measuring(tmp_pat
                               "--min-run-time", "1.5", "--processes", "2", "-o", "same.json"],
                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
+    from benchkit.cli.saving import lock_path
+    lock = lock_path(tmp_path / "same.json")
     try:
         deadline = time.time() + 60
-        while not (tmp_path / ".same.json.lock").exists() and time.time() < deadline:
+        while not lock.exists() and time.time() < deadline:
             time.sleep(0.05)
         second = subprocess.run([sys.executable, "-m", "benchkit", "run", "bench_slow.py",
                                  "-o", "same.json"], cwd=tmp_path, capture_output=True,
@@ -282,4 +284,5 @@ def test_two_runs_into_the_same_output_the_second_fails_before_measuring(tmp_pat
     assert first.returncode == 0, err
     assert [m.metadata["benchmark"] for m in benchkit.load(tmp_path / "same.json")
             .measurements] == ["bench_slow::bench_a"]
-    assert not (tmp_path / ".same.json.lock").exists()
+    assert not lock.exists() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "bench_slow.py", "same.json"]

@@ -47,19 +47,28 @@ def save(path: Path, results, what: str, exclusive: bool = False) -> Saved:
     return Saved(written, not problem)
 
 
+def lock_path(path: Path) -> Path:
+    """Where the lock of an output file lives: in the temp directory, named by the file's
+    absolute path (nothing is added to the user's folder)."""
+    import hashlib
+    import tempfile
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    return Path(tempfile.gettempdir()) / "benchkit-locks" / f"{digest}.lock"
+
+
 @contextlib.contextmanager
 def output_lock(path: Path) -> Iterator[None]:
     """Held while a command measures into `path` (-o): a second command naming the same
     file fails at once, before it measures, instead of one silently losing the other's
-    results. The lock is an flock on `.NAME.lock` beside it (released by the kernel if the
-    process dies), removed when done."""
+    results. The lock is an flock (released by the kernel if the process dies) on
+    lock_path(path), removed when done."""
     import fcntl
-    lock = path.parent / f".{path.name}.lock"
+    lock = lock_path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        lock.parent.mkdir(parents=True, exist_ok=True)
         handle = open(lock, "a+b")
     except OSError:
-        yield           # no lock where nothing can be created: check_writable said why
+        yield           # no lock where none can be made: the run goes on as before
         return
     try:
         try:
