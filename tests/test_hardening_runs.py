@@ -66,8 +66,11 @@ def test_a_failing_benchmark_is_recorded_and_the_rest_is_measured_and_saved(tmp_
     assert "FAILED bench_h::bench_divides" in out.stdout and "2 benchmark(s) failed" in out.stdout
     shown = cli("show", "r.json", cwd=tmp_path, check_code=0).stdout
     assert f"FAILED bench_h::bench_divides ({path}): raised in wall time" in shown
-    compared = cli("compare", "r.json", "r.json", cwd=tmp_path, check_code=0).stdout
+    # a benchmark that could not be measured fails a comparison unless --allow-missing,
+    # in `compare` as in `ab`
+    compared = cli("compare", "r.json", "r.json", cwd=tmp_path, check_code=1).stdout
     assert "failed in NEW: bench_h::bench_divides" in compared
+    cli("compare", "r.json", "r.json", "--allow-missing", cwd=tmp_path, check_code=0)
 
 
 @requires_valgrind
