@@ -93,11 +93,3 @@ def rev_list(repo: str | os.PathLike, *ranges: str) -> subprocess.CompletedProce
     """`git rev-list --reverse --first-parent` over resolved ranges (`SHA..SHA`, `^SHA`,
     `SHA`), oldest first."""
     return git(repo, "rev-list", "--reverse", "--first-parent", "--end-of-options", *ranges)
-
-
-def first_parent_order(repo: str | os.PathLike, tip: str = "HEAD") -> dict[str, int]:
-    """Every commit on the first-parent line of `tip` mapped to its position (0: the root)."""
-    listed = git(repo, "rev-list", "--reverse", "--first-parent", "--end-of-options", tip)
-    if listed.returncode != 0:
-        return {}
-    return {sha: i for i, sha in enumerate(listed.stdout.split())}

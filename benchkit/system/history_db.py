@@ -223,15 +223,6 @@ class HistoryDB:
                              (commit.sha, machine))
         return AddedRun(source, run, len(rows))
 
-    def set_order(self, positions: dict[str, int]) -> int:
-        """Record each commit's position on the repository's first-parent line (from
-        `git.first_parent_order`); returns how many commits held here got one."""
-        with self._write(), self._guard("update"):
-            held = {sha for (sha,) in self._db.execute("SELECT sha FROM commits")}
-            found = [(positions[sha], sha) for sha in held if sha in positions]
-            self._db.executemany("UPDATE commits SET ord = ? WHERE sha = ?", found)
-        return len(found)
-
     def record_failure(self, commit: Commit, machine: str, failed_at: str,
                        message: str) -> None:
         """Remember that a revision could not be measured (a later success replaces it)."""
@@ -333,17 +324,6 @@ class HistoryDB:
                 raise HistoryError(f"{self.path}: a stored item of {series.benchmark!r} at "
                                    f"{point.commit.sha[:12]} is damaged ({error})") from None
             out += results.measurements + results.callgrind
-        return out
-
-    def environments(self) -> dict[tuple[str, str], dict[str, Any]]:
-        """(machine, environment name) -> the fingerprint of its latest run."""
-        out = {}
-        for machine, env, environment in self._query(
-                "SELECT machine, env, environment FROM runs ORDER BY id"):
-            try:
-                out[(machine, env)] = json.loads(environment)
-            except ValueError:
-                out[(machine, env)] = {}
         return out
 
     def summaries(self) -> list[Summary]:

@@ -31,12 +31,6 @@ class HistoryMetric(TextEnum):
         """Whether any change of value is a change (counted, not timed)."""
         return self in (HistoryMetric.INSTRUCTIONS, HistoryMetric.MEM)
 
-    @property
-    def default_unit(self) -> str:
-        """The unit of a value of this metric unless the benchmark declares one."""
-        return {"time": "seconds", "instructions": "instructions", "mem": "bytes",
-                "peakmem": "bytes"}.get(self.value, "")
-
 
 class Status(TextEnum):
     """What became of a benchmark in one results file."""
@@ -185,11 +179,6 @@ class Series:
     failed: tuple[tuple[Commit, Status], ...] = ()
     by_date: bool = False
     evidence: bool = False       # whether the database keeps results-file items for it
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        """(benchmark, metric, machine, environment): what a series is."""
-        return (self.benchmark, str(self.metric), self.machine, self.environment)
 
 
 def series_from_rows(key: tuple, rows: Sequence[tuple],
