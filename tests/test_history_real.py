@@ -14,6 +14,7 @@ from benchkit.core.history.series import Commit, HistoryMetric, Status, observat
 from benchkit.core.history.steps import steps_of
 from benchkit.orchestration.asv_import import import_asv
 from benchkit.system.history_db import HistoryDB
+from benchkit.system.history_schema import VERSION
 from test_cli import cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -98,7 +99,29 @@ def test_a_database_of_the_previous_schema_migrates_and_orders_by_utc(tmp_path):
         assert series.environment == "py3.11.7"
         assert history.evidence(series, series.points[0])[0].task_spec.label == "bench"
     with sqlite3.connect(copy) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == VERSION
+
+
+def test_a_schema_2_database_migrates_with_every_series_unchanged(tmp_path):
+    """tests/fixtures/history/v2.db was written by schema 2 (names on every observation):
+    the real astropy excerpt imported (failures, two environments) plus a benchkit run with
+    evidence. v2-series.json is what schema 2's reader returned from it."""
+    copy = tmp_path / "v2.db"
+    shutil.copy(FIXTURES / "history" / "v2.db", copy)
+    with HistoryDB(copy) as history:
+        found = [[s.benchmark, str(s.metric), s.machine, s.environment, s.unit, s.by_date,
+                  s.evidence, [[p.commit.sha, p.commit.date, p.value, p.low, p.high, p.units,
+                                p.observations] for p in s.points],
+                  [[c.sha, str(status)] for c, status in s.failed]]
+                 for s in history.series()]
+        (own,) = history.series(machine="box")
+        assert history.evidence(own, own.points[0])[0].task_spec.label == "bench"
+    expected = json.loads((FIXTURES / "history" / "v2-series.json").read_text())
+    assert json.loads(json.dumps(found)) == expected
+    with sqlite3.connect(copy) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == VERSION
+        assert raw.execute("SELECT count(*) FROM benchmarks").fetchone()[0] == len(
+            {(s[0], s[1]) for s in expected})
 
 
 def _results(host: str, python: str, commit: str, value: float):

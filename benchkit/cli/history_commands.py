@@ -290,7 +290,8 @@ def cmd_regressions(args) -> int:
         series_list = db.series(benchmark=args.benchmark, metric=args.metric,
                                 machine=args.machine)
         steps = find_steps(db, since=since, alpha=args.alpha, noise=args.noise,
-                           series_list=series_list)
+                           benchmark=args.benchmark, metric=args.metric,
+                           machine=args.machine, series_list=series_list)
     check_gates(args.fail_on, series_list)
     warn_by_date(series_list)
     if args.confirm:

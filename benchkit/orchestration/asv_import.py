@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import hashlib
+import itertools
 import json
 from pathlib import Path
 from typing import Callable
@@ -129,26 +130,29 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
     added = already = values = failed = 0
     skipped: list[tuple[str, str]] = []
     ignored: dict[str, None] = {}
+    known = db.digests()
+    # (parsing on several cores was tried: pickling the runs back cost more than it saved)
+    prepared = (_prepare(path, root, benchmarks, known) for path in files)
     for start in range(0, len(files), BATCH):
         with db.batch():
-            for path in files[start:start + BATCH]:
-                where = str(path.relative_to(root))
-                try:
-                    raw = _read(path)
-                    digest = f"asv:{hashlib.sha256(raw).hexdigest()}"
-                    if db.has_digest(digest):
-                        already += 1
-                        continue
-                    run = parse_run(_json(raw), benchmarks, where)
-                    commit = commits.of(run, where)
-                except (BenchkitError, ValueError, MemoryError) as error:
-                    skipped.append((where, _why(error, where)))
+            for where, digest, run, why in itertools.islice(prepared, BATCH):
+                if why is None and run is not None:
+                    try:
+                        commit = commits.of(run, where)
+                    except BenchkitError as error:
+                        why = _why(error, where)
+                if why is not None:
+                    skipped.append((where, why))
+                    continue
+                if run is None:
+                    already += 1
                     continue
                 done = db.add(run.observations, commit=commit,
                               machine=machine or (run.machine if run.machine != "unknown"
-                                                  else path.parent.name),
+                                                  else (root / where).parent.name),
                               measured_at=run.measured_at, source=f"asv:{where}",
-                              digest=digest, environment=run.environment, env=run.env_name)
+                              digest=digest, environment=run.environment,
+                              env=run.env_name)
                 if done.run is None:
                     already += 1
                     continue
@@ -156,8 +160,8 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
                 values += sum(o.status is Status.OK for o in run.observations)
                 failed += sum(o.status is not Status.OK for o in run.observations)
                 ignored.update(dict.fromkeys(run.ignored))
-            if progress:
-                progress(min(start + BATCH, len(files)), len(files), len(skipped))
+        if progress:
+            progress(min(start + BATCH, len(files)), len(files), len(skipped))
     done = AsvImport(len(files), added, already, values, failed, tuple(skipped),
                      tuple(ignored), "repository" if repo is not None else "date")
     if len(skipped) == len(files):
@@ -165,6 +169,23 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
                            f"imported: {done.skipped_summary()}; pass asv's results "
                            "directory")
     return done
+
+
+
+
+def _prepare(path: Path, root: Path, benchmarks: dict, known: set[str]
+             ) -> tuple[str, str, AsvRun | None, str | None]:
+    """(file, digest, run or None when `known` has its digest, why it is skipped or
+    None)."""
+    where = str(path.relative_to(root))
+    try:
+        raw = _read(path)
+        digest = f"asv:{hashlib.sha256(raw).hexdigest()}"
+        if digest in known:
+            return where, digest, None, None
+        return where, digest, parse_run(_json(raw), benchmarks, where), None
+    except (BenchkitError, ValueError, MemoryError) as error:
+        return where, "", None, _why(error, where)
 
 
 def _why(error: BaseException, where: str) -> str:

@@ -36,7 +36,7 @@ def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = 0.01,
     """Every series of `db` (one machine's, with `machine`) and its steps."""
     from benchkit.core.history.changes import environment_changes
     series = db.series(machine=machine)
-    steps = find_steps(db, alpha=alpha, noise=noise, series_list=series)
+    steps = find_steps(db, alpha=alpha, noise=noise, machine=machine, series_list=series)
     return Report(views(series, steps, environment_changes(series)), commit_axis(series),
                   sum(not s.transient for s in steps))
 

@@ -4,8 +4,12 @@ every series, and the first bad commit found by bisection."""
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import datetime
+import functools
+import hashlib
+import json
 import multiprocessing
 import os
 import socket
@@ -15,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from benchkit.core.history.series import Commit, HistoryMetric, Series, observations
+from benchkit.core.history.step import steps_from_records, steps_to_records
 from benchkit.core.history.steps import Step, steps_of
 from benchkit.errors import BenchkitError, HistoryError, RevisionError
 from benchkit.system import results_files
@@ -195,24 +200,59 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
                metric: HistoryMetric | None = None, since: str | None = None,
                alpha: float = 0.01, noise: float = 0.02,
                series_list: Sequence[Series] | None = None) -> list[Step]:
-    """The steps of every series (filtered; or of `series_list`, already read from `db`),
-    oldest first within each series. Series without stored evidence (imported ones) are
-    shared among the machine's cores when there are many."""
+    """The steps of every series (filtered; or of `series_list`, read from `db` with the
+    same filters), oldest first within each series. Series without stored evidence
+    (imported ones) are shared among the machine's cores when there are many. The steps
+    are kept in the database for its current state: `report` after `regressions`, or a
+    second look, does not find them again."""
+    key = json.dumps({"steps": _detector_version(), "alpha": alpha, "noise": noise,
+                      "machine": machine, "benchmark": benchmark,
+                      "metric": None if metric is None else str(metric)}, sort_keys=True)
+    cached = db.cached(key)
+    steps = None
+    if cached is not None:
+        with contextlib.suppress(ValueError, RecursionError):
+            steps = steps_from_records(json.loads(cached))
+    if steps is None:
+        if series_list is None:
+            series_list = db.series(benchmark=benchmark, metric=metric, machine=machine)
+        steps = _all_steps(db, series_list, alpha, noise)
+        db.keep(key, json.dumps(steps_to_records(steps)).encode())
+    if since is None:
+        return steps
+    # found on the whole series (the levels before `since` are what a step is judged
+    # against), then only those from `since` on are kept
     if series_list is None:
         series_list = db.series(benchmark=benchmark, metric=metric, machine=machine)
-    jobs, later = [], []
+    later = {}
     for series in series_list:
-        first = 0
-        if since is not None:
-            keep = [i for i, p in enumerate(series.points) if p.commit.sha.startswith(since)]
-            if not keep:
-                continue
-            first = keep[0]
-        options = {} if series.metric.exact else {"alpha": alpha, "noise": noise}
-        jobs.append((series, options))
-        # found on the whole series (the levels before `since` are what a step is judged
-        # against), then only those from `since` on are kept
-        later.append({p.commit.sha for p in series.points[first:]})
+        keep = [i for i, p in enumerate(series.points) if p.commit.sha.startswith(since)]
+        if keep:
+            later[_series_key(series)] = {p.commit.sha for p in series.points[keep[0]:]}
+    return [s for s in steps if s.commit.sha in later.get(_series_key(s), ())]
+
+
+def _series_key(item: Series | Step) -> tuple:
+    return (item.benchmark, item.metric, item.machine, item.environment)
+
+
+@functools.lru_cache(maxsize=1)
+def _detector_version() -> str:
+    """benchkit's version and a digest of the step finders' code: steps cached by another
+    version are found again."""
+    import benchkit
+    from benchkit.core.history import changes, step, steps, time_steps
+    digest = hashlib.sha256()
+    for module in (changes, step, steps, time_steps):
+        digest.update(Path(module.__file__).read_bytes())
+    return f"{benchkit.__version__}:{digest.hexdigest()[:16]}"
+
+
+def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float
+               ) -> list[Step]:
+    """The steps of each series, oldest first within each."""
+    jobs = [(series, {} if series.metric.exact else {"alpha": alpha, "noise": noise})
+            for series in series_list]
     found: list[list[Step] | None] = [None] * len(jobs)
     plain = [i for i, (series, _) in enumerate(jobs) if not series.evidence]
     cores = min(os.cpu_count() or 1, 8)
@@ -230,7 +270,7 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
         if found[i] is None:
             reader = evidence_reader(db, series) if series.evidence else None
             found[i] = steps_of(series, reader, **options)
-    return [s for steps, keep in zip(found, later) for s in steps if s.commit.sha in keep]
+    return [s for steps in found for s in steps]
 
 
 # ----------------------------------------------------------------------------- measuring

@@ -7,6 +7,9 @@ database forward. Each step runs inside the opener's write transaction.
   and failed or skipped benchmarks kept as observations without a value (`status`);
   evidence may be absent (asv keeps none); commit dates stored in UTC so that they sort as
   text (version 1 kept git's offsets: `10:00+05:00` sorted after `06:00+00:00`).
+- 3: benchmark names are kept once (`benchmarks`: id, name, metric) and observations refer to
+  them by id: a 5,000-file asv import wrote 480,000 copies of each name and indexed them as
+  text (inserts 3x slower, the file 2.4x larger).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from typing import Callable
 from benchkit.core.environment import environment_key
 from benchkit.core.history.series import utc_date
 
-VERSION = 2
+VERSION = 3
 
 _SCHEMA_1 = """
 CREATE TABLE commits (
@@ -113,14 +116,61 @@ def env_of_fingerprint(env: dict) -> str:
     return environment_key(env)
 
 
+_OBSERVATIONS_3 = """
+CREATE TABLE benchmarks (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    metric TEXT NOT NULL,          -- time, instructions, mem, peakmem, track
+    UNIQUE (name, metric)
+);
+INSERT INTO benchmarks (name, metric)
+    SELECT DISTINCT benchmark, metric FROM observations ORDER BY benchmark, metric;
+CREATE TABLE observations_3 (
+    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    bench INTEGER NOT NULL REFERENCES benchmarks(id),
+    value REAL,                    -- NULL when the benchmark failed or was skipped
+    low REAL,
+    high REAL,
+    units INTEGER NOT NULL,
+    relative REAL,
+    unit TEXT NOT NULL DEFAULT '', -- '' for the metric's own unit
+    status TEXT NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'failed', 'skipped')),
+    format INTEGER NOT NULL,
+    evidence BLOB                  -- NULL when the source keeps none (asv)
+);
+INSERT INTO observations_3 (run, bench, value, low, high, units, relative, unit, status,
+                            format, evidence)
+    SELECT o.run, b.id, o.value, o.low, o.high, o.units, o.relative, o.unit, o.status,
+           o.format, o.evidence
+    FROM observations o JOIN benchmarks b ON b.name = o.benchmark AND b.metric = o.metric
+    ORDER BY o.rowid;
+DROP TABLE observations;
+ALTER TABLE observations_3 RENAME TO observations;
+CREATE INDEX observations_series ON observations (bench, run);
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+INSERT INTO meta VALUES ('changes', 0);  -- every write adds one: what a cached result was of
+CREATE TABLE cache (
+    key TEXT PRIMARY KEY,          -- what was computed, with its options and code version
+    changes INTEGER NOT NULL,      -- meta.changes when it was computed
+    value BLOB NOT NULL            -- zlib-compressed JSON, checked when read (never trusted)
+);
+"""
+
 # version -> what brings a database of version - 1 to it
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _statements(_SCHEMA_1),
-                                                               2: _to_2}
+                                                               2: _to_2,
+                                                               3: _statements(_OBSERVATIONS_3)}
 # what the current version's queries need
 EXPECTED_COLUMNS = {
     "commits": {"sha", "date", "ord", "message"},
     "runs": {"id", "sha", "machine", "measured_at", "source", "digest", "environment", "env"},
-    "observations": {"run", "benchmark", "metric", "value", "low", "high", "units", "relative",
-                     "unit", "status", "format", "evidence"},
+    "benchmarks": {"id", "name", "metric"},
+    "meta": {"key", "value"},
+    "cache": {"key", "changes", "value"},
+    "observations": {"run", "bench", "value", "low", "high", "units", "relative", "unit",
+                     "status", "format", "evidence"},
     "failed_revisions": {"sha", "machine", "failed_at", "message"},
 }

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import itertools
 import math
 from typing import Any
@@ -64,6 +65,8 @@ def _date(ms: Any) -> str:
 
 
 def _number(value: Any) -> float | None:
+    if type(value) is float:       # nearly every value: the fast path of an import
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
@@ -81,16 +84,19 @@ def _kind(name: str, info: dict[str, Any]) -> str:
     return next((k for prefix, k in PREFIXES.items() if last.startswith(prefix)), "other")
 
 
-def _grid_names(name: str, param_names: list[str], grid: list[list[str]]) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _grid_names(name: str, param_names: tuple[str, ...], grid: tuple[tuple[str, ...], ...]
+                ) -> tuple[str, ...]:
+    # the same benchmark has the same grid in each of thousands of files: names made once
     if not grid:
-        return [name]
+        return (name,)
     size = math.prod(len(g) for g in grid)
     if size > MAX_GRID:
         raise ValueError(f"{name}: a grid of {size} points (at most {MAX_GRID})")
     names = param_names if len(param_names) == len(grid) else [
         f"param{i + 1}" for i in range(len(grid))]
-    return [f"{name}[{','.join(f'{k}={v}' for k, v in zip(names, point))}]"
-            for point in itertools.product(*grid)]
+    return tuple(f"{name}[{','.join(f'{k}={v}' for k, v in zip(names, point))}]"
+                 for point in itertools.product(*grid))
 
 
 def env_name_of(document: dict[str, Any]) -> str:
@@ -186,7 +192,8 @@ def _observations(name: str, metric: HistoryMetric, unit: str, column: dict | No
         if not isinstance(values, list) or not isinstance(grid, list) or not all(
                 isinstance(g, list) for g in grid):
             raise ValueError("result/params are not lists")
-        names = _grid_names(name, param_names, [[str(v) for v in g] for g in grid])
+        names = _grid_names(name, tuple(param_names), tuple(tuple(str(v) for v in g)
+                                                            for g in grid))
         if len(names) != len(values):
             raise ValueError(f"{len(values)} results for {len(names)} grid points")
     except ValueError:

@@ -181,32 +181,28 @@ class Series:
     evidence: bool = False       # whether the database keeps results-file items for it
 
 
-def series_from_rows(key: tuple, rows: Sequence[tuple],
-                     known: dict[str, Commit] | None = None) -> Series:
+def series_from_rows(key: tuple, rows: Sequence[tuple]) -> Series:
     """One series from the history database's rows of it (`key`: benchmark, metric,
-    machine, environment; each row: sha, date, ord, message, measured_at, value, low,
-    high, units, relative, unit, status, whether evidence is stored): a point per commit
-    that has values, in commit order (first-parent position when every commit has one,
-    else UTC date), and the commits where it failed. `known` shares the Commit records
-    among the series read together (one per commit, not one per point)."""
+    machine, environment; each row: Commit, measured_at, value, low, high, units, relative,
+    unit, status, whether evidence is stored): a point per commit that has values, in
+    commit order (first-parent position when every commit has one, else UTC date), and the
+    commits where it failed."""
     benchmark, metric, machine, env = key
-    known = {} if known is None else known
     commits: dict[str, Commit] = {}
     first: dict[str, str] = {}
     values: dict[str, list[tuple]] = {}
     statuses: dict[str, str] = {}
     unit = ""
     stored = False
-    for (sha, date, order, message, measured_at, value, low, high, units, relative, unit_,
-         status, has_evidence) in rows:
+    for (commit, measured_at, value, low, high, units, relative, unit_, status,
+         has_evidence) in rows:
         stored = stored or bool(has_evidence)
+        sha = commit.sha
         if sha not in commits:
-            commit = known.get(sha)
-            if commit is None:
-                commit = known[sha] = Commit(sha, date, order, message)
             commits[sha] = commit
             first[sha] = measured_at
-        first[sha] = min(first[sha], measured_at)
+        elif measured_at < first[sha]:
+            first[sha] = measured_at
         unit = unit_ or unit
         if status == "ok" and value is not None:
             values.setdefault(sha, []).append((value, low, high, units, relative))
@@ -227,3 +223,35 @@ def series_from_rows(key: tuple, rows: Sequence[tuple],
                    if sha in statuses and sha not in values)
     return Series(benchmark, HistoryMetric(metric), machine, points, env, unit, failed, by_date,
                   stored)
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """What `history list` prints: per benchmark and metric, the machines, commits and
+    observations held."""
+
+    benchmark: str
+    metric: str
+    machines: tuple[str, ...]
+    commits: int
+    observations: int
+    first: str
+    last: str
+
+
+def summaries(series_list: Sequence[Series]) -> list[Summary]:
+    """Per benchmark and metric of `series_list`: machines, commits and observations."""
+    merged: dict[tuple[str, str], Summary] = {}
+    for series in series_list:
+        if not series.points:
+            continue
+        key = (series.benchmark, str(series.metric))
+        count = sum(p.observations for p in series.points)
+        prior = merged.get(key) or Summary(*key, (), 0, 0, series.points[0].commit.sha,
+                                           series.points[-1].commit.sha)
+        machines = prior.machines + ((series.machine,) if series.machine not in
+                                     prior.machines else ())
+        merged[key] = dataclasses.replace(
+            prior, machines=machines, commits=max(prior.commits, len(series.points)),
+            observations=prior.observations + count)
+    return list(merged.values())

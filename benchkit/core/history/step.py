@@ -55,3 +55,53 @@ class Step:
                 "evidence": self.evidence,
                 "functions": [{"function": f.function, "before": f.before, "after": f.after,
                                "delta": f.delta} for f in self.functions]}
+
+
+def _commit_record(commit: Commit) -> list[Any]:
+    return [commit.sha, commit.date, commit.order, commit.message]
+
+
+def _commit_of(record: Any) -> Commit:
+    sha, date, order, message = record
+    if not (isinstance(sha, str) and isinstance(date, str) and isinstance(message, str)
+            and (order is None or type(order) is int)):
+        raise ValueError("not a commit record")
+    return Commit(sha, date, order, message)
+
+
+def steps_to_records(steps: list[Step]) -> list[list[Any]]:
+    """Steps as JSON-ready lists (what the history database's cache keeps)."""
+    return [[s.benchmark, s.metric.value, s.machine, _commit_record(s.previous),
+             _commit_record(s.commit), s.before, s.after, s.change, s.ci_low, s.ci_high,
+             [[f.function, f.before, f.after] for f in s.functions], s.evidence,
+             s.environment, s.confirmation, s.transient] for s in steps]
+
+
+def steps_from_records(records: Any) -> list[Step]:
+    """Steps back from `steps_to_records`; ValueError when the records are not that (the
+    cache lives in a file that may have been damaged or written by someone else)."""
+    if not isinstance(records, list):
+        raise ValueError("not a list of steps")
+    out = []
+    for record in records:
+        try:
+            (benchmark, metric, machine, previous, commit, before, after, change, ci_low,
+             ci_high, functions, evidence, environment, confirmation, transient) = record
+            numbers = (before, after, change, ci_low, ci_high)
+            if not (all(isinstance(v, str) for v in (benchmark, machine, evidence,
+                                                     environment, confirmation))
+                    and all(isinstance(v, (int, float)) for v in numbers)
+                    and isinstance(transient, bool) and isinstance(functions, list)):
+                raise ValueError("a field of the wrong type")
+            moved = []
+            for function, was, now in functions:
+                if not (isinstance(function, str) and isinstance(was, (int, float))
+                        and isinstance(now, (int, float))):
+                    raise ValueError("a moved function of the wrong type")
+                moved.append(MovedFunction(function, was, now))
+            out.append(Step(benchmark, HistoryMetric(metric), machine, _commit_of(previous),
+                            _commit_of(commit), *(float(v) for v in numbers), tuple(moved),
+                            evidence, environment, confirmation, transient))
+        except TypeError:
+            raise ValueError("not a step record") from None
+    return out

@@ -68,14 +68,16 @@ def lower_envelope(logs: np.ndarray) -> np.ndarray:
     return np.min(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0)
 
 
-def _refined(logs: np.ndarray, start: int, at: int, end: int, reach: int = 2) -> int:
+def _refined(logs: Sequence[float], start: int, at: int, end: int, reach: int = 2) -> int:
     """The boundary near `at` that best splits logs[start:end] into two levels (least
     absolute deviation from each side's median): the envelope moves a step by a commit."""
     best, best_cost = at, math.inf
     for cut in range(max(start + 1, at - reach), min(end - 1, at + reach) + 1):
+        # Python lists: the medians of these short slices are ~20x faster than numpy's
         left, right = logs[start:cut], logs[cut:end]
-        cost = float(np.abs(left - np.median(left)).sum() + np.abs(right - np.median(
-            right)).sum())
+        middle_left, middle_right = statistics.median(left), statistics.median(right)
+        cost = (sum(abs(v - middle_left) for v in left)
+                + sum(abs(v - middle_right) for v in right))
         if cost < best_cost - 1e-12:
             best, best_cost = cut, cost
     return best
@@ -174,6 +176,7 @@ def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float
             ) -> list[tuple[int, float, float]]:
     """(refined position, change, rank p) of each boundary between its neighbours."""
     edges = [0, *bounds, len(raw)]
+    envelope = logs.tolist()
     out = []
     for i, at in enumerate(bounds):
         start, end = edges[i], edges[i + 2]
@@ -184,7 +187,7 @@ def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float
             continue
         # the envelope's best split, then the commit it stands for: a rise shows in the
         # envelope one commit late, a fall one commit early
-        cut = _refined(logs, start, at, end, MIN_LEVEL)
+        cut = _refined(envelope, start, at, end, MIN_LEVEL)
         cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
         before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
         moved = float(np.median(after) - np.median(before))
@@ -221,6 +224,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # Backward elimination: the weakest boundary that fails goes and its neighbours are
     # judged again on the joined level, until every boundary left passes. Each is a test,
     # so alpha is shared among them (the false-step rate is per series).
+    judged: list[tuple[int, float, float]] = []
     while bounds:
         judged = _judged(raw, logs, bounds, effect)
         failing = [i for i, (_, change, p) in enumerate(judged)
@@ -228,7 +232,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         if not failing:
             break
         del bounds[max(failing, key=lambda i: (judged[i][2], -abs(judged[i][1])))]
-    judged = _judged(raw, logs, bounds, effect) if bounds else []
+        judged = []
     edges = [0, *bounds, len(raw)]
     steps: list[Step] = []
     positions: list[int] = []
