@@ -51,7 +51,7 @@ bench-history: $(VENV)/.installed
 	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-vm --commits 200
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
 		--no-steps $(HISTORY_DATA)/noise-vm --trials 400 -o results/history_detection.json
-	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 \
+	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 
 # The documentation site, built offline into site/ (warnings are errors).

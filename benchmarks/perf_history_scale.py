@@ -8,10 +8,12 @@ a parameter grid, and the whole is measured on several machines (each its own fo
 values scaled by a machine factor). Both tools read the same files; asv needs the git
 repository for commit order, benchkit gets it with --repo.
 
-    .venv/bin/python benchmarks/perf_history_scale.py RECORDING_DIR [--machines 25]
+    .venv/bin/python benchmarks/perf_history_scale.py RECORDING_DIR [--machines 25] [--rounds 3]
 
 Reported: wall time and peak memory (max RSS of the process tree) of each step, the
-dashboard's size on disk, and a second import of the same directory (incremental).
+dashboard's size on disk, and a second import of the same directory (incremental). This
+VM's speed drifts by tens of percent over minutes, so the two tools take turns, `--rounds`
+times (a fresh database and site each round), and the median of each step is reported.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -115,6 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("recording", type=Path)
     parser.add_argument("--machines", type=int, default=25)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
     asv = shutil.which("asv", path=str(Path(sys.executable).parent))
@@ -123,39 +127,50 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         results, repo, files = build(args.recording, out, args.machines)
-        db = out / "history.db"
         bk = [sys.executable, "-m", "benchkit"]
-        rows = {}
-        # Each measured alone, so each peak is its own (RUSAGE_CHILDREN keeps the largest).
-        rows["benchkit import-asv"] = timed(bk + ["history", "import-asv", str(results),
-                                                  "--repo", str(repo), "--db", str(db)], out)
-        rows["benchkit regressions"] = timed(bk + ["history", "regressions", "--json",
-                                                   "--db", str(db)], out)
-        rows["benchkit report"] = timed(bk + ["report", str(out / "site"), "--db", str(db)],
-                                        out)
-        rows["benchkit import-asv again"] = timed(bk + ["history", "import-asv",
-                                                        str(results), "--repo", str(repo),
-                                                        "--db", str(db)], out)
-        rows["asv publish"] = timed([asv, "publish", "--config",
-                                     str(repo / "asv.conf.json")], repo)
-        total = sum(rows[k][0] for k in ("benchkit import-asv", "benchkit regressions",
-                                         "benchkit report"))
+        measured: dict[str, list[tuple[float, float]]] = {}
+        for round_ in range(args.rounds):
+            db = out / f"history-{round_}.db"
+            site = out / f"site-{round_}"
+            shutil.rmtree(out / "asv-html", ignore_errors=True)
+            steps = {
+                # each measured alone, so each peak is its own (RUSAGE_CHILDREN keeps the max)
+                "benchkit import-asv": bk + ["history", "import-asv", str(results), "--repo",
+                                             str(repo), "--db", str(db)],
+                "benchkit regressions": bk + ["history", "regressions", "--json", "--db",
+                                              str(db)],
+                "benchkit report": bk + ["report", str(site), "--db", str(db)],
+                "benchkit import-asv again": bk + ["history", "import-asv", str(results),
+                                                   "--repo", str(repo), "--db", str(db)],
+                "asv publish": [asv, "publish", "--config", str(repo / "asv.conf.json")],
+            }
+            for name, command in steps.items():
+                measured.setdefault(name, []).append(timed(command, repo if name ==
+                                                           "asv publish" else out))
+        rows = {name: (statistics.median(s for s, _ in runs), max(p for _, p in runs))
+                for name, runs in measured.items()}
+        pipeline = ("benchkit import-asv", "benchkit regressions", "benchkit report")
+        totals = [sum(measured[k][r][0] for k in pipeline) for r in range(args.rounds)]
+        # paired: each round's benchkit total over the asv publish run next to it
+        ratios = [measured["asv publish"][r][0] / totals[r] for r in range(args.rounds)]
+        total, ratio = statistics.median(totals), statistics.median(ratios)
         result = {
-            "files": files, "machines": args.machines,
-            "series": files // len(list(args.recording.glob("*/*.json"))) and None,
+            "files": files, "machines": args.machines, "rounds": args.rounds,
+            "seconds_each_round": {k: [round(t, 2) for t, _ in v] for k, v in measured.items()},
             "seconds": {k: round(v[0], 2) for k, v in rows.items()},
             "peak_rss_mib": {k: round(v[1]) for k, v in rows.items()},
             "benchkit_total_seconds": round(total, 2),
-            "benchkit_site_bytes": size(out / "site"),
+            "asv_publish_over_benchkit_total": round(ratio, 2),
+            "benchkit_site_bytes": size(site),
             "benchkit_database_bytes": db.stat().st_size,
             "asv_site_bytes": size(out / "asv-html"),
         }
-        result.pop("series")
-    print(f"{files} asv results files ({args.machines} machines)")
+    print(f"{files} asv results files ({args.machines} machines), median of {args.rounds} "
+          "rounds")
     for name, (seconds, peak) in rows.items():
         print(f"  {name:28} {seconds:8.1f} s   peak {peak:7.0f} MiB")
     print(f"  benchkit import + regressions + report: {total:.1f} s "
-          f"({rows['asv publish'][0] / total:.1f}x faster than asv publish)")
+          f"(asv publish / benchkit, median of the rounds' ratios: {ratio:.2f})")
     print(f"  site: benchkit {result['benchkit_site_bytes'] / 2**20:.1f} MiB, asv "
           f"{result['asv_site_bytes'] / 2**20:.1f} MiB; database "
           f"{result['benchkit_database_bytes'] / 2**20:.1f} MiB")
