@@ -204,6 +204,11 @@ class SuiteError(BenchkitError, ValueError):
     """A benchmark suite file cannot be loaded or holds no benchmarks."""
 
 
+class AsvSkipped(BenchkitError, RuntimeError):
+    """An asv benchmark's parameter combination that asv itself would skip (its `setup`
+    raised NotImplementedError, or `skip_params` names it)."""
+
+
 class ChannelError(BenchkitError, RuntimeError):
     """A child process's channel: the other end died, or did not answer in time
     (`timed_out`)."""
@@ -228,6 +233,11 @@ class BenchmarkTimedOut(BenchkitError):
 class BenchmarkFailed(BenchkitError, RuntimeError):
     """A benchmark's snippet raised in a worker process (which lives on); the message holds
     the error and the worker's traceback."""
+
+
+class BenchmarkSkipped(BenchmarkFailed):
+    """A benchmark its suite skips (asv: its setup raised NotImplementedError): reported as
+    skipped, not failed."""
 
 
 class SideError(BenchkitError, ValueError):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterator
 
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.core.records import Failure
+from benchkit.core.records import Failure, FailureKind
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError, Terminated
 
@@ -105,10 +105,17 @@ def report_failures(failures: list[Failure], *, json_output: bool = False) -> No
     stderr when stdout holds a JSON document (--json), which must stay exactly one."""
     stream = sys.stderr if json_output else sys.stdout
     for failure in failures:
-        print(f"FAILED {one_line(failure.summary())}", file=stream)
-    if failures:
-        print(f"{len(failures)} benchmark(s) failed; the others were measured and saved",
+        word = "SKIPPED" if failure.kind is FailureKind.SKIPPED else "FAILED"
+        print(f"{word} {one_line(failure.summary())}", file=stream)
+    failed = real_failures(failures)
+    if failed:
+        print(f"{len(failed)} benchmark(s) failed; the others were measured and saved",
               file=stream)
+
+
+def real_failures(failures: list[Failure]) -> list[Failure]:
+    """The failures that fail a run: all but the benchmarks their suite skips."""
+    return [f for f in failures if f.kind is not FailureKind.SKIPPED]
 
 
 def progress(desc: str):

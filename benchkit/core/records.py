@@ -153,6 +153,8 @@ class FailureKind(TextEnum):
     RAISED = "raised"           # the snippet (or the function returning it) raised
     CRASHED = "crashed"         # its process died
     TIMED_OUT = "timed out"     # it did not finish within --timeout
+    SKIPPED = "skipped"         # not measured by the suite's own rule (asv: setup raised
+                                # NotImplementedError); not a failure of the run
 
 
 @dataclasses.dataclass(frozen=True)

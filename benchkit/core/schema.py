@@ -23,6 +23,9 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
       growth, and optionally equivalence_error, 0.10 where absent), and each benchmark has
       the rounds it ran until its verdict was clear. Files of version 6 are fixed-rounds
       A/Bs; nothing else changed.
+  8 - a failure may be of kind "skipped": a benchmark its suite skips (an asv suite's
+      setup raised NotImplementedError), kept so a later run can tell skipped from missing.
+      Files of version 7 have none; nothing else changed.
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ from benchkit.core.task import TaskSpec
 from benchkit.errors import SchemaError
 
 FORMAT_NAME = "benchkit-results"
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 _COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusive_stats",
            "stmt_exclusive_stats")
 
@@ -225,9 +228,13 @@ def _migrate_6_to_7(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 7}
 
 
+def _migrate_7_to_8(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "version": 8}
+
+
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5,
-    5: _migrate_5_to_6, 6: _migrate_6_to_7}
+    5: _migrate_5_to_6, 6: _migrate_6_to_7, 7: _migrate_7_to_8}
 
 
 def json_path(path: Iterable[Any]) -> str:

@@ -168,18 +168,22 @@ def _call(function: Callable, attr: str, path: Path,
 
 def discover(paths: Iterable[str | Path], on_failure: OnFailure | None = None,
              wanted: Callable[[str], bool] | None = None) -> list[Benchmark]:
-    """Benchmarks from files and directories (directories: their bench_*.py files). With
-    `on_failure`, a file that cannot be imported (or a benchmark function that raises) is
-    reported to it and the rest load; without, it raises."""
+    """Benchmarks from files and directories (directories: their bench_*.py files, or an
+    asv suite as it is: orchestration.asv_suite). With `on_failure`, a file that cannot be
+    imported (or a benchmark function that raises) is reported to it and the rest load;
+    without, it raises."""
+    from benchkit.orchestration.asv_suite import asv_benchmarks, looks_like_asv
     files: list[Path] = []
+    benchmarks = []
     for p in map(Path, paths):
-        if p.is_dir():
+        if p.is_dir() and looks_like_asv(p):
+            benchmarks += asv_benchmarks(p, on_failure, wanted)
+        elif p.is_dir():
             files += sorted(p.rglob("bench_*.py"))
         elif p.is_file():
             files.append(p)
         else:
             raise SuiteError(f"{p}: no such file or directory")
-    benchmarks = []
     for f in files:
         try:
             benchmarks += load_file(f.resolve(), on_failure, wanted)

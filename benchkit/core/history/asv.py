@@ -85,9 +85,12 @@ def _kind(name: str, info: dict[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _grid_names(name: str, param_names: tuple[str, ...], grid: tuple[tuple[str, ...], ...]
-                ) -> tuple[str, ...]:
-    # the same benchmark has the same grid in each of thousands of files: names made once
+def grid_point_names(name: str, param_names: tuple[str, ...],
+                     grid: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
+    """The name of each point of an asv benchmark's parameter grid (values as asv shows
+    them, in asv's order: the last parameter varies fastest), `name[n=100,kind='a']`; one
+    name when there is no grid. ValueError beyond MAX_GRID points."""
+    # cached: the same benchmark has the same grid in each of thousands of files
     if not grid:
         return (name,)
     size = math.prod(len(g) for g in grid)
@@ -192,7 +195,7 @@ def _observations(name: str, metric: HistoryMetric, unit: str, column: dict | No
         if not isinstance(values, list) or not isinstance(grid, list) or not all(
                 isinstance(g, list) for g in grid):
             raise ValueError("result/params are not lists")
-        names = _grid_names(name, tuple(param_names), tuple(tuple(str(v) for v in g)
+        names = grid_point_names(name, tuple(param_names), tuple(tuple(str(v) for v in g)
                                                             for g in grid))
         if len(names) != len(values):
             raise ValueError(f"{len(values)} results for {len(names)} grid points")

@@ -21,7 +21,7 @@ from benchkit.core import validate
 from benchkit.core.measurement import Chunk, Measurement, ProcessSample
 from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
 from benchkit.core.task import Task, TaskSpec
-from benchkit.errors import BenchmarkFailed, SuiteError, WorkerError
+from benchkit.errors import BenchmarkFailed, BenchmarkSkipped, SuiteError, WorkerError
 from benchkit.orchestration.sampling.workers import (Interpreter, Listing, Load, StartWorker,
                                                      SuiteLoad, TasksLoad, Worker,
                                                      start_process)
@@ -156,6 +156,9 @@ class Slot:
         worker = self.worker()
         try:
             return call(worker)
+        except BenchmarkSkipped as error:
+            return Failure(benchmark.name, phase, FailureKind.SKIPPED, str(error),
+                           benchmark.file)
         except BenchmarkFailed as error:
             return Failure(benchmark.name, phase, FailureKind.RAISED, str(error),
                            benchmark.file)

@@ -112,9 +112,12 @@ class Worker:
 
 
 def _error_reply(error):
-    from benchkit.errors import SnippetError, SuiteError
-    kind = ("snippet" if isinstance(error, SnippetError)
+    from benchkit.errors import AsvSkipped, SnippetError, SuiteError
+    kind = ("skipped" if isinstance(getattr(error, "error", None), AsvSkipped)
+            else "snippet" if isinstance(error, SnippetError)
             else "suite" if isinstance(error, SuiteError) else "error")
+    if kind == "skipped":
+        return {"ok": False, "kind": kind, "error": str(error.error), "traceback": ""}
     shown = error.error if isinstance(error, SnippetError) else error
     return {"ok": False, "kind": kind, "error": f"{type(error).__name__}: {error}",
             "traceback": "".join(traceback.format_exception(shown))}

@@ -17,7 +17,8 @@ from benchkit.core.gates import Gate
 from benchkit.core.measurement import Chunk
 from benchkit.core.records import Benchmark, Failure
 from benchkit.core.task import TaskSpec
-from benchkit.errors import BenchmarkFailed, ChannelError, SuiteError, WorkerError
+from benchkit.errors import (BenchmarkFailed, BenchmarkSkipped, ChannelError, SuiteError,
+                             WorkerError)
 from benchkit.system.processes import (JsonLines, aslr_prefix, die_with_parent, kill_group,
                                        last_lines, owned_prefix)
 
@@ -204,6 +205,8 @@ class WorkerProcess:
             message = f"{self.label}: {reply['error']}"
             if reply["kind"] == "suite":
                 raise SuiteError(message)
+            if reply["kind"] == "skipped":
+                raise BenchmarkSkipped(reply["error"])
             raise BenchmarkFailed(f"{message}\nTraceback in the worker process:\n"
                                   f"{reply['traceback'].rstrip()}")
         return reply

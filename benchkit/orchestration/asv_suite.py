@@ -1,0 +1,121 @@
+"""asv benchmark suites, run as they are: `benchkit run benchmarks/` on a project's asv
+directory.
+
+The directory is imported as the package it is (so `from .common import Benchmark` works)
+and its benchmarks are found by asv's own runner library (asv_runner), so the names, the
+parameters and the attributes are asv's by construction. Each parameter combination is a
+benchkit benchmark named as `history import-asv` names it (`module.Class.time_x[n=100]`),
+so a suite run and the project's imported asv results are one series. `time_` benchmarks
+are timed by benchkit (engines.asv_benchmark prepares the call in the worker); asv's other
+types (`timeraw_`, `mem_`, `peakmem_`, `track_`) are listed as not measured yet.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import itertools
+import pkgutil
+import sys
+from pathlib import Path
+from typing import Callable
+
+from benchkit.core.history.asv import grid_point_names
+from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
+from benchkit.core.task import Task, TaskSpec
+from benchkit.errors import SuiteError
+
+# asv benchmark types benchkit times; the others are reported, not measured (yet)
+MEASURED = {"TimeBenchmark"}
+
+
+def looks_like_asv(directory: Path) -> bool:
+    """An asv suite directory: a package (an `__init__.py`) holding no `bench_*.py` files
+    (benchkit's own suite files), or the `benchmark_dir` next to an `asv.conf.json`."""
+    if not (directory / "__init__.py").is_file():
+        return False
+    return not any(directory.rglob("bench_*.py"))
+
+
+def _import_all(root: Path, on_failure: Callable[[Failure, Exception], None] | None) -> None:
+    """Import the package and every module under it as asv does; a module that raises is a
+    load failure of its own and the others still import."""
+    package = root.name
+    parent = str(root.parent)
+    if parent not in sys.path:
+        sys.path.insert(0, parent)
+    stack = [package]
+    while stack:
+        name = stack.pop()
+        try:
+            module = importlib.import_module(name)
+        except Exception as error:
+            failure = Failure(name, Phase.LOAD, FailureKind.RAISED,
+                              f"importing {name} raised {type(error).__name__}: {error}",
+                              str(root))
+            if on_failure is None:
+                raise SuiteError(failure.error) from None
+            on_failure(failure, SuiteError(failure.error))
+            continue
+        if getattr(module, "__path__", None):
+            stack += [n for _, n, _ in sorted(pkgutil.iter_modules(module.__path__,
+                                                                   f"{name}."), reverse=True)]
+
+
+def asv_benchmarks(directory: Path, on_failure=None,
+                   wanted: Callable[[str], bool] | None = None,
+                   not_measured: list[str] | None = None) -> list[Benchmark]:
+    """The benchmarks of an asv suite directory, one per parameter combination, in asv's
+    order. Benchmarks of types benchkit does not time yet are appended to `not_measured`."""
+    try:
+        from asv_runner.discovery import disc_benchmarks
+        from benchkit.engines.asv_benchmark import prepared
+    except ImportError:
+        raise SuiteError(f"{directory}: an asv benchmark suite; running it needs asv's "
+                         "runner library: pip install asv_runner (benchkit's [asv] extra)"
+                         ) from None
+    root = directory.resolve()
+    _import_all(root, on_failure)
+    out: list[Benchmark] = []
+    # modules that failed to import were reported above; asv_runner prints them again
+    with contextlib.redirect_stderr(io.StringIO()):
+        found = list(disc_benchmarks(str(root), ignore_import_errors=True))
+    for bench in found:
+        grid = tuple(tuple(str(v) for v in values) for values in bench.params)
+        names = grid_point_names(bench.name, tuple(bench.param_names), grid)
+        if type(bench).__name__ not in MEASURED:
+            if not_measured is not None:
+                not_measured += names
+            continue
+        points = itertools.product(*grid) if grid else [()]
+        for index, (name, point) in enumerate(zip(names, points)):
+            if wanted is not None and not wanted(name):
+                continue
+            spec = TaskSpec(stmt="__bk_asv_call()",
+                            setup=f"__bk_asv_call = __bk_asv_prepare({str(root)!r}, "
+                                  f"{bench.name!r}, {index if grid else None!r})",
+                            # Compare's layout: a table per benchmark, the last parameter
+                            # as columns, the others as rows
+                            label=bench.name,
+                            sub_label=", ".join(point[:-1]) or bench.name.rsplit(".", 1)[-1],
+                            description=point[-1] if point else None)
+            task = Task(spec, spec.stmt, spec.setup, {"__bk_asv_prepare": prepared})
+            params = dict(zip(bench.param_names, point)) if point else None
+            out.append(Benchmark(name, task=task, file=_source_file(bench, root),
+                                 params=params))
+    return out
+
+
+def _source_file(bench, root: Path) -> str:
+    module = sys.modules.get(getattr(bench.func, "__module__", ""), None)
+    return getattr(module, "__file__", None) or str(root)
+
+
+def not_measured(paths) -> list[str]:
+    """The benchmarks (per parameter combination) of the asv suites among `paths` that
+    benchkit does not time yet (asv's timeraw_, mem_, peakmem_ and track_)."""
+    out: list[str] = []
+    for path in map(Path, paths):
+        if path.is_dir() and looks_like_asv(path):
+            asv_benchmarks(path, lambda failure, error: None, lambda name: False, out)
+    return out

@@ -1,0 +1,98 @@
+"""Real asv suites run as they are: what asv's own discovery finds beside what
+`benchkit run SUITE_DIR` reports, suite by suite.
+
+    .venv/bin/python benchmarks/asv_suites.py SUITE_DIR [SUITE_DIR ...] \\
+        [-o results/asv_suites.json]
+
+SUITE_DIR is a project's asv benchmark directory, unchanged (e.g. `benchmarks/benchmarks`
+of PyWavelets' source archive on PyPI; the project itself must be importable). For each
+suite: asv's (benchmark, parameters) pairs by type, found by asv_runner in a process of its
+own as `asv run` finds them; and benchkit's run of the same directory (`--fast`): pairs
+measured, skipped (asv's NotImplementedError rule) and failed. Reported: the share of asv's
+time_ pairs benchkit measured or skipped, and the pairs of the other types benchkit does not
+measure yet.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ASV_LIST = """
+import json, sys
+from asv_runner.discovery import disc_benchmarks
+print(json.dumps([[b.name, type(b).__name__, b.params, b.param_names]
+                  for b in disc_benchmarks(sys.argv[1], ignore_import_errors=True)]))
+"""
+
+
+def asv_pairs(suite: Path) -> dict[str, str]:
+    """{benchmark[params]: asv type} as asv's discovery finds them."""
+    listed = subprocess.run([sys.executable, "-c", ASV_LIST, str(suite.resolve())],
+                            capture_output=True, text=True, check=True, cwd=suite.parent)
+    out = {}
+    for name, kind, params, names in json.loads(listed.stdout):
+        points: list[list[str]] = [[]]
+        for values in params:
+            points = [p + [v] for p in points for v in values]
+        for point in points:
+            shown = ",".join(f"{k}={v}" for k, v in zip(names, point))
+            out[f"{name}[{shown}]" if params else name] = kind
+    return out
+
+
+def benchkit_run(suite: Path, output: Path) -> tuple[dict, float, str]:
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "benchkit", "run", suite.name, "--fast",
+                           "-o", str(output)], capture_output=True, text=True,
+                          cwd=suite.parent)
+    seconds = time.perf_counter() - began
+    if not output.is_file():
+        sys.exit(f"benchkit run {suite} wrote nothing:\n{done.stderr[-3000:]}")
+    return json.loads(output.read_text()), seconds, done.stderr
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="+", type=Path)
+    parser.add_argument("-o", "--output", type=Path)
+    args = parser.parse_args()
+    rows = {}
+    for suite in args.suites:
+        asv = asv_pairs(suite)
+        with tempfile.TemporaryDirectory() as tmp:
+            doc, seconds, _ = benchkit_run(suite, Path(tmp) / "run.json")
+        measured = {m["metadata"]["benchmark"] for m in doc["measurements"]}
+        skipped = {f["benchmark"] for f in doc["failures"] if f["kind"] == "skipped"}
+        failed = {f["benchmark"] for f in doc["failures"] if f["kind"] != "skipped"}
+        timed = {n for n, kind in asv.items() if kind == "TimeBenchmark"}
+        reported = timed & (measured | skipped | failed)
+        rows[str(suite)] = {
+            "asv_pairs_by_type": dict(collections.Counter(asv.values())),
+            "asv_time_pairs": len(timed),
+            "benchkit_measured": len(measured & timed),
+            "benchkit_skipped": len(skipped & timed),
+            "benchkit_failed": len(failed & timed),
+            "benchkit_unknown_names": sorted((measured | skipped) - timed)[:10],
+            "time_pairs_reported_percent": round(100 * len(reported) / max(len(timed), 1), 1),
+            "not_measured_other_types": len(asv) - len(timed),
+            "benchkit_seconds": round(seconds, 1),
+        }
+        row = rows[str(suite)]
+        print(f"{suite}: asv finds {len(asv)} pairs ({row['asv_pairs_by_type']}); benchkit "
+              f"measured {row['benchkit_measured']}, skipped {row['benchkit_skipped']}, "
+              f"failed {row['benchkit_failed']} of the {len(timed)} time_ pairs "
+              f"({row['time_pairs_reported_percent']} % reported) in {seconds:.0f} s; "
+              f"{row['not_measured_other_types']} pairs of other types not measured yet")
+    if args.output:
+        args.output.write_text(json.dumps(rows, indent=1) + "\n")
+        print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""An asv suite run as it is (`benchkit run benchmarks/`), side by side with asv's own
+runner library on the same suite: the same benchmarks under the same names, asv's skips as
+skips, a module that fails to import reported and the rest measured."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import benchkit
+from test_cli import cli
+
+SUITE = Path(__file__).parent / "fixtures" / "asv-suite"
+
+pytest.importorskip("asv_runner", reason="running asv suites needs asv_runner ([asv] extra)")
+
+# asv's own discovery of the same directory, in a process of its own, as `asv run` does it:
+# (name, type, params, param_names) of each benchmark
+ASV_LIST = """
+import json, sys
+from asv_runner.discovery import disc_benchmarks
+print(json.dumps([[b.name, type(b).__name__, b.params, b.param_names]
+                  for b in disc_benchmarks(sys.argv[1], ignore_import_errors=True)]))
+"""
+
+
+@pytest.fixture(scope="module")
+def suite_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("asv")
+    shutil.copytree(SUITE / "benchmarks", root / "benchmarks")
+    out = cli("run", "benchmarks", "--processes", "2", "--min-run-time", "0.01", "-o",
+              root / "run.json", cwd=root)
+    return root, out
+
+
+def _asv_names(root: Path) -> dict[str, str]:
+    listed = subprocess.run([sys.executable, "-c", ASV_LIST, str(root / "benchmarks")],
+                            capture_output=True, text=True, check=True, cwd=root)
+    names = {}
+    for name, kind, params, param_names in json.loads(listed.stdout):
+        points = [[]]
+        for values in params:
+            points = [p + [v] for p in points for v in values]
+        for point in points:
+            shown = ",".join(f"{k}={v}" for k, v in zip(param_names, point))
+            names[f"{name}[{shown}]" if params else name] = kind
+    return names
+
+
+def test_every_benchmark_asv_finds_is_measured_skipped_or_named(suite_run):
+    root, out = suite_run
+    results = benchkit.load(root / "run.json")
+    measured = {m.metadata["benchmark"] for m in results.measurements}
+    skipped = {f.benchmark for f in results.failures if f.kind.value == "skipped"}
+    asv = _asv_names(root)
+    timed = {name for name, kind in asv.items() if kind == "TimeBenchmark"}
+    assert measured | skipped == timed
+    assert skipped == {"sub.deep.Cached.time_scaled[param1=3]"}
+    assert "arith.TimeArith.time_sum[n=100,kind='float']" in measured
+    assert "sub.deep.time_alone" in measured
+    others = len(asv) - len(timed)
+    assert f"note: {others} asv benchmarks of types mem_, peakmem_, track_ are not " \
+           "measured by benchkit yet" in out.stderr
+
+
+def test_a_module_that_fails_to_import_fails_alone(suite_run):
+    root, out = suite_run
+    assert out.returncode == 1, out.stderr
+    results = benchkit.load(root / "run.json")
+    failed = [f for f in results.failures if f.kind.value != "skipped"]
+    assert [f.benchmark for f in failed] == ["benchmarks.broken"]
+    assert "No module named 'a_module_that_is_not_installed'" in failed[0].error
+    assert "SKIPPED sub.deep.Cached.time_scaled[param1=3]" in out.stdout
+    assert "1 benchmark(s) failed" in out.stdout
+
+
+def test_asv_names_select_and_a_skip_alone_is_not_a_failure(tmp_path):
+    shutil.copytree(SUITE / "benchmarks", tmp_path / "benchmarks")
+    (tmp_path / "benchmarks" / "broken.py").unlink()
+    out = cli("run", "benchmarks", "-k", "time_scaled", "--processes", "1",
+              "--min-run-time", "0.01", "-o", tmp_path / "k.json", cwd=tmp_path, check_code=0)
+    results = benchkit.load(tmp_path / "k.json")
+    assert sorted(m.metadata["benchmark"] for m in results.measurements) == [
+        "sub.deep.Cached.time_scaled[param1=1]", "sub.deep.Cached.time_scaled[param1=2]"]
+    assert "failed" not in out.stdout
