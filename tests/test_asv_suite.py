@@ -87,3 +87,16 @@ def test_asv_names_select_and_a_skip_alone_is_not_a_failure(tmp_path):
     assert sorted(m.metadata["benchmark"] for m in results.measurements) == [
         "sub.deep.Cached.time_scaled[param1=1]", "sub.deep.Cached.time_scaled[param1=2]"]
     assert "failed" not in out.stdout
+
+
+def test_with_no_path_the_benchmark_dir_of_asv_conf_runs(tmp_path):
+    shutil.copytree(SUITE / "benchmarks", tmp_path / "perf" / "benchmarks")
+    (tmp_path / "asv.conf.json").write_text(
+        '// asv allows comment lines\n{"version": 1, "benchmark_dir": "perf/benchmarks"}\n')
+    cli("run", "-k", "time_alone", "--processes", "1", "--min-run-time", "0.01", "-o",
+        tmp_path / "c.json", cwd=tmp_path, check_code=0)
+    results = benchkit.load(tmp_path / "c.json")
+    assert [m.metadata["benchmark"] for m in results.measurements] == ["sub.deep.time_alone"]
+    (tmp_path / "asv.conf.json").unlink()
+    out = cli("run", cwd=tmp_path, check_code=2)
+    assert "no PATH given and no asv.conf.json here" in out.stderr

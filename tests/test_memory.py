@@ -385,3 +385,45 @@ def test_counts_do_not_depend_on_where_benchkit_is_installed(tmp_path):
     for mine, other in zip(ours, theirs):
         for block in ("long", "short", "empty"):
             assert mine[block] == other[block]
+
+
+LEAVES_WORK_BEHIND = """
+import os, threading, time
+from benchkit import Timer
+
+def _churn():
+    while True:
+        junk = [bytearray(1000) for _ in range(50)]
+        time.sleep(0.0005)
+
+def _start_thread():
+    threading.Thread(target=_churn, daemon=True).start()
+
+def _start_child():
+    if os.fork() == 0:
+        while True:
+            time.sleep(1)
+
+bench_a_thread = Timer("pass", "_start_thread()", globals={"_start_thread": _start_thread})
+bench_b_after_thread = Timer("pass")
+bench_c_child = Timer("pass", "_start_child()", globals={"_start_child": _start_child})
+bench_d_after_child = Timer("pass")
+"""
+
+
+@requires_linux
+def test_a_benchmark_that_leaves_threads_or_children_spoils_no_other(tmp_path):
+    """A thread that keeps allocating, started by one benchmark, would be counted in every
+    benchmark measured after it in the same worker: the worker is replaced instead, and
+    the benchmark that left it running says so."""
+    from test_cli import cli
+    (tmp_path / "bench_leave.py").write_text(LEAVES_WORK_BEHIND)
+    cli("run", "bench_leave.py", "--memory", "--no-wall-time", "-o", "m.json", cwd=tmp_path,
+        check_code=0)
+    stats = {m.metadata["benchmark"].split("::")[1]: m
+             for m in benchkit.load(tmp_path / "m.json").memory}
+    assert _figures(stats["bench_b_after_thread"]) == (0, 0, 0, 0, 0)
+    assert _figures(stats["bench_d_after_child"]) == (0, 0, 0, 0, 0)
+    assert "thread" in stats["bench_a_thread"].metadata["left_running"]
+    assert "child process" in stats["bench_c_child"].metadata["left_running"]
+    assert "left_running" not in stats["bench_b_after_thread"].metadata

@@ -21,7 +21,9 @@ DEFAULT_TIMEOUT = 600.0
 def add_parsers(sub) -> None:
     """The `run` subcommand."""
     run = sub.add_parser("run", help="run benchmark suites and write a results file")
-    run.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
+    run.add_argument("paths", nargs="*", metavar="PATH",
+                     help="suite files or directories (an asv benchmark directory runs as it "
+                          "is; none: the benchmark_dir of ./asv.conf.json)")
     run.add_argument("-k", dest="keyword", metavar="EXPR",
                      type=types.keyword_expression,
                      help="only benchmarks whose name matches (words, and/or/not)")
@@ -230,6 +232,13 @@ def cmd_run(args) -> int:
                             "drop it or add --callgrind or --memory")
     if (args.jobs or args.scheduler) and not args.callgrind:
         raise BenchkitError("-j/--scheduler apply to --callgrind collections; add --callgrind")
+    if not args.paths:
+        from benchkit.orchestration.asv_suite import config_benchmark_dir
+        found = config_benchmark_dir(Path.cwd())
+        if found is None:
+            raise BenchkitError("benchkit run: no PATH given and no asv.conf.json here; pass "
+                                "suite files or directories")
+        args.paths = [str(found)]
     for path in args.paths:
         if not Path(path).exists():
             raise BenchkitError(f"{path}: no such file or directory")

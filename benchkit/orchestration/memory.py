@@ -46,10 +46,14 @@ def count(worker: WorkerProcess, name: str, spec: TaskSpec,
     """One benchmark's MemoryStats, counted by `worker`."""
     reply = worker.request("memory", name=name, number=settings.number,
                            warmup=settings.warmup, sites=settings.sites)
+    metadata = {"mechanism": MECHANISM, "warmup": settings.warmup,
+                "python": platform.python_version()}
+    if reply.get("left_running"):
+        metadata["left_running"] = (f"{reply['left_running']} still running after it; its "
+                                    "worker was replaced so no other benchmark counts them")
     return MemoryStats(spec, settings.number,
                        *(BlockCounts.from_dict(reply[k]) for k in ("long", "short", "empty")),
-                       {"mechanism": MECHANISM, "warmup": settings.warmup,
-                        "python": platform.python_version()},
+                       metadata,
                        tuple(AllocationSite.from_dict(s) for s in reply.get("sites", ())))
 
 
@@ -69,6 +73,9 @@ def counted(load: Load, settings: MemorySettings, where: Interpreter = Interpret
                                lambda worker: count(worker, benchmark.name, spec, settings))
             if isinstance(outcome, MemoryStats):
                 outcome.metadata.update(benchmark.metadata())
+                if "left_running" in outcome.metadata:
+                    # what it left running would allocate into the next benchmark's counts
+                    slot.close()
             yield benchmark, outcome
     finally:
         slot.close()

@@ -21,6 +21,7 @@ if __name__ == "__main__":
 
 import json  # noqa: E402
 import os  # noqa: E402
+import threading  # noqa: E402
 import traceback  # noqa: E402
 
 
@@ -30,6 +31,7 @@ class Worker:
     def __init__(self):
         self.loops = {}        # name -> (loop with time_block, num_threads)
         self.counter = None    # the memory counter, in a worker started to count memory
+        self.threads_at_start = set(threading.enumerate())
 
     def suite(self, paths, keyword=None, num_threads=None):
         """Load suite files: their benchmarks (matching `keyword`), loops built."""
@@ -108,7 +110,26 @@ class Worker:
                 describe = getattr(loop, "describe", lambda filename, line: None)
                 found = trace_sites(loop.time_block, number, describe)
         reply = dict(zip(("long", "short", "empty"), (b.to_dict() for b in blocks)))
-        return {**reply, "sites": [s.to_dict() for s in found]}
+        return {**reply, "sites": [s.to_dict() for s in found],
+                "left_running": left_running(self.threads_at_start)}
+
+
+def left_running(threads_at_start) -> str:
+    """What a benchmark left running in this process: Python threads started since the
+    worker began, and child processes (Linux). They would allocate into the counts of the
+    benchmarks measured after it here, so the parent replaces this worker ('' : none)."""
+    import glob
+    threads = [t for t in threading.enumerate() if t not in threads_at_start and t.is_alive()]
+    children = []
+    for listing in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+        try:
+            with open(listing, encoding="ascii") as f:
+                children += f.read().split()
+        except OSError:
+            continue
+    parts = [f"{len(threads)} thread(s)" if threads else "",
+             f"{len(children)} child process(es)" if children else ""]
+    return " and ".join(p for p in parts if p)
 
 
 def _error_reply(error):
