@@ -226,3 +226,16 @@ def test_confirm_re_measures_a_step_at_its_two_commits(project, tmp_path):
     assert real.confirmation != noise.confirmation
     assert noise.confirmation.startswith(("rejected: ab says unchanged",
                                           "inconclusive")), noise.confirmation
+
+
+def test_a_failing_neighbour_does_not_stop_a_wall_time_verdict(project, tmp_path):
+    """bisect and --confirm judge one benchmark with `ab`: another benchmark of the suite
+    that raises makes ab exit 1, and the named one's verdict still counts."""
+    from benchkit.core.history.series import Commit
+    from benchkit.orchestration.bisect import ab_wall
+    repo, _, shas = project
+    suite = tmp_path / "bench_slowpkg.py"
+    suite.write_text(SUITE + 'bench_broken = Timer("1 / 0", label="broken")\n')
+    wall = ab_wall(repo, [str(suite)], Commit(shas[SLOWER_AT - 1], ""),
+                   Commit(shas[SLOWER_AT], ""), WORK_NAME, FAST_INSTALL, [], tmp_path)
+    assert wall["verdict"] == "slower" and wall["ratio"] > 1.05
