@@ -5,9 +5,10 @@ The directory is imported as the package it is (so `from .common import Benchmar
 and its benchmarks are found by asv's own runner library (asv_runner), so the names, the
 parameters and the attributes are asv's by construction. Each parameter combination is a
 benchkit benchmark named as `history import-asv` names it (`module.Class.time_x[n=100]`),
-so a suite run and the project's imported asv results are one series. `time_` benchmarks
-are timed by benchkit (engines.asv_benchmark prepares the call in the worker); asv's other
-types (`timeraw_`, `mem_`, `peakmem_`, `track_`) are listed as not measured yet.
+so a benchmark keeps its name between imported asv results and benchkit's runs. `time_`
+benchmarks are timed by benchkit (engines.asv_benchmark prepares the call in the worker);
+asv's other types (`timeraw_`, `mem_`, `peakmem_`, `track_`) are listed as not measured
+yet.
 """
 from __future__ import annotations
 
