@@ -15,7 +15,9 @@ from typing import Any, Callable
 
 from benchkit.errors import AsvSkipped
 
+# the benchmark being measured (one at a time) and whether the exit hook is registered
 _PREPARED: dict[tuple[str, str, int | None], Any] = {}
+_REGISTERED: list[bool] = []
 
 
 def prepared(root: str, name: str, index: int | None) -> Callable[[], object]:
@@ -25,13 +27,15 @@ def prepared(root: str, name: str, index: int | None) -> Callable[[], object]:
     key = (root, name, index)
     bench = _PREPARED.get(key)
     if bench is None:
+        _tear_down_all()
         from asv_runner.discovery import get_benchmark_from_name
         bench = get_benchmark_from_name(root, name if index is None else f"{name}-{index}")
         cache = bench.do_setup_cache()
         if cache is not None:
             bench.set_cache(cache)
-        if not _PREPARED:
+        if not _REGISTERED:
             atexit.register(_tear_down_all)
+            _REGISTERED.append(True)
         _PREPARED[key] = bench
     else:
         bench.do_teardown()
@@ -46,5 +50,6 @@ def _tear_down_all() -> None:
     for bench in _PREPARED.values():
         try:
             bench.do_teardown()
-        except Exception:       # a user's teardown failing at exit changes no figure
+        except Exception:       # a user's teardown failing changes no figure
             pass
+    _PREPARED.clear()
