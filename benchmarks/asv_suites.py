@@ -2,7 +2,7 @@
 `benchkit run SUITE_DIR` reports, suite by suite.
 
     .venv/bin/python benchmarks/asv_suites.py SUITE_DIR [SUITE_DIR ...] \\
-        [-o results/asv_suites.json]
+        [-o results/asv_suites.json]      (suites already in the file are kept)
 
 SUITE_DIR is a project's asv benchmark directory, unchanged (e.g. `benchmarks/benchmarks`
 of PyWavelets' source archive on PyPI; the project itself must be importable). For each
@@ -93,7 +93,9 @@ def main() -> None:
               f"({row['time_pairs_reported_percent']} % reported) in {seconds:.0f} s; "
               f"{row['not_measured_other_types']} pairs of other types not measured yet")
     if args.output:
-        args.output.write_text(json.dumps(rows, indent=1) + "\n")
+        # suites measured by earlier runs into the same file are kept
+        kept = json.loads(args.output.read_text()) if args.output.is_file() else {}
+        args.output.write_text(json.dumps({**kept, **rows}, indent=1) + "\n")
         print(f"wrote {args.output}")
 
 
