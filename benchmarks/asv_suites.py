@@ -47,6 +47,24 @@ def asv_pairs(suite: Path) -> dict[str, str]:
     return out
 
 
+BENCHKIT_LIST = """
+import json, sys
+from pathlib import Path
+from benchkit.orchestration.asv_suite import asv_benchmarks
+failures, others = [], []
+found = asv_benchmarks(Path(sys.argv[1]), lambda f, e: failures.append(f.benchmark), None,
+                       others)
+print(json.dumps({"time": [b.name for b in found], "others": others, "failed": failures}))
+"""
+
+
+def benchkit_discovery(suite: Path) -> dict:
+    """What benchkit's discovery finds in the suite, without measuring."""
+    listed = subprocess.run([sys.executable, "-c", BENCHKIT_LIST, str(suite.resolve())],
+                            capture_output=True, text=True, check=True, cwd=suite.parent)
+    return json.loads(listed.stdout)
+
+
 def benchkit_run(suite: Path, output: Path) -> tuple[dict, float, str]:
     began = time.perf_counter()
     # one process, 0.01 s per benchmark: this checks what is found and run, not the figures
@@ -64,10 +82,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="+", type=Path)
     parser.add_argument("-o", "--output", type=Path)
+    parser.add_argument("--discover-only", action="store_true",
+                        help="compare what is found, measure nothing (suites whose setups "
+                             "take minutes)")
     args = parser.parse_args()
     rows = {}
     for suite in args.suites:
         asv = asv_pairs(suite)
+        if args.discover_only:
+            found = benchkit_discovery(suite)
+            timed = {n for n, kind in asv.items() if kind == "TimeBenchmark"}
+            named = set(found["time"]) | set(found["others"])
+            rows[str(suite)] = {
+                "asv_pairs_by_type": dict(collections.Counter(asv.values())),
+                "benchkit_time_benchmarks": len(found["time"]),
+                "benchkit_named_not_measured": len(found["others"]),
+                "same_names_percent": round(100 * len(named & set(asv)) / max(len(asv), 1),
+                                            1),
+                "time_pairs_found_percent": round(
+                    100 * len(timed & set(found["time"])) / max(len(timed), 1), 1),
+                "benchkit_only": sorted(named - set(asv))[:10],
+                "load_failures": found["failed"],
+                "discover_only": True}
+            print(f"{suite}: asv finds {len(asv)} pairs; benchkit finds the same "
+                  f"{rows[str(suite)]['same_names_percent']} % (time_ "
+                  f"{rows[str(suite)]['time_pairs_found_percent']} %), load failures "
+                  f"{found['failed']}")
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             doc, seconds, _ = benchkit_run(suite, Path(tmp) / "run.json")
         measured = {m["metadata"]["benchmark"] for m in doc["measurements"]}
