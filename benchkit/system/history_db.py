@@ -300,11 +300,12 @@ class HistoryDB:
         # small rows of ids, not the names and commit records repeated on every row
         known = {sha: Commit(sha, date, order, message) for sha, date, order, message
                  in self._query("SELECT sha, date, ord, message FROM commits")}
-        runs = {id_: (known[sha], machine, env, measured_at)
-                for id_, sha, machine, env, measured_at in self._query(
-                    "SELECT id, sha, machine, env, measured_at FROM runs"
-                    + where((("machine", machine), ("env", environment)))[0],
-                    where((("machine", machine), ("env", environment)))[1])}
+        clause, params = where((("machine", machine), ("env", environment)))
+        # a run whose commit is missing (a received file made without foreign keys) is skipped
+        runs = {id_: (known[sha], host, env, measured_at)
+                for id_, sha, host, env, measured_at in self._query(
+                    "SELECT id, sha, machine, env, measured_at FROM runs" + clause, params)
+                if sha in known}
         clause, params = where((("name", benchmark), ("metric", metric)))
         names = {id_: (name, kind) for id_, name, kind in self._query(
             "SELECT id, name, metric FROM benchmarks" + clause, params)}
