@@ -100,3 +100,10 @@ def test_with_no_path_the_benchmark_dir_of_asv_conf_runs(tmp_path):
     (tmp_path / "asv.conf.json").unlink()
     out = cli("run", cwd=tmp_path, check_code=2)
     assert "no PATH given and no asv.conf.json here" in out.stderr
+
+
+def test_an_asv_conf_that_is_not_json_or_too_big_is_one_clear_error(tmp_path):
+    for content in ("{not json", "{" + " " * (2 << 20) + "}"):
+        (tmp_path / "asv.conf.json").write_text(content)
+        out = cli("run", cwd=tmp_path, check_code=2)
+        assert "asv.conf.json" in out.stderr and "Traceback" not in out.stderr

@@ -130,8 +130,11 @@ def config_benchmark_dir(cwd: Path) -> Path | None:
     config = cwd / "asv.conf.json"
     if not config.is_file():
         return None
+    from benchkit.system.reading import read_bounded
     try:
-        text = re.sub(r"(?m)^\s*//.*$", "", config.read_text(encoding="utf-8"))
+        # asv's configs are a few kilobytes: a bigger file is not one
+        raw = read_bounded(config, lambda problem: SuiteError(problem), limit=1 << 20)
+        text = re.sub(r"(?m)^\s*//.*$", "", raw.decode("utf-8"))
         settings = json.loads(text)
     except (OSError, ValueError, RecursionError) as error:
         raise SuiteError(f"{config}: not readable as asv's JSON ({error}); pass the "
