@@ -1,0 +1,74 @@
+"""import-asv side by side with asv's own reader, on real results of two public projects
+(tests/fixtures/asv-real/README.md): every value asv reads from a file is the value benchkit
+files under the same machine, environment, commit and (benchmark, parameters) name, and every
+value asv reads as missing is a failure in benchkit's series, never a number. The old-format
+astropy files are first updated by asv's own `Results.update`, as `asv update` would."""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchkit.orchestration.asv_import import import_asv
+from benchkit.system.history_db import HistoryDB
+
+asv_results = pytest.importorskip("asv.results", reason="asv is in the [test] extra")
+
+REAL = Path(__file__).parent / "fixtures" / "asv-real"
+
+
+def _asv_reading(root: Path) -> tuple[dict, set]:
+    """(machine, env, commit, name) -> value, and the same keys asv reads as no value."""
+    names = json.loads((root / "benchmarks.json").read_text())
+    values, missing = {}, set()
+    for path in sorted(root.glob("*/*.json")):
+        if path.name == "machine.json":
+            continue
+        try:
+            asv_results.Results.update(str(path))
+            run = asv_results.Results.load(str(path))
+        except Exception:  # noqa: BLE001 - the files asv itself refuses are not compared
+            continue
+        machine = run.params["machine"]
+        for key in run.get_all_result_keys():
+            params = run.get_result_params(key)
+            param_names = names.get(key, {}).get("param_names") or [
+                f"param{i + 1}" for i in range(len(params))]
+            points = [f"{key}[{','.join(f'{n}={v}' for n, v in zip(param_names, combo))}]"
+                      for combo in itertools.product(*params)] if params else [key]
+            for name, value in zip(points, run.get_result_value(key, params)):
+                where = (machine, run.env_name, run.commit_hash, name)
+                if value is None or (isinstance(value, float) and math.isnan(value)):
+                    missing.add(where)
+                else:
+                    values[where] = value
+    return values, missing
+
+
+def _benchkit_reading(root: Path, db: Path) -> tuple[dict, set]:
+    with HistoryDB(db) as history:
+        import_asv(history, root)
+        series = history.series()
+    values = {(s.machine, s.environment, p.commit.sha, s.benchmark): p.value
+              for s in series for p in s.points}
+    failed = {(s.machine, s.environment, c.sha, s.benchmark) for s in series for c, _ in s.failed}
+    return values, failed
+
+
+@pytest.mark.parametrize("project", ["asv-samples", "astropy-cheetah"])
+def test_every_value_asv_reads_is_the_value_benchkit_files(project, tmp_path):
+    root = tmp_path / project
+    shutil.copytree(REAL / project, root)
+    ours, our_failures = _benchkit_reading(REAL / project, tmp_path / "h.db")
+    theirs, their_missing = _asv_reading(root)
+    assert theirs and ours == theirs
+    assert our_failures == their_missing
+    if project == "asv-samples":
+        # four environments ran the same commit on one machine: four series, never one
+        envs = {env for (_, env, sha, name) in ours if name.endswith("time_add_arr")}
+        assert envs == {"conda-py3.11", "conda-py3.11-numpy", "virtualenv-py3.12",
+                        "virtualenv-py3.12-numpy"}
