@@ -20,6 +20,7 @@ from benchkit.core.history.asv import AsvRun, parse_run
 from benchkit.core.history.series import Commit, Status
 from benchkit.errors import BenchkitError, HistoryError
 from benchkit.system import git
+from benchkit.system.bulk import paused_gc
 from benchkit.system.history_db import HistoryDB
 from benchkit.system.reading import read_bounded
 
@@ -134,7 +135,7 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
     # (parsing on several cores was tried: pickling the runs back cost more than it saved)
     prepared = (_prepare(path, root, benchmarks, known) for path in files)
     for start in range(0, len(files), BATCH):
-        with db.batch():
+        with db.batch(), paused_gc():
             for where, digest, run, why in itertools.islice(prepared, BATCH):
                 if why is None and run is not None:
                     try:

@@ -26,6 +26,7 @@ from benchkit.core import schema
 from benchkit.core.history.series import (Commit, HistoryMetric, Observation, Point, Series,
                                           Summary, series_from_rows, summaries, utc_date)
 from benchkit.errors import HistoryError, SchemaError
+from benchkit.system.bulk import paused_gc
 from benchkit.system.git import toplevel as git_toplevel
 from benchkit.system.history_schema import EXPECTED_COLUMNS, MIGRATIONS, VERSION
 
@@ -54,6 +55,16 @@ class AddedRun:
     source: str
     run: int | None
     observations: int
+
+
+# What series() reads: observations with a value; those without (failed, skipped); and the
+# few rows that carry a unit or evidence.
+_SERIES_QUERIES = (
+    "SELECT bench, run, value, low, high, units, relative FROM observations "
+    "WHERE status = 'ok' AND value IS NOT NULL",
+    "SELECT bench, run, status FROM observations WHERE NOT (status = 'ok' AND value IS NOT NULL)",
+    "SELECT bench, run, unit, evidence IS NOT NULL FROM observations "
+    "WHERE (unit != '' OR evidence IS NOT NULL)")
 
 
 class HistoryDB:
@@ -309,19 +320,24 @@ class HistoryDB:
         clause, params = where((("name", benchmark), ("metric", metric)))
         names = {id_: (name, kind) for id_, name, kind in self._query(
             "SELECT id, name, metric FROM benchmarks" + clause, params)}
-        query = ("SELECT bench, run, value, low, high, units, relative, unit, status, "
-                 "evidence IS NOT NULL FROM observations")
-        if len(names) == 1:
-            query += f" WHERE bench = {next(iter(names))}"
-        groups: dict[tuple, list[tuple]] = {}
-        for bench, run, *row in self._query(query):
-            at = runs.get(run)
-            if at is None or bench not in names:
-                continue
-            commit, machine_, env, measured_at = at
-            groups.setdefault((bench, machine_, env), []).append((commit, measured_at, *row))
-        keys = sorted(groups, key=lambda k: (*names[k[0]], k[1], k[2]))
-        return [series_from_rows((*names[k[0]], k[1], k[2]), groups[k]) for k in keys]
+        only = f" AND bench = {next(iter(names))}" if len(names) == 1 else ""
+        # per series: values, failures, and (unit, evidence) found by SQLite, so the 480,000
+        # rows of a large import carry only their values
+        groups: dict[tuple, tuple[list, list, list]] = {}
+        with paused_gc():
+            for slot, query in enumerate(_SERIES_QUERIES):
+                for bench, run, *row in self._query(query + only):
+                    at = runs.get(run)
+                    if at is None or bench not in names:
+                        continue
+                    key = (bench, at[1], at[2])
+                    lists = groups.get(key) or groups.setdefault(key, ([], [], []))
+                    lists[slot].append(row if slot == 2 else (at[0], at[3], *row))
+            return [series_from_rows(
+                (*names[k[0]], k[1], k[2]), groups[k][0], groups[k][1],
+                unit=next((u for u, _ in reversed(groups[k][2]) if u), ""),
+                evidence=any(e for _, e in groups[k][2]))
+                for k in sorted(groups, key=lambda k: (*names[k[0]], k[1], k[2]))]
 
     def evidence(self, series: Series, point: Point) -> list[Any]:
         """The Measurements (or CallgrindStats) observed at one point, checked against the

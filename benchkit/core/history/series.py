@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import statistics
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from benchkit.core.bands import Band
 from benchkit.core.enums import TextEnum
@@ -132,12 +132,12 @@ class Commit:
         return (self.date, -1 if self.order is None else self.order, measured_at)
 
 
-@dataclasses.dataclass(frozen=True)
-class Point:
+class Point(NamedTuple):
     """A series' value at one commit: the observations made there, merged. Time: the median
     of their medians, from the lowest first quartile to the highest third; instructions:
     the band over all layouts counted there. The observations themselves stay in the
-    history (`HistoryDB.evidence`)."""
+    history (`HistoryDB.evidence`). Immutable; a named tuple because a history holds
+    hundreds of thousands of them and a frozen dataclass costs 4x as much to make."""
 
     commit: Commit
     value: float
@@ -181,48 +181,51 @@ class Series:
     evidence: bool = False       # whether the database keeps results-file items for it
 
 
-def series_from_rows(key: tuple, rows: Sequence[tuple]) -> Series:
+def series_from_rows(key: tuple, rows: Sequence[tuple], failures: Sequence[tuple] = (), *,
+                     unit: str = "", evidence: bool = False) -> Series:
     """One series from the history database's rows of it (`key`: benchmark, metric,
-    machine, environment; each row: Commit, measured_at, value, low, high, units, relative,
-    unit, status, whether evidence is stored): a point per commit that has values, in
-    commit order (first-parent position when every commit has one, else UTC date), and the
-    commits where it failed."""
+    machine, environment; `rows`: Commit, measured_at, value, low, high, units, relative of
+    each observation with a value; `failures`: Commit, measured_at, status of each without;
+    `evidence`: whether results-file items are stored for it): a point per commit that has
+    values, in commit order (first-parent position when every commit has one, else UTC
+    date, then first measured), and the commits where it only failed."""
     benchmark, metric, machine, env = key
-    commits: dict[str, Commit] = {}
-    first: dict[str, str] = {}
-    values: dict[str, list[tuple]] = {}
-    statuses: dict[str, str] = {}
-    unit = ""
-    stored = False
-    for (commit, measured_at, value, low, high, units, relative, unit_, status,
-         has_evidence) in rows:
-        stored = stored or bool(has_evidence)
-        sha = commit.sha
-        if sha not in commits:
-            commits[sha] = commit
-            first[sha] = measured_at
-        elif measured_at < first[sha]:
-            first[sha] = measured_at
-        unit = unit_ or unit
-        if status == "ok" and value is not None:
-            values.setdefault(sha, []).append((value, low, high, units, relative))
+    at: dict[str, list[tuple]] = {}            # sha -> its rows, in the order given
+    for row in rows:
+        found = at.get(row[0].sha)
+        if found is None:
+            at[row[0].sha] = [row]
         else:
-            statuses.setdefault(sha, status)
+            found.append(row)
+    statuses: dict[str, str] = {}
+    for row in failures:
+        statuses.setdefault(row[0].sha, row[2])
+        at.setdefault(row[0].sha, []).append(row)
+    commits = {sha: found[0][0] for sha, found in at.items()}
+    first = {sha: min(r[1] for r in found) if len(found) > 1 else found[0][1]
+             for sha, found in at.items()}
     by_date = any(c.order is None for c in commits.values())
     if by_date:
-        def position(sha):
-            return (commits[sha].date, -1 if commits[sha].order is None else commits[sha].order,
-                    first[sha])
+        ordered = sorted(at, key=lambda sha: (
+            commits[sha].date, -1 if commits[sha].order is None else commits[sha].order,
+            first[sha]))
     else:
-        def position(sha):
-            return (commits[sha].order, commits[sha].date, first[sha])
-    ordered = sorted(commits, key=position)
-    points = tuple(Point.of_values(commits[sha], values[sha]) for sha in ordered
-                   if sha in values)
+        ordered = sorted(at, key=lambda sha: (commits[sha].order, commits[sha].date,
+                                              first[sha]))
+    points = []
+    for sha in ordered:
+        found = [r for r in at[sha] if len(r) == 7] if sha in statuses else at[sha]
+        if len(found) == 1:
+            _, _, value, low, high, units, relative = found[0]
+            points.append(Point(commits[sha], value, low, high, units, 1, relative))
+        elif found:
+            points.append(Point.of_values(commits[sha], [r[2:] for r in found]))
+    values = {p.commit.sha for p in points}
     failed = tuple((commits[sha], Status(statuses[sha])) for sha in ordered
                    if sha in statuses and sha not in values)
-    return Series(benchmark, HistoryMetric(metric), machine, points, env, unit, failed, by_date,
-                  stored)
+    return Series(benchmark, HistoryMetric(metric), machine, tuple(points), env, unit, failed,
+                  by_date,
+                  evidence)
 
 
 @dataclasses.dataclass(frozen=True)
