@@ -192,3 +192,33 @@ def test_a_page_overwritten_mid_file_is_one_clear_error(tmp_path):
             db.series()
             _add(db, "ffff", "2026-02-01", 1e-6, "new")
     assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_batch_leaves_reference_checks_and_the_collector_as_they_were(tmp_path):
+    """batch() turns SQLite's reference checks off for its own inserts and the reads and
+    imports pause Python's cycle collector; both are back on afterwards, after a failed
+    batch too, and a collector the caller had turned off stays off."""
+    import gc
+
+    from benchkit.system.bulk import paused_gc
+    with HistoryDB(tmp_path / "h.db") as db:
+        with db.batch():
+            _add(db, "a", "2026-01-01", 1e-6, "d1")
+        with pytest.raises(RuntimeError), db.batch():
+            _add(db, "b", "2026-01-02", 1e-6, "d2")
+            raise RuntimeError("stop")
+        assert [p.commit.sha for s in db.series() for p in s.points] == ["a"]
+        with pytest.raises(sqlite3.IntegrityError):
+            db._db.execute("INSERT INTO observations (run, bench, units, format) "
+                           "VALUES (999, 999, 1, 8)")
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -201,6 +201,7 @@ def _observations(name: str, metric: HistoryMetric, unit: str, column: dict | No
             raise ValueError(f"{len(values)} results for {len(names)} grid points")
     except ValueError:
         return [Observation.failure(name, metric, Status.FAILED, unit)]
+    q25, q75, samples = (_list(column.get(k)) for k in ("stats_q_25", "stats_q_75", "samples"))
     out = []
     for i, (series_name, raw) in enumerate(zip(names, values)):
         value = _number(raw)
@@ -209,10 +210,9 @@ def _observations(name: str, metric: HistoryMetric, unit: str, column: dict | No
             out.append(Observation.failure(series_name, metric,
                                            Status.SKIPPED if nan else Status.FAILED, unit))
             continue
-        low, high = _at(column.get("stats_q_25"), i), _at(column.get("stats_q_75"), i)
-        samples = column.get("samples")
-        count = (len(samples[i]) if isinstance(samples, list) and i < len(samples)
-                 and isinstance(samples[i], list) else 1)
+        low = _number(q25[i]) if i < len(q25) else None
+        high = _number(q75[i]) if i < len(q75) else None
+        count = len(samples[i]) if i < len(samples) and isinstance(samples[i], list) else 1
         out.append(Observation(
             series_name, metric, value,
             low if low is not None and low <= value else value,
@@ -221,5 +221,5 @@ def _observations(name: str, metric: HistoryMetric, unit: str, column: dict | No
     return out
 
 
-def _at(values: Any, i: int) -> float | None:
-    return _number(values[i]) if isinstance(values, list) and i < len(values) else None
+def _list(values: Any) -> list:
+    return values if isinstance(values, list) else []

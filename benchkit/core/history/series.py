@@ -40,12 +40,12 @@ class Status(TextEnum):
     SKIPPED = "skipped"      # the suite skipped it (asv's NaN: SkipNotImplemented)
 
 
-@dataclasses.dataclass(frozen=True)
-class Observation:
+class Observation(NamedTuple):
     """One benchmark's figure in one results file. `value` is the median time per run
     (seconds) or the instructions per run; `low`/`high` the interquartile range of the times
     or the layout band of the counts; `units` the processes (or blocks) the time rests on, or
-    the layouts counted. `evidence` is the item as a results file stores it."""
+    the layouts counted. `evidence` is the item as a results file stores it. Immutable; a
+    named tuple, as Point, because an import makes hundreds of thousands."""
 
     benchmark: str
     metric: HistoryMetric
