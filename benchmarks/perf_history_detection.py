@@ -89,18 +89,32 @@ def flatten(values: np.ndarray, keep_spells: int) -> np.ndarray:
     ends = ruptures.KernelCPD(kernel="linear", min_size=1).fit(
         (logs / sigma).reshape(-1, 1)).predict(pen=5 * math.log(len(logs)))
     pieces = [[a, b] for a, b in zip([0, *ends[:-1]], ends)]
-    merged = []
-    for piece in pieces:
-        # a short piece at either end is a level of its own (too new or too old to tell)
-        short = (piece[1] - piece[0] < keep_spells and piece[1] < len(logs)) or (
-            merged and merged[-1][0] > 0 and merged[-1][1] - merged[-1][0] < keep_spells)
-        # a short piece within 2.5x of its neighbour is a spell, kept as noise; a short
-        # piece 100x away (a benchmark rewritten) is a level of its own
-        if merged and short and abs(np.median(logs[piece[0]:piece[1]]) - np.median(
-                logs[merged[-1][0]:merged[-1][1]])) < math.log(2.5):
-            merged[-1][1] = piece[1]
+
+    def short(piece):     # a piece at the end is a level of its own (too new to tell)
+        return piece[1] - piece[0] < keep_spells and piece[1] < len(logs)
+
+    def level(piece):
+        return float(np.median(logs[piece[0]:piece[1]]))
+
+    merged: list[list[int]] = []
+    i = 0
+    while i < len(pieces):
+        j = i + 1
+        while short(pieces[i]) and j < len(pieces) and short(pieces[j]):
+            j += 1
+        run = pieces[i:j]
+        # a run of short pieces that is short as a whole and within 2.5x of the level before
+        # it is a spell, kept as noise; a run as long as a level (e.g. two short pieces of
+        # 5 and 4 commits: a 9-commit plateau) or 100x away (a benchmark rewritten) is not
+        if (merged and short(run[0]) and run[-1][1] - run[0][0] < keep_spells
+                and all(abs(level(p) - level(merged[-1])) < math.log(2.5) for p in run)):
+            merged[-1][1] = run[-1][1]
+        elif (merged and not short(run[0]) and merged[-1][0] > 0 and short(merged[-1])
+              and abs(level(run[0]) - level(merged[-1])) < math.log(2.5)):
+            merged[-1][1] = run[0][1]     # a level that began with a short piece
         else:
-            merged.append(piece)
+            merged.extend([list(p) for p in run])
+        i = j
     out = values.copy()
     for left, right in merged:
         out[left:right] = values[left:right] / np.median(values[left:right])
