@@ -89,6 +89,15 @@ def test_asv_names_select_and_a_skip_alone_is_not_a_failure(tmp_path):
     assert "failed" not in out.stdout
 
 
+def test_a_grid_point_is_selected_by_asvs_own_spelling(tmp_path):
+    shutil.copytree(SUITE / "benchmarks", tmp_path / "benchmarks")
+    cli("run", "benchmarks", "-k", "TimeArith.time_sum(100, 'float')", "--processes", "1",
+        "--min-run-time", "0.01", "-o", tmp_path / "k.json", cwd=tmp_path, check_code=0)
+    results = benchkit.load(tmp_path / "k.json")
+    assert [m.metadata["benchmark"] for m in results.measurements] == [
+        "arith.TimeArith.time_sum[n=100,kind='float']"]
+
+
 def test_with_no_path_the_benchmark_dir_of_asv_conf_runs(tmp_path):
     shutil.copytree(SUITE / "benchmarks", tmp_path / "perf" / "benchmarks")
     (tmp_path / "asv.conf.json").write_text(

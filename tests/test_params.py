@@ -53,6 +53,18 @@ def test_keyword_with_equals_matches_a_parameter_exactly():
     assert not matches("s::build[n=100,kind=list]") and not matches("s::total[n=10]")
 
 
+def test_a_word_with_parentheses_is_asvs_spelling_of_a_grid_point():
+    from benchkit.core.keywords import _tokens
+    assert _tokens("time_sum(100, 'float64') or not(a and b)") == [
+        "time_sum(100, 'float64')", "or", "not", "(", "a", "and", "b", ")"]
+    assert _tokens("x.time_r(10, 'a (b)', (1, 2)) and y") == [
+        "x.time_r(10, 'a (b)', (1, 2))", "and", "y"]
+    name = "m.T.time_sum[n=100,kind='float64']\nm.T.time_sum(100, 'float64')"
+    assert keyword_filter("time_sum(100, 'float64')")(name)
+    assert not keyword_filter("time_sum(10, 'float64')")(name)
+    assert not keyword_filter("not T.time_sum(100, 'float64')")(name)
+
+
 SUITE = """
 from benchkit import Timer, benchmark
 

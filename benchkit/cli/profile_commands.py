@@ -88,7 +88,7 @@ def cmd_profile(args) -> int:
     from benchkit.api.timer import Timer
     from benchkit.core.keywords import keyword_filter
     from benchkit.orchestration.suite import discover
-    selected = [b for b in discover(args.paths) if keyword_filter(args.keyword)(b.name)]
+    selected = [b for b in discover(args.paths) if keyword_filter(args.keyword)(b.selector())]
     if not selected:
         raise BenchkitError("no benchmarks to profile" +
                             (f" match -k {args.keyword!r}" if args.keyword else ""))

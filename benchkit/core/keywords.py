@@ -1,6 +1,7 @@
 """pytest-style -k expressions over benchmark names: words match as substrings, combined with
 and/or/not and parentheses; a word with `=` (`n=1024`) matches a grid parameter's value
-exactly. Pure."""
+exactly; a word followed at once by parentheses is one word, spaces and all, so asv's
+spelling of a grid point (`time_sum(100, 'float64')`) selects it. Pure."""
 from __future__ import annotations
 
 import re
@@ -8,14 +9,55 @@ from typing import Callable
 
 from benchkit.errors import BenchkitError
 
-_WORD = re.compile(r"\(|\)|\band\b|\bor\b|\bnot\b|[^\s()]+")
+_OPERATORS = ("and", "or", "not")
+
+
+def _tokens(expression: str) -> list[str]:
+    """Parentheses, operators and words; `word(...)` (no space before the parenthesis, the
+    parentheses balanced, quotes respected) is one word."""
+    out: list[str] = []
+    i, n = 0, len(expression)
+    while i < n:
+        char = expression[i]
+        if char.isspace():
+            i += 1
+        elif char in "()":
+            out.append(char)
+            i += 1
+        else:
+            start = i
+            while i < n and not expression[i].isspace() and expression[i] not in "()":
+                i += 1
+            if i < n and expression[i] == "(" and expression[start:i] not in _OPERATORS:
+                i = _closing(expression, i)
+            out.append(expression[start:i])
+    return out
+
+
+def _closing(text: str, i: int) -> int:
+    """The index after the parenthesis that closes the one at `i` (or the text's end)."""
+    depth, quote = 0, ""
+    while i < len(text):
+        char = text[i]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return i
 
 
 def keyword_filter(expression: str | None) -> Callable[[str], bool]:
     """A predicate over names for `-k EXPR` (everything passes without one)."""
     if not expression:
         return lambda name: True
-    tokens = _WORD.findall(expression)
+    tokens = _tokens(expression)
     if not tokens:
         raise BenchkitError(f"-k {expression!r} is empty")
     position = 0

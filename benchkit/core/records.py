@@ -34,6 +34,12 @@ class Benchmark:
     side: Side | None = None
     file: str | None = dataclasses.field(default=None, compare=False)
     params: Mapping[str, Any] | None = None     # a grid point's values (core.params.stored)
+    # other names it answers to in -k: an asv benchmark's `name(values)`, as asv spells it
+    aliases: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+
+    def selector(self) -> str:
+        """What `-k` matches: the name, then its aliases, one per line."""
+        return "\n".join((self.name, *self.aliases))
 
     def with_threads(self, num_threads: int) -> "Benchmark":
         """The same benchmark with its task measured at `num_threads` torch threads."""

@@ -90,7 +90,8 @@ def asv_benchmarks(directory: Path, on_failure=None,
             continue
         points = itertools.product(*grid) if grid else [()]
         for index, (name, point) in enumerate(zip(names, points)):
-            if wanted is not None and not wanted(name):
+            aliases = (f"{bench.name}({', '.join(point)})",) if point else ()
+            if wanted is not None and not wanted("\n".join((name, *aliases))):
                 continue
             spec = TaskSpec(stmt="__bk_asv_call()",
                             setup=f"__bk_asv_call = __bk_asv_prepare({str(root)!r}, "
@@ -103,7 +104,7 @@ def asv_benchmarks(directory: Path, on_failure=None,
             task = Task(spec, spec.stmt, spec.setup, {"__bk_asv_prepare": prepared})
             params = dict(zip(bench.param_names, point)) if point else None
             out.append(Benchmark(name, task=task, file=_source_file(bench, root),
-                                 params=params))
+                                 params=params, aliases=aliases))
     return out
 
 

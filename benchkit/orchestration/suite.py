@@ -208,7 +208,7 @@ def select(paths: Iterable[str | Path], keyword: str | None = None,
     matches = keyword_filter(keyword)
     errors: list[tuple[Failure, SuiteError]] = []
     selected = [b for b in discover(paths, lambda f, e: errors.append((f, e)), matches)
-                if matches(b.name)]
+                if matches(b.selector())]
     errors = [(f, e) for f, e in errors if matches(f.benchmark)]
     if not selected and errors:
         raise errors[0][1]

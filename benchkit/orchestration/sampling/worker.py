@@ -42,7 +42,7 @@ class Worker:
         failures = []
         matches = keyword_filter(keyword)
         selected = [b for b in discover(paths, lambda f, e: failures.append(f))
-                    if matches(b.name)]
+                    if matches(b.selector())]
         out = []
         for b in selected:
             task = b.task if num_threads is None else b.task.with_threads(num_threads)
