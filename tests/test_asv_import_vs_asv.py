@@ -72,3 +72,24 @@ def test_every_value_asv_reads_is_the_value_benchkit_files(project, tmp_path):
         envs = {env for (_, env, sha, name) in ours if name.endswith("time_add_arr")}
         assert envs == {"conda-py3.11", "conda-py3.11-numpy", "virtualenv-py3.12",
                         "virtualenv-py3.12-numpy"}
+
+
+def test_without_benchmarks_json_the_names_are_asvs_defaults_and_it_says_so(tmp_path):
+    from test_cli import cli
+    root = tmp_path / "results"
+    shutil.copytree(REAL / "asv-samples", root)
+    (root / "benchmarks.json").unlink()
+    out = cli("history", "import-asv", root, "--db", tmp_path / "h.db", cwd=tmp_path,
+              check_code=0)
+    assert "benchmarks.json is missing: parameters are named as asv names them" in out.stderr
+    with HistoryDB(tmp_path / "h.db") as history:
+        names = {s.benchmark for s in history.series()}
+    assert "benchmarks.time_sort[param1=10]" in names
+    (root / "benchmarks.json").write_text("[1, 2")
+    out = cli("history", "import-asv", root, "--db", tmp_path / "h2.db", cwd=tmp_path,
+              check_code=0)
+    assert "benchmarks.json could not be read (not JSON" in out.stderr
+    shutil.copy(REAL / "asv-samples" / "benchmarks.json", root / "benchmarks.json")
+    out = cli("history", "import-asv", root, "--db", tmp_path / "h3.db", cwd=tmp_path,
+              check_code=0)
+    assert "benchmarks.json" not in out.stderr

@@ -270,6 +270,12 @@ def cmd_import_asv(args) -> int:
         print(f"not followed (benchmark types the history does not keep): "
               f"{', '.join(printable(s) for s in done.ignored[:10])}"
               + (f" and {len(done.ignored) - 10} more" if len(done.ignored) > 10 else ""))
+    if done.index_problem:
+        print(f"warning: {printable(str(Path(args.results_dir) / 'benchmarks.json'))} "
+              f"{printable(done.index_problem)}: parameters are named as asv names them "
+              "without it (param1, param2, ...) and each benchmark's type comes from its "
+              "name's prefix; copy asv's benchmarks.json next to the machine folders",
+              file=sys.stderr)
     if done.ordered_by == "date":
         print("warning: commits are ordered by commit date (UTC); pass --repo with the "
               "project's checkout to order them by its first-parent history", file=sys.stderr)

@@ -43,6 +43,7 @@ class AsvImport:
     skipped_files: tuple[tuple[str, str], ...]    # (file, why it was not imported)
     ignored: tuple[str, ...]                      # benchmarks of types the history ignores
     ordered_by: str       # "repository" (first-parent line) or "date"
+    index_problem: str = ""   # why benchmarks.json could not be used ("" when it was)
 
     def skipped_summary(self) -> str:
         """One line: how many files were skipped, by reason, with an example of each."""
@@ -73,15 +74,17 @@ def _read(path: Path) -> bytes:
     return read_bounded(path, lambda problem: HistoryError(problem), limit=FILE_LIMIT)
 
 
-def _benchmarks(root: Path) -> dict:
+def _benchmarks(root: Path) -> tuple[dict, str]:
+    """asv's index of the benchmarks (parameter names, types, units), and why it could not
+    be used ("" when it could)."""
     index = root / "benchmarks.json"
     if not index.is_file():
-        return {}
+        return {}, "is missing"
     try:
         parsed = _json(_read(index))
-    except (BenchkitError, ValueError, MemoryError):
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
+    except (BenchkitError, ValueError, MemoryError) as error:
+        return {}, f"could not be read ({_why(error, str(index))})"
+    return (parsed, "") if isinstance(parsed, dict) else ({}, "is not a JSON object")
 
 
 class _Commits:
@@ -122,7 +125,7 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
     if not root.is_dir():
         raise HistoryError(f"{root}: not a directory; pass asv's results directory (the "
                            "`results_dir` of asv.conf.json)")
-    benchmarks = _benchmarks(root)
+    benchmarks, index_problem = _benchmarks(root)
     files = sorted(p for p in root.glob("*/*.json") if p.name not in NOT_RUNS)
     if not files:
         raise HistoryError(f"{root}: no asv results files (MACHINE/COMMIT-ENV.json) here; "
@@ -164,7 +167,8 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
         if progress:
             progress(min(start + BATCH, len(files)), len(files), len(skipped))
     done = AsvImport(len(files), added, already, values, failed, tuple(skipped),
-                     tuple(ignored), "repository" if repo is not None else "date")
+                     tuple(ignored), "repository" if repo is not None else "date",
+                     index_problem)
     if len(skipped) == len(files):
         raise HistoryError(f"{root}: none of its {len(files)} results files could be "
                            f"imported: {done.skipped_summary()}; pass asv's results "
