@@ -93,3 +93,13 @@ def test_without_benchmarks_json_the_names_are_asvs_defaults_and_it_says_so(tmp_
     out = cli("history", "import-asv", root, "--db", tmp_path / "h3.db", cwd=tmp_path,
               check_code=0)
     assert "benchmarks.json" not in out.stderr
+
+
+def test_environments_measured_side_by_side_are_not_an_environment_change(tmp_path):
+    """asv_samples ran four environments at commits of the same date: no environment
+    moved to another, whatever the order of the commit ids."""
+    from test_cli import cli
+    db = tmp_path / "h.db"
+    cli("history", "import-asv", REAL / "asv-samples", "--db", db, cwd=tmp_path, check_code=0)
+    out = cli("history", "regressions", "--db", db, cwd=tmp_path, check_code=0)
+    assert out.stdout.splitlines() == ["no steps found"]

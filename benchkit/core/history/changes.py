@@ -58,7 +58,9 @@ def environment_changes(series_list: Sequence[Series]) -> list[EnvironmentChange
         ordered = sorted(group, key=_first_key)
         for old, new in zip(ordered, ordered[1:]):
             last = old.points[-1]
-            if _point_key(last, old) >= _first_key(new):
+            # not after it by position or date: side by side (a tie of dates says nothing
+            # of which came first; the commit ids only keep the sort stable)
+            if _point_key(last, old)[:2] >= _first_key(new)[:2]:
                 continue
             out.append(EnvironmentChange(benchmark, metric, machine, old.environment,
                                          new.environment, last.commit, new.points[0].commit,
