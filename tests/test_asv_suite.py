@@ -116,3 +116,34 @@ def test_an_asv_conf_that_is_not_json_or_too_big_is_one_clear_error(tmp_path):
         (tmp_path / "asv.conf.json").write_text(content)
         out = cli("run", cwd=tmp_path, check_code=2)
         assert "asv.conf.json" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_history_run_takes_suite_repository_and_branches_from_asv_conf(tmp_path):
+    """In an asv project, `benchkit history run` with no suite, range or repository runs
+    asv.conf.json's benchmark_dir at the tip of its branches, and names in one line what
+    of the file it does not follow."""
+    from test_history_e2e import FAST_INSTALL
+    from benchkit.system.history_db import HistoryDB
+    project = tmp_path / "project"
+    shutil.copytree(SUITE / "benchmarks", project / "perf" / "benchmarks")
+    (project / "perf" / "benchmarks" / "broken.py").unlink()
+    (project / "asv.conf.json").write_text(json.dumps({
+        "version": 1, "project": "p", "repo": ".", "branches": ["trunk"],
+        "benchmark_dir": "perf/benchmarks", "environment_type": "virtualenv",
+        "matrix": {"req": {"numpy": []}}, "install_command": ["in-dir={env_dir} pip install ."]}))
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(project), "PATH": "/usr/bin:/bin"}
+    for command in (["init", "-q", "-b", "trunk"], ["add", "-A"], ["commit", "-qm", "c"]):
+        subprocess.run(["git", "-C", str(project), *command], check=True, env=env)
+    out = cli("history", "run", "--install", FAST_INSTALL, "--processes", "1",
+              "--min-run-time", "0.01", "--db", tmp_path / "h.db", cwd=project, check_code=0)
+    assert (f"note: {project / 'asv.conf.json'}: benchmarks from "
+            f"{project / 'perf' / 'benchmarks'}, repository {project / '.'}, branches trunk; "
+            "not followed: environment_type, install_command, matrix") in out.stderr
+    assert "1 revisions: 1 measured" in out.stdout
+    with HistoryDB(tmp_path / "h.db") as history:
+        names = {s.benchmark for s in history.series()}
+    assert "arith.TimeArith.time_sum[n=10,kind='int']" in names
+    (project / "asv.conf.json").unlink()
+    out = cli("history", "run", "--db", tmp_path / "h.db", cwd=project, check_code=2)
+    assert "no PATH given and no asv.conf.json here" in out.stderr

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli import history_commands, saving
+from benchkit.cli import history_commands, history_options, saving
 from benchkit.cli.exit_codes import comparison_exit
 from benchkit.cli.run_command import DEFAULT_TIMEOUT
 from benchkit.errors import ArgumentCombinationError, BenchkitError, InvalidArgumentError
@@ -89,7 +89,7 @@ def add_parsers(sub) -> None:
                     help="also count each side's memory per run (exact: once per side, "
                          "after the rounds)")
     ab.add_argument("--json", action="store_true", help="print the verdicts as JSON")
-    history_commands.history_option(ab)
+    history_options.history_option(ab)
     ab.add_argument("--markdown", action="store_true", help="print the table as markdown")
     types.add_wide(ab)
 

@@ -11,29 +11,13 @@ from pathlib import Path
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
 from benchkit.cli.history_confirm import confirmed
+from benchkit.cli.history_options import (db_option, metric_type, open_db,
+                                        revision_options)
+from benchkit.cli.history_run_command import cmd_run
 from benchkit.cli.history_output import (breaks_a_gate, check_gates, format_value, place,
                                          warn_by_date)
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
-
-RUN_PASSTHROUGH = ("callgrind", "no_wall_time", "fast")
-
-
-def db_option(parser) -> None:
-    """--db PATH."""
-    parser.add_argument("--db", metavar="PATH",
-                        help="history database (default: $BENCHKIT_DB, else "
-                             ".benchkit/history.db at the top of the git checkout)")
-
-
-def metric_type(text: str):
-    """--metric: a history metric."""
-    from benchkit.core.history.series import HistoryMetric
-    try:
-        return HistoryMetric(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: choose one of "
-                                         f"{', '.join(m.value for m in HistoryMetric)}") from None
 
 
 def add_parsers(sub) -> None:
@@ -103,9 +87,10 @@ def add_parsers(sub) -> None:
     db_option(asv)
 
     run = hsub.add_parser("run", help="measure a range of commits and add them")
-    revision_options(run)
-    run.add_argument("--revs", nargs="+", required=True, metavar="REVSPEC",
-                     help="A..B as git rev-list reads it, or explicit revisions")
+    revision_options(run, paths="*")
+    run.add_argument("--revs", nargs="+", metavar="REVSPEC",
+                     help="A..B as git rev-list reads it, or explicit revisions (default: "
+                          "the branches of asv.conf.json when it is here)")
     run.add_argument("--steps", type=types.positive_int, metavar="N",
                      help="at most N revisions, spread evenly over the range")
     run.add_argument("--skip-existing", action=argparse.BooleanOptionalAction,
@@ -118,30 +103,6 @@ def add_parsers(sub) -> None:
                      help="`benchkit run --processes N` (wall time)")
     run.add_argument("--min-run-time", type=types.positive_float, metavar="S",
                      help="`benchkit run --min-run-time S` (wall time)")
-
-
-def revision_options(parser) -> None:
-    """The options of commands that install and measure revisions (history run, bisect)."""
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
-    parser.add_argument("--repo", metavar="DIR", help="git repository (default .)")
-    parser.add_argument("--install", metavar="CMD", help="install command, as for `ab`")
-    parser.add_argument("--machine", metavar="NAME", help="default: this host's name")
-    db_option(parser)
-
-
-def open_db(args, create: bool = True):
-    """The history database --db names (or the default one)."""
-    from benchkit.system.history_db import HistoryDB, default_path
-    path = Path(args.db) if args.db else default_path(getattr(args, "repo", None))
-    return HistoryDB(path, create=create)
-
-
-def history_option(parser) -> None:
-    """`--history` of `run` and `ab`."""
-    parser.add_argument("--history", action="store_true",
-                        help="also add what was measured to the history database")
-    parser.add_argument("--db", metavar="PATH", help="with --history: the database "
-                                                     "(default as for `benchkit history`)")
 
 
 def add_to_history(args, path: Path, rev: str | None = None) -> None:
@@ -329,61 +290,6 @@ def cmd_regressions(args) -> int:
               f"{printable(change.machine)}]: {printable(change.before)} -> "
               f"{printable(change.after)} at {change.commit.sha[:12]} (not a code change)")
     return ExitCode.FAILED if broken else ExitCode.OK
-
-
-def _run_args(args) -> list[str]:
-    out = [f"--{name.replace('_', '-')}" for name in RUN_PASSTHROUGH
-           if getattr(args, name, False)]
-    for name in ("processes", "min_run_time"):
-        if getattr(args, name, None) is not None:
-            out += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
-    return out
-
-
-def cmd_run(args) -> int:
-    """`benchkit history run PATH... --revs REVSPEC`."""
-    from benchkit.orchestration import history
-    from benchkit.cli.saving import progress
-    if args.no_wall_time and not args.callgrind:
-        raise BenchkitError("--no-wall-time without --callgrind measures nothing; add "
-                            "--callgrind")
-    paths = [str(Path(p).resolve()) for p in args.paths]
-    for path in paths:
-        if not Path(path).exists():
-            raise BenchkitError(f"{path}: no such file or directory")
-    from benchkit.orchestration.sampling.sides import check_install
-    check_install(args.install)
-    repo = history.git_root(args.repo)
-    commits = history.revisions(repo, args.revs, args.steps)
-    machine = args.machine or history.this_machine()
-    counts_only = args.callgrind and args.no_wall_time
-    bar = progress("revisions")
-    bar.total = len(commits)
-
-    def report(outcome) -> None:
-        bar.update(1)
-        print(f"{outcome.commit.sha[:12]} {outcome.status}: "
-              f"{printable(outcome.detail.splitlines()[0] if outcome.detail else '')}",
-              file=sys.stderr)
-
-    with open_db(args) as db:
-        from benchkit.core.history.series import HistoryMetric
-        try:
-            outcomes = history.run_history(
-                db, repo, commits, paths, _run_args(args), machine=machine,
-                install=args.install, skip_existing=args.skip_existing,
-                metrics=[m for m, wanted in ((HistoryMetric.TIME, not counts_only),
-                                             (HistoryMetric.INSTRUCTIONS, args.callgrind))
-                         if wanted],
-                on_revision=report)
-        finally:
-            bar.close()
-        path = db.path
-    tally = {s: sum(o.status == s for o in outcomes) for s in ("measured", "skipped",
-                                                                "failed")}
-    print(f"{len(outcomes)} revisions: {tally['measured']} measured, {tally['skipped']} "
-          f"already there, {tally['failed']} failed; history in {path}")
-    return ExitCode.FAILED if tally["failed"] else ExitCode.OK
 
 
 _HISTORY = {"add": cmd_add, "list": cmd_list, "show": cmd_show, "export": cmd_export,

@@ -5,7 +5,7 @@ import sys
 
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.cli.history_commands import db_option, open_db
+from benchkit.cli.history_options import db_option, open_db
 from benchkit.errors import ReportError
 from benchkit.system.files import check_site_dir
 

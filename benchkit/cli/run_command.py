@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli import history_commands, saving
+from benchkit.cli import history_commands, history_options, saving
 from benchkit.cli.exit_codes import ExitCode
 from benchkit.core.records import Benchmark, Failure, Phase
 from benchkit.errors import BenchkitError
@@ -66,7 +66,7 @@ def add_parsers(sub) -> None:
                           "sites, Python lines and native functions (needs memray)")
     run.add_argument("--no-wall-time", action="store_true",
                      help="with --callgrind or --memory: skip wall-time measurement")
-    history_commands.history_option(run)
+    history_options.history_option(run)
 
 
 @dataclasses.dataclass
@@ -233,12 +233,12 @@ def cmd_run(args) -> int:
     if (args.jobs or args.scheduler) and not args.callgrind:
         raise BenchkitError("-j/--scheduler apply to --callgrind collections; add --callgrind")
     if not args.paths:
-        from benchkit.orchestration.asv_suite import config_benchmark_dir
-        found = config_benchmark_dir(Path.cwd())
+        from benchkit.orchestration.asv_config import read_asv_config
+        found = read_asv_config(Path.cwd())
         if found is None:
             raise BenchkitError("benchkit run: no PATH given and no asv.conf.json here; pass "
                                 "suite files or directories")
-        args.paths = [str(found)]
+        args.paths = [str(found.benchmark_dir)]
     for path in args.paths:
         if not Path(path).exists():
             raise BenchkitError(f"{path}: no such file or directory")

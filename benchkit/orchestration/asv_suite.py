@@ -121,28 +121,3 @@ def not_measured(paths) -> list[str]:
         if path.is_dir() and looks_like_asv(path):
             asv_benchmarks(path, lambda failure, error: None, lambda name: False, out)
     return out
-
-
-def config_benchmark_dir(cwd: Path) -> Path | None:
-    """The `benchmark_dir` of the `asv.conf.json` in `cwd` (asv's default `benchmarks`), or
-    None when there is no such file. asv's files may hold `//` comment lines."""
-    import json
-    import re
-    config = cwd / "asv.conf.json"
-    if not config.is_file():
-        return None
-    from benchkit.system.reading import read_bounded
-    try:
-        # asv's configs are a few kilobytes: a bigger file is not one
-        raw = read_bounded(config, lambda problem: SuiteError(problem), limit=1 << 20)
-        text = re.sub(r"(?m)^\s*//.*$", "", raw.decode("utf-8"))
-        settings = json.loads(text)
-    except (OSError, ValueError, RecursionError) as error:
-        raise SuiteError(f"{config}: not readable as asv's JSON ({error}); pass the "
-                         "benchmark directory as PATH") from None
-    directory = settings.get("benchmark_dir", "benchmarks") if isinstance(settings, dict) \
-        else "benchmarks"
-    if not isinstance(directory, str) or not directory:
-        raise SuiteError(f"{config}: benchmark_dir is not a directory name; pass the "
-                         "benchmark directory as PATH")
-    return cwd / directory

@@ -1,0 +1,48 @@
+"""The options the history commands share (history, report, bisect, and `--history` of run
+and ab), declared once, and the database they name."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+def db_option(parser) -> None:
+    """--db PATH."""
+    parser.add_argument("--db", metavar="PATH",
+                        help="history database (default: $BENCHKIT_DB, else "
+                             ".benchkit/history.db at the top of the git checkout)")
+
+
+def metric_type(text: str):
+    """--metric: a history metric."""
+    from benchkit.core.history.series import HistoryMetric
+    try:
+        return HistoryMetric(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose one of "
+                                         f"{', '.join(m.value for m in HistoryMetric)}") from None
+
+
+def revision_options(parser, paths: str = "+") -> None:
+    """The options of commands that install and measure revisions (history run, bisect)."""
+    parser.add_argument("paths", nargs=paths, metavar="PATH",
+                        help="suite files or directories" + (
+                            " (default: asv.conf.json's benchmark_dir)" if paths == "*" else ""))
+    parser.add_argument("--repo", metavar="DIR", help="git repository (default .)")
+    parser.add_argument("--install", metavar="CMD", help="install command, as for `ab`")
+    parser.add_argument("--machine", metavar="NAME", help="default: this host's name")
+    db_option(parser)
+
+
+def open_db(args, create: bool = True):
+    """The history database --db names (or the default one)."""
+    from benchkit.system.history_db import HistoryDB, default_path
+    path = Path(args.db) if args.db else default_path(getattr(args, "repo", None))
+    return HistoryDB(path, create=create)
+
+
+def history_option(parser) -> None:
+    """`--history` of `run` and `ab`."""
+    parser.add_argument("--history", action="store_true",
+                        help="also add what was measured to the history database")
+    parser.add_argument("--db", metavar="PATH", help="with --history: the database "
+                                                     "(default as for `benchkit history`)")
