@@ -3,6 +3,7 @@ runner library on the same suite: the same benchmarks under the same names, asv'
 skips, a module that fails to import reported and the rest measured."""
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -147,3 +148,61 @@ def test_history_run_takes_suite_repository_and_branches_from_asv_conf(tmp_path)
     (project / "asv.conf.json").unlink()
     out = cli("history", "run", "--db", tmp_path / "h.db", cwd=project, check_code=2)
     assert "no PATH given and no asv.conf.json here" in out.stderr
+
+
+def test_format_asv_writes_what_asv_reads_publishes_and_import_asv_reads_back(tmp_path):
+    """`run --format asv` in an asv project: asv's own reader finds every value benchkit
+    measured (the skip as asv's NaN), `asv publish` builds its site from the directory, the
+    project's own benchmarks.json entries are kept, and import-asv files the same names."""
+    import math
+
+    import asv.results
+    from benchkit.system.history_db import HistoryDB
+    project = tmp_path / "project"
+    shutil.copytree(SUITE / "benchmarks", project / "benchmarks")
+    (project / "benchmarks" / "broken.py").unlink()
+    (project / "asv.conf.json").write_text(json.dumps({
+        "version": 1, "project": "p", "repo": ".", "branches": ["main"],
+        "environment_type": "existing", "results_dir": "results", "html_dir": "html"}))
+    (project / "results").mkdir()
+    (project / "results" / "benchmarks.json").write_text(json.dumps(
+        {"version": 2, "theirs.time_x": {"name": "theirs.time_x", "type": "time",
+                                         "params": [], "param_names": [], "version": "v"}}))
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(project), "PATH": "/usr/bin:/bin"}
+    outside = cli("run", "benchmarks", "--format", "asv", cwd=project, check_code=2)
+    assert "not in a git checkout" in outside.stderr and "wrote" not in outside.stdout
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "c"]):
+        subprocess.run(["git", "-C", str(project), *command], check=True, env=env)
+    cli("run", "benchmarks", "--format", "asv", "--asv-machine", "box", "--processes", "1",
+        "--min-run-time", "0.01", "-o", tmp_path / "r.json", cwd=project, check_code=0)
+    ours = {m.metadata["benchmark"]: m.median
+            for m in benchkit.load(tmp_path / "r.json").measurements}
+    (written,) = (project / "results" / "box").glob("*-benchkit-py*.json")
+    run = asv.results.Results.load(str(written))
+    theirs, skipped = {}, []
+    for key in run.get_all_result_keys():
+        params = run.get_result_params(key)
+        names = json.loads((project / "results" / "benchmarks.json").read_text())[key][
+            "param_names"]
+        for combo, value in zip(itertools.product(*params) if params else [()],
+                                run.get_result_value(key, params)):
+            name = f"{key}[{','.join(f'{n}={v}' for n, v in zip(names, combo))}]" \
+                if combo else key
+            if isinstance(value, float) and math.isnan(value):
+                skipped.append(name)
+            else:
+                theirs[name] = value
+    assert theirs == ours and skipped == ["sub.deep.Cached.time_scaled[param1=3]"]
+    index = json.loads((project / "results" / "benchmarks.json").read_text())
+    assert "theirs.time_x" in index and "arith.TimeArith.time_sum" in index
+    published = subprocess.run([str(Path(sys.executable).parent / "asv"), "publish"],
+                               cwd=project, capture_output=True, text=True)
+    assert published.returncode == 0, published.stdout + published.stderr
+    assert (project / "html" / "graphs").is_dir()
+    with HistoryDB(tmp_path / "h.db") as history:
+        from benchkit.orchestration.asv_import import import_asv
+        import_asv(history, project / "results")
+        series = history.series()
+    assert {s.benchmark for s in series} == {*ours, *skipped}
+    assert [str(status) for s in series for _, status in s.failed] == ["skipped"]

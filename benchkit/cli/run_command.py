@@ -67,6 +67,15 @@ def add_parsers(sub) -> None:
     run.add_argument("--no-wall-time", action="store_true",
                      help="with --callgrind or --memory: skip wall-time measurement")
     history_options.history_option(run)
+    run.add_argument("--format", choices=("benchkit", "asv"), default="benchkit",
+                     help="asv: also write the results into asv's results directory, as "
+                          "`asv run` would (for `asv publish`; `history import-asv` reads "
+                          "them back)")
+    run.add_argument("--asv-results", metavar="DIR",
+                     help="with --format asv: asv's results directory (default: "
+                          "asv.conf.json's results_dir, else .asv/results)")
+    run.add_argument("--asv-machine", metavar="NAME",
+                     help="with --format asv: asv's machine name (default: this host's)")
 
 
 @dataclasses.dataclass
@@ -242,6 +251,11 @@ def cmd_run(args) -> int:
     for path in args.paths:
         if not Path(path).exists():
             raise BenchkitError(f"{path}: no such file or directory")
+    if args.format == "asv":
+        from benchkit.orchestration.asv_export import check_asv_export
+        check_asv_export(Path.cwd(), args.asv_machine)
+    elif args.asv_results or args.asv_machine:
+        raise BenchkitError("--asv-results and --asv-machine apply to --format asv; add it")
     output = check_writable(args.output or saving.default_output("run"))
     with saving.output_lock(output) if args.output else contextlib.nullcontext():
         return _run_into(args, output)
@@ -289,6 +303,12 @@ def _run_into(args, output: Path) -> int:
     stored = saving.save(output, results, "results", exclusive=args.output is None)
     if args.history:
         history_commands.add_to_history(args, stored.path)
+    if args.format == "asv":
+        from benchkit.orchestration.asv_export import default_results_dir, write_asv_results
+        written = write_asv_results(
+            results, Path(args.asv_results) if args.asv_results else default_results_dir(
+                Path.cwd()), cwd=Path.cwd(), machine=args.asv_machine)
+        print(f"asv results: {written}")
     return saving.exit_code(ExitCode.FAILED if saving.real_failures(results.failures)
                             else ExitCode.OK, stored)
 

@@ -1,6 +1,7 @@
 """A project's `asv.conf.json`, as far as benchkit follows it: where the benchmarks are
 (`benchmark_dir`), which repository (`repo`, when it is a local checkout) and which branches
-(`branches`) `benchkit history run` measures. Everything else asv reads there (the
+(`branches`) `benchkit history run` measures, and where `benchkit run --format asv` writes
+(`results_dir`). Everything else asv reads there (the
 environment matrix, its build and install commands, its site's settings) is named as not
 followed, never silently ignored: benchkit installs each revision with its own `--install`
 command and measures in that environment."""
@@ -16,7 +17,7 @@ from benchkit.errors import SuiteError
 NAME = "asv.conf.json"
 # asv's configs are a few kilobytes: a bigger file is not one
 LIMIT = 1 << 20
-FOLLOWED = {"version", "project", "repo", "branches", "benchmark_dir", "dvcs"}
+FOLLOWED = {"version", "project", "repo", "branches", "benchmark_dir", "dvcs", "results_dir"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +30,7 @@ class AsvConfig:
     repo: Path | None
     branches: tuple[str, ...]
     not_followed: tuple[str, ...]      # keys present that benchkit does not follow
+    results_dir: Path | None = None    # where `run --format asv` writes (asv's default)
 
     def note(self) -> str:
         """One line on what was taken from the file and what was not."""
@@ -72,6 +74,8 @@ def read_asv_config(directory: Path) -> AsvConfig | None:
                          "on git repositories only")
     (repo,) = strings("repo", ["."])[:1] or ["."]
     local = None if re.match(r"^[\w+.-]+://|^[\w.-]+@", repo) else directory / repo
+    (results_dir,) = strings("results_dir", ["results"])[:1] or ["results"]
     return AsvConfig(path, directory / benchmark_dir, local,
                      tuple(strings("branches", [])),
-                     tuple(sorted(k for k in settings if k not in FOLLOWED)))
+                     tuple(sorted(k for k in settings if k not in FOLLOWED)),
+                     directory / results_dir)
