@@ -227,6 +227,9 @@ def cmd_import_asv(args) -> int:
               f"there, {len(done.skipped_files)} skipped; {db.path}")
     if done.skipped_files:
         print(f"skipped files: {printable(done.skipped_summary())}")
+    if done.outdated:
+        print(f"left out, as asv publish leaves them out: {done.outdated} results of "
+              "benchmarks measured with older code (their version is not benchmarks.json's)")
     if done.ignored:
         print(f"not followed (benchmark types the history does not keep): "
               f"{', '.join(printable(s) for s in done.ignored[:10])}"

@@ -44,6 +44,7 @@ class AsvImport:
     ignored: tuple[str, ...]                      # benchmarks of types the history ignores
     ordered_by: str       # "repository" (first-parent line) or "date"
     index_problem: str = ""   # why benchmarks.json could not be used ("" when it was)
+    outdated: int = 0         # results of benchmarks whose code changed since, left out
 
     def skipped_summary(self) -> str:
         """One line: how many files were skipped, by reason, with an example of each."""
@@ -134,6 +135,7 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
     added = already = values = failed = 0
     skipped: list[tuple[str, str]] = []
     ignored: dict[str, None] = {}
+    outdated = 0
     known = db.digests()
     # (parsing on several cores was tried: pickling the runs back cost more than it saved)
     prepared = (_prepare(path, root, benchmarks, known) for path in files)
@@ -164,11 +166,12 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
                 values += sum(o.status is Status.OK for o in run.observations)
                 failed += sum(o.status is not Status.OK for o in run.observations)
                 ignored.update(dict.fromkeys(run.ignored))
+                outdated += len(run.outdated)
         if progress:
             progress(min(start + BATCH, len(files)), len(files), len(skipped))
     done = AsvImport(len(files), added, already, values, failed, tuple(skipped),
                      tuple(ignored), "repository" if repo is not None else "date",
-                     index_problem)
+                     index_problem, outdated)
     if len(skipped) == len(files):
         raise HistoryError(f"{root}: none of its {len(files)} results files could be "
                            f"imported: {done.skipped_summary()}; pass asv's results "

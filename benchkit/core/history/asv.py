@@ -48,6 +48,9 @@ class AsvRun:
     env_name: str
     observations: tuple[Observation, ...]
     ignored: tuple[str, ...]        # benchmarks of a type the history does not follow
+    # benchmarks measured with code older than benchmarks.json's (another `version`): as
+    # `asv publish` does, their results are left out, so a rewritten benchmark is not a step
+    outdated: tuple[str, ...] = ()
 
 
 def _fail(where: str, what: str) -> HistoryError:
@@ -152,8 +155,9 @@ def parse_run(document: Any, benchmarks: dict[str, Any], where: str) -> AsvRun:
         raise _fail(where, "no result_columns")
     machine_params = document.get("params") if isinstance(document.get("params"), dict) else {}
     machine = str(machine_params.get("machine") or "unknown")
-    observations, ignored = [], []
+    observations, ignored, outdated = [], [], []
     started = []
+    versions_1 = document.get("benchmark_version") if version == 1 else None
     for name, row in results.items():
         if not isinstance(name, str) or not name:
             continue
@@ -167,6 +171,13 @@ def parse_run(document: Any, benchmarks: dict[str, Any], where: str) -> AsvRun:
             unit = ""
         column = (_columns_1(row) if version == 1 else
                   dict(zip(columns, row)) if isinstance(row, list) else None)
+        measured_with = (versions_1.get(name) if isinstance(versions_1, dict) else
+                         column.get("version") if isinstance(column, dict) else None)
+        current = info.get("version")
+        if isinstance(current, str) and isinstance(measured_with, str) \
+                and measured_with != current:
+            outdated.append(name)
+            continue
         param_names = [str(p) for p in info.get("param_names") or []
                        if isinstance(p, (str, int))]
         observations += _observations(name, metric, unit, column, param_names)
@@ -179,7 +190,8 @@ def parse_run(document: Any, benchmarks: dict[str, Any], where: str) -> AsvRun:
                    "requirements": document.get("requirements")}
     return AsvRun(Commit(sha, _date(document.get("date")), None, ""), machine,
                   _date(min(started)) if started else "", environment,
-                  environment["env_name"], tuple(observations), tuple(ignored))
+                  environment["env_name"], tuple(observations), tuple(ignored),
+                  tuple(outdated))
 
 
 def _observations(name: str, metric: HistoryMetric, unit: str, column: dict | None,
