@@ -52,20 +52,56 @@ def _asv_names(root: Path) -> dict[str, str]:
     return names
 
 
-def test_every_benchmark_asv_finds_is_measured_skipped_or_named(suite_run):
+def test_every_benchmark_asv_finds_is_measured_or_skipped(suite_run):
     root, out = suite_run
     results = benchkit.load(root / "run.json")
     measured = {m.metadata["benchmark"] for m in results.measurements}
+    valued = {v.metadata["benchmark"]: v for v in results.values}
     skipped = {f.benchmark for f in results.failures if f.kind.value == "skipped"}
     asv = _asv_names(root)
     timed = {name for name, kind in asv.items() if kind == "TimeBenchmark"}
     assert measured | skipped == timed
+    assert set(valued) == set(asv) - timed
     assert skipped == {"sub.deep.Cached.time_scaled[param1=3]"}
     assert "arith.TimeArith.time_sum[n=100,kind='float']" in measured
     assert "sub.deep.time_alone" in measured
-    others = len(asv) - len(timed)
-    assert f"note: {others} asv benchmarks of types mem_, peakmem_, track_ are not " \
-           "measured by benchkit yet" in out.stderr
+    assert "not measured" not in out.stderr
+
+
+# asv_runner's own value of each track_/mem_/peakmem_ benchmark, in a fresh process each,
+# as `asv run` takes it: (setup_cache, setup, run, teardown)
+ASV_VALUE = """
+import json, sys
+from asv_runner.discovery import get_benchmark_from_name
+bench = get_benchmark_from_name(sys.argv[1], sys.argv[2])
+cache = bench.do_setup_cache()
+if cache is not None:
+    bench.set_cache(cache)
+bench.do_setup()
+print(json.dumps(bench.run(*bench._build_params())))
+"""
+
+
+def test_track_mem_and_peakmem_values_are_asvs_own(suite_run):
+    """track_ is the returned number with asv's unit, mem_ pympler's asizeof as asv
+    computes it (exact), peakmem_ the peak resident memory of a lean fresh process, in
+    the band of asv_runner's own process."""
+    root, _ = suite_run
+    values = {v.metadata["benchmark"]: v for v in benchkit.load(root / "run.json").values}
+    track = values["arith.TimeArith.track_length[n=100,kind='float']"]
+    assert (str(track.kind), track.unit, track.values) == ("track", "items", [100.0, 100.0])
+    for name, asv_name in (("arith.TimeArith.mem_list[n=100,kind='int']",
+                            "arith.TimeArith.mem_list-2"),
+                           ("arith.peakmem_range", "arith.peakmem_range")):
+        theirs = json.loads(subprocess.run(
+            [sys.executable, "-c", ASV_VALUE, str(root / "benchmarks"), asv_name],
+            capture_output=True, text=True, check=True, cwd=root).stdout)
+        ours = values[name]
+        assert ours.unit == "bytes"
+        if str(ours.kind) == "mem":
+            assert ours.values == [theirs, theirs]
+        else:
+            assert 0.5 < ours.median / theirs < 1.5, (ours.values, theirs)
 
 
 def test_a_module_that_fails_to_import_fails_alone(suite_run):
@@ -176,8 +212,8 @@ def test_format_asv_writes_what_asv_reads_publishes_and_import_asv_reads_back(tm
         subprocess.run(["git", "-C", str(project), *command], check=True, env=env)
     cli("run", "benchmarks", "--format", "asv", "--asv-machine", "box", "--processes", "1",
         "--min-run-time", "0.01", "-o", tmp_path / "r.json", cwd=project, check_code=0)
-    ours = {m.metadata["benchmark"]: m.median
-            for m in benchkit.load(tmp_path / "r.json").measurements}
+    saved = benchkit.load(tmp_path / "r.json")
+    ours = {m.metadata["benchmark"]: m.median for m in [*saved.measurements, *saved.values]}
     (written,) = (project / "results" / "box").glob("*-benchkit-py*.json")
     run = asv.results.Results.load(str(written))
     theirs, skipped = {}, []
@@ -196,6 +232,8 @@ def test_format_asv_writes_what_asv_reads_publishes_and_import_asv_reads_back(tm
     assert theirs == ours and skipped == ["sub.deep.Cached.time_scaled[param1=3]"]
     index = json.loads((project / "results" / "benchmarks.json").read_text())
     assert "theirs.time_x" in index and "arith.TimeArith.time_sum" in index
+    assert [index["arith.TimeArith.track_length"][k] for k in ("type", "unit")] == [
+        "track", "items"]
     published = subprocess.run([str(Path(sys.executable).parent / "asv"), "publish"],
                                cwd=project, capture_output=True, text=True)
     assert published.returncode == 0, published.stdout + published.stderr

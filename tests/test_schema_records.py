@@ -15,11 +15,12 @@ from benchkit.core.measurement import Measurement, ProcessSample
 from benchkit.core.memory import AllocationSite, BlockCounts, DeviceCounts, MemoryStats
 from benchkit.core.records import Failure
 from benchkit.core.task import TaskSpec
+from benchkit.core.values import ValueStats
 
 
 RECORDS = {"task_spec": TaskSpec, "measurement": Measurement, "process": ProcessSample,
            "callgrind": CallgrindStats, "memory": MemoryStats, "memory_block": BlockCounts,
-           "allocation_site": AllocationSite, "failure": Failure}
+           "allocation_site": AllocationSite, "failure": Failure, "value": ValueStats}
 
 
 def _defs() -> dict:

@@ -97,12 +97,16 @@ def cmd_show(args) -> int:
         sites = format_sites(results.memory, markdown=args.markdown)
         if sites:
             print("\n" + sites)
+    if results.values:
+        from benchkit.core.values import format_values
+        print(format_values(results.values))
     if not results.ab:      # an A/B's comparison above lists its failures already
         for failure in results.failures:
             print(f"FAILED {one_line(failure.summary())}")
         if results.partial:
             print(f"PARTIAL: this run stopped early: {one_line(results.partial)}")
-    if not (results.measurements or results.callgrind or results.memory or results.failures):
+    if not (results.measurements or results.callgrind or results.memory or results.values
+            or results.failures):
         print(f"{one_line(args.file)} holds no results")
     return ExitCode.OK
 
@@ -128,13 +132,22 @@ def cmd_compare(args) -> int:
         compared = comparison.of_runs(base, new, args.fail_on, noise=args.noise,
                                       alpha=args.alpha, allow_missing=args.allow_missing,
                                       strict=args.strict)
-        if not compared.rows and not (compared.failed_base or compared.failed_new):
-            raise BenchkitError(f"{args.base} and {args.new} have no benchmark in common")
+    from benchkit.core.values import compare_values, format_value_changes
+    values = compare_values(base.values, new.values) if args.new is not None else []
+    if args.new is not None and not (compared.rows or values or compared.failed_base
+                                     or compared.failed_new):
+        raise BenchkitError(f"{args.base} and {args.new} have no benchmark in common")
     if args.json:
-        print(json.dumps(comparison_to_json(compared), indent=1))
+        document = comparison_to_json(compared)
+        if values:
+            document["values"] = [v.to_json() for v in values]
+        print(json.dumps(document, indent=1))
     else:
-        print(format_comparison(compared, markdown=args.markdown,
-                                width=types.table_width(args)))
+        if compared.rows or compared.failed_base or compared.failed_new or not values:
+            print(format_comparison(compared, markdown=args.markdown,
+                                    width=types.table_width(args)))
+        if values:
+            print(format_value_changes(values))
     return comparison_exit(compared, allow_missing=args.allow_missing)
 
 

@@ -86,6 +86,7 @@ class _Run:
     measurements: list = dataclasses.field(default_factory=list)
     counts: dict = dataclasses.field(default_factory=dict)     # benchmark index -> stats
     memory: list = dataclasses.field(default_factory=list)     # MemoryStats
+    values: list = dataclasses.field(default_factory=list)     # ValueStats (asv suites)
     failures: list[Failure] = dataclasses.field(default_factory=list)
     sampled: object = None
     executor: object = None     # a connected distributed.Client for --scheduler
@@ -99,10 +100,11 @@ class _Run:
             self.failures + list(getattr(self.sampled, "failures", [])))
         counts = [self.counts[i] for i in sorted(self.counts)]
         return Results(measurements, counts, collect(), failures=failures, partial=partial,
-                       memory=list(self.memory))
+                       memory=list(self.memory), values=list(self.values))
 
     def anything(self) -> bool:
-        return bool(self.measurements or self.counts or self.memory or self.failures or (
+        return bool(self.measurements or self.counts or self.memory or self.values
+                    or self.failures or (
             self.sampled is not None and (self.sampled.series or self.sampled.failures)))
 
 
@@ -163,17 +165,46 @@ def _counts(selected: list[Benchmark], args, state: _Run) -> None:
 
 
 def _note_asv_types(paths) -> None:
-    """One line on stderr naming the asv benchmarks of types benchkit does not time yet."""
+    """One line on stderr naming the asv benchmarks of types benchkit does not measure yet."""
     from benchkit.orchestration.asv_suite import not_measured
     try:
         skipped = not_measured(paths)
     except BenchkitError:
         return          # the suite's own error comes from measuring it
     if skipped:
-        kinds = sorted({name.split("[")[0].rsplit(".", 1)[-1].split("_", 1)[0] + "_"
-                        for name in skipped})
-        print(f"note: {len(skipped)} asv benchmarks of types {', '.join(kinds)} are not "
-              f"measured by benchkit yet (only time_ is), e.g. {skipped[0]}", file=sys.stderr)
+        print(f"note: {len(skipped)} asv timeraw_ benchmarks are not measured by benchkit "
+              f"yet, e.g. {skipped[0]}", file=sys.stderr)
+
+
+def _asv_values(args, settings, state: _Run) -> bool:
+    """Measure the selected track_, mem_ and peakmem_ benchmarks of asv suites; whether
+    timed benchmarks are selected too (asv suites only: other suites always are)."""
+    from benchkit.core.keywords import keyword_filter
+    from benchkit.orchestration.asv_suite import asv_benchmarks, looks_like_asv
+    from benchkit.orchestration.asv_values import measure_values, value_benchmarks
+    asv_dirs = [p for p in map(Path, args.paths) if p.is_dir() and looks_like_asv(p)]
+    if not asv_dirs:
+        return True
+    wanted = keyword_filter(args.keyword)
+    try:
+        items = value_benchmarks(asv_dirs, wanted)
+        timed = len(asv_dirs) < len(args.paths) or any(
+            asv_benchmarks(p, lambda failure, error: None, wanted) for p in asv_dirs)
+    except BenchkitError:
+        return True     # the suite's own error comes from measuring it
+    if items:
+        state.phase = "asv values"
+        bar = saving.progress("asv values")
+        bar.total = len(items)
+        try:
+            # asv's processes for a value: 2 by default (each value is exact or nearly so)
+            values, failures = measure_values(items, processes=min(settings.processes, 2),
+                                              timeout=args.timeout, on_done=bar.update)
+        finally:
+            bar.close()
+        state.values += values
+        state.failures += failures
+    return timed or not items
 
 
 def _measure(args, settings, state: _Run) -> None:
@@ -185,7 +216,8 @@ def _measure(args, settings, state: _Run) -> None:
         selected = select(args.paths, args.keyword, state.failures)
         if args.num_threads is not None:
             selected = [b.with_threads(args.num_threads) for b in selected]
-    if not args.no_wall_time:
+    timed = _asv_values(args, settings, state)
+    if not args.no_wall_time and timed:
         state.phase = "wall time"
         if args.in_process:
             _wall_in_process(selected, args.min_run_time, args.timeout, state)
@@ -294,6 +326,9 @@ def _run_into(args, output: Path) -> int:
                   f"{settings.min_run_time:g} s each")
     if results.callgrind:
         print(format_callgrind(results.callgrind))
+    if results.values:
+        from benchkit.core.values import format_values
+        print(format_values(results.values))
     if results.memory:
         print(format_memory(results.memory))
         sites = format_sites(results.memory)

@@ -151,6 +151,7 @@ class Phase(TextEnum):
     WALL_TIME = "wall time"
     INSTRUCTIONS = "instruction counts"
     MEMORY = "memory"
+    VALUE = "value"             # an asv track_, mem_ or peakmem_ benchmark's value
 
 
 class FailureKind(TextEnum):

@@ -26,6 +26,9 @@ Format history (bump FORMAT_VERSION and add a migration for every change):
   8 - a failure may be of kind "skipped": a benchmark its suite skips (an asv suite's
       setup raised NotImplementedError), kept so a later run can tell skipped from missing.
       Files of version 7 have none; nothing else changed.
+  9 - adds "values": what asv's track_, mem_ and peakmem_ benchmarks report (task_spec,
+      kind, unit, one value per process, metadata); a failure may be of phase "value".
+      Files of version 8 have neither.
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ from benchkit.core.task import TaskSpec
 from benchkit.errors import SchemaError
 
 FORMAT_NAME = "benchkit-results"
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 _COUNTS = ("baseline_inclusive_stats", "baseline_exclusive_stats", "stmt_inclusive_stats",
            "stmt_exclusive_stats")
 
@@ -60,6 +63,7 @@ class Results:
     failures: list[Failure] = dataclasses.field(default_factory=list)
     partial: str | None = None
     memory: list[Any] = dataclasses.field(default_factory=list)      # MemoryStats
+    values: list[Any] = dataclasses.field(default_factory=list)      # ValueStats
 
     def __iter__(self):
         return iter([*self.measurements, *self.callgrind, *self.memory])
@@ -139,6 +143,8 @@ def to_document(results: Results) -> dict[str, Any]:
         "measurements": [measurement_to_dict(m) for m in results.measurements],
         "callgrind": [callgrind_to_dict(s) for s in results.callgrind],
         "memory": [memory_to_dict(s) for s in results.memory],
+        "values": [{**v.to_dict(), "metadata": _jsonable_metadata(v.metadata, "metadata")}
+                   for v in results.values],
         "extra": results.extra,
         "ab": results.ab.to_dict() if results.ab is not None else None,
         "failures": [f.to_dict() for f in results.failures],
@@ -204,6 +210,11 @@ def memory_from_dict(d: dict[str, Any], where: str) -> Any:
     return MemoryStats.from_dict(d)
 
 
+def _value_from_dict(d: dict[str, Any]) -> Any:
+    from benchkit.core.values import ValueStats
+    return ValueStats.from_dict(d)
+
+
 def _migrate_1_to_2(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 2, "callgrind": [], "extra": doc.get("extra", {})}
 
@@ -232,9 +243,13 @@ def _migrate_7_to_8(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 8}
 
 
+def _migrate_8_to_9(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "version": 9, "values": []}
+
+
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5,
-    5: _migrate_5_to_6, 6: _migrate_6_to_7, 7: _migrate_7_to_8}
+    5: _migrate_5_to_6, 6: _migrate_6_to_7, 7: _migrate_7_to_8, 8: _migrate_8_to_9}
 
 
 def json_path(path: Iterable[Any]) -> str:
@@ -270,6 +285,7 @@ def from_document(doc: Any, validator: Any) -> Results:
         callgrind=[callgrind_from_dict(c, f"callgrind[{i}]")
                    for i, c in enumerate(doc.get("callgrind", []))],
         memory=[memory_from_dict(m, f"memory[{i}]") for i, m in enumerate(doc.get("memory", []))],
+        values=[_value_from_dict(v) for v in doc.get("values") or []],
         environment=doc.get("environment") or {}, extra=doc.get("extra") or {},
         ab=AbRecord.from_dict(doc["ab"]) if doc.get("ab") else None,
         failures=[Failure.from_dict(f) for f in doc.get("failures") or []],

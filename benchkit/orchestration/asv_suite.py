@@ -13,6 +13,7 @@ yet.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import io
 import itertools
@@ -24,10 +25,29 @@ from typing import Callable
 from benchkit.core.history.asv import grid_point_names
 from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
 from benchkit.core.task import Task, TaskSpec
+from benchkit.core.values import ValueKind
 from benchkit.errors import SuiteError
 
-# asv benchmark types benchkit times; the others are reported, not measured (yet)
+# asv benchmark types benchkit times, and those whose value it takes (each in a fresh
+# process, engines/asv_value.py); timeraw_ is reported, not measured (yet)
 MEASURED = {"TimeBenchmark"}
+VALUES = {"TrackBenchmark": ValueKind.TRACK, "MemBenchmark": ValueKind.MEM,
+          "PeakMemBenchmark": ValueKind.PEAKMEM}
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueBenchmark:
+    """One parameter combination of an asv track_, mem_ or peakmem_ benchmark: `name` as
+    benchkit names it, `asv_name` as asv_runner finds it (`name-index` on a grid)."""
+
+    name: str
+    asv_name: str
+    root: str
+    kind: ValueKind
+    unit: str
+    spec: TaskSpec
+    file: str
+    params: dict | None = None
 
 
 def looks_like_asv(directory: Path) -> bool:
@@ -65,9 +85,11 @@ def _import_all(root: Path, on_failure: Callable[[Failure, Exception], None] | N
 
 def asv_benchmarks(directory: Path, on_failure=None,
                    wanted: Callable[[str], bool] | None = None,
-                   not_measured: list[str] | None = None) -> list[Benchmark]:
-    """The benchmarks of an asv suite directory, one per parameter combination, in asv's
-    order. Benchmarks of types benchkit does not time yet are appended to `not_measured`."""
+                   not_measured: list[str] | None = None,
+                   values: list[ValueBenchmark] | None = None) -> list[Benchmark]:
+    """The timed benchmarks of an asv suite directory, one per parameter combination, in
+    asv's order. Those whose value benchkit takes (track_, mem_, peakmem_) are appended to
+    `values` (matching `wanted`), the ones it does not measure yet to `not_measured`."""
     try:
         from asv_runner.discovery import disc_benchmarks
         from benchkit.engines.asv_benchmark import prepared
@@ -84,14 +106,25 @@ def asv_benchmarks(directory: Path, on_failure=None,
     for bench in found:
         grid = tuple(tuple(str(v) for v in values) for values in bench.params)
         names = grid_point_names(bench.name, tuple(bench.param_names), grid)
-        if type(bench).__name__ not in MEASURED:
-            if not_measured is not None:
+        kind = type(bench).__name__
+        if kind not in MEASURED and (kind not in VALUES or values is None):
+            if not_measured is not None and kind not in VALUES:
                 not_measured += names
             continue
         points = itertools.product(*grid) if grid else [()]
         for index, (name, point) in enumerate(zip(names, points)):
             aliases = (f"{bench.name}({', '.join(point)})",) if point else ()
             if wanted is not None and not wanted("\n".join((name, *aliases))):
+                continue
+            if kind in VALUES:
+                values.append(ValueBenchmark(
+                    name, bench.name if not grid else f"{bench.name}-{index}", str(root),
+                    VALUES[kind], str(getattr(bench, "unit", "") or ""),
+                    TaskSpec(stmt=f"asv {kind}", setup="", label=bench.name,
+                             sub_label=", ".join(point[:-1]) or bench.name.rsplit(".", 1)[-1],
+                             description=point[-1] if point else None),
+                    _source_file(bench, root),
+                    dict(zip(bench.param_names, point)) if point else None))
                 continue
             spec = TaskSpec(stmt="__bk_asv_call()",
                             setup=f"__bk_asv_call = __bk_asv_prepare({str(root)!r}, "
@@ -115,7 +148,7 @@ def _source_file(bench, root: Path) -> str:
 
 def not_measured(paths) -> list[str]:
     """The benchmarks (per parameter combination) of the asv suites among `paths` that
-    benchkit does not time yet (asv's timeraw_, mem_, peakmem_ and track_)."""
+    benchkit does not measure yet (asv's timeraw_)."""
     out: list[str] = []
     for path in map(Path, paths):
         if path.is_dir() and looks_like_asv(path):

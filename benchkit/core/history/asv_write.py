@@ -7,7 +7,8 @@ measurements of one asv benchmark's grid points (metadata `params`, task label t
 name) become one row with its values in asv's order (the cartesian product of the values
 seen, the last parameter fastest; combinations not measured are null, as asv writes a
 failure, NaN a skip). The value is the median time per run in seconds, with the
-quartiles, the runs per block (`number`) and the blocks (`repeat`)."""
+quartiles, the runs per block (`number`) and the blocks (`repeat`); a track_, mem_ or
+peakmem_ value (ValueStats) is its median over the processes, with asv's type and unit."""
 from __future__ import annotations
 
 import dataclasses
@@ -21,10 +22,12 @@ from benchkit.core.measurement import Measurement
 from benchkit.core.records import FailureKind, benchmark_name
 from benchkit.core.schema import Results
 from benchkit.core.stats import summarize
+from benchkit.core.values import ValueStats
 
 COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a",
            "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat"]
 VERSION = "benchkit"     # asv's per-benchmark code version; the same in benchmarks.json
+_ASV_TYPE = {"track": "track", "mem": "memory", "peakmem": "peakmemory"}     # asv's names
 _PAIRS = re.compile(r",(?=[A-Za-z_]\w*=)")     # between the k=v of a grid point's name
 
 
@@ -54,7 +57,7 @@ def to_asv(results: Results, *, commit: str, commit_date_ms: int, started_ms: in
            machine: str, env_name: str) -> AsvExport:
     """The asv documents of one results file measured at `commit` on `machine`."""
     groups: dict[str, list[tuple[dict[str, str], Any]]] = {}
-    for m in results.measurements:
+    for m in [*results.measurements, *results.values]:
         params = (m.metadata or {}).get("params")
         name = benchmark_name(m)
         if isinstance(params, dict) and params:
@@ -79,13 +82,15 @@ def to_asv(results: Results, *, commit: str, commit_date_ms: int, started_ms: in
 
         def column(read):
             return [read(m) if isinstance(m, Measurement) else None for m in chosen]
-        rows[name] = [[m.median if isinstance(m, Measurement) else m for m in chosen],
+        rows[name] = [[m if m is None or isinstance(m, float) else m.median for m in chosen],
                       values, VERSION, started_ms, None,
                       [None] * len(chosen), [None] * len(chosen),
                       column(lambda m: summarize(m.times).p25),
                       column(lambda m: summarize(m.times).p75),
                       column(lambda m: m.number_per_run), column(lambda m: len(m.raw_times))]
-        benchmarks[name] = {"name": name, "type": "time", "unit": "seconds", "code": "",
+        kind, unit = next(((_ASV_TYPE[str(m.kind)], m.unit) for m in chosen
+                           if isinstance(m, ValueStats)), ("time", "seconds"))
+        benchmarks[name] = {"name": name, "type": kind, "unit": unit, "code": "",
                             "params": values, "param_names": names, "version": VERSION,
                             "timeout": 60.0, "number": 0, "repeat": 0}
     env = results.environment

@@ -93,6 +93,11 @@ def observations(results: Results) -> list[Observation]:
         units = len(m.processes) if m.processes else len(m.raw_times)
         out.append(Observation(benchmark_name(m), HistoryMetric.TIME, m.median, quartiles.p25,
                                quartiles.p75, units, measurement_to_dict(m), speed_relative(m)))
+    for v in results.values:
+        # an asv track_, mem_ or peakmem_ value: its metric, its unit (track's own)
+        out.append(Observation(benchmark_name(v), HistoryMetric(str(v.kind)), v.median,
+                               min(v.values), max(v.values), len(v.values), None, None,
+                               v.unit if str(v.kind) == "track" else ""))
     for s in results.callgrind:
         if (s.metadata or {}).get("side") == Side.BASE:
             continue

@@ -1,0 +1,117 @@
+"""Values a benchmark reports rather than times (pure): asv's `track_` benchmarks (the
+number the benchmark returns, in the unit it declares), `mem_` (the size of the object it
+returns, bytes, as asv measures it with pympler's asizeof) and `peakmem_` (the peak resident
+memory of the fresh process that ran it, bytes). One ValueStats per benchmark, one value per
+fresh process it was measured in."""
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from typing import Any, Sequence
+
+from benchkit.core.enums import TextEnum
+from benchkit.core.task import TaskSpec
+
+
+class ValueKind(TextEnum):
+    """What a value is: asv's benchmark type it comes from."""
+
+    TRACK = "track"
+    MEM = "mem"
+    PEAKMEM = "peakmem"
+
+
+@dataclasses.dataclass
+class ValueStats:
+    """The values one benchmark reported, one per process, with their unit ("bytes" for
+    mem and peakmem; the benchmark's own, e.g. "items", for track)."""
+
+    task_spec: TaskSpec
+    kind: ValueKind
+    unit: str
+    values: list[float]
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def median(self) -> float:
+        """The median of the values."""
+        return statistics.median(self.values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (metadata is written by the schema's codec)."""
+        return {"task_spec": self.task_spec.to_dict(), "kind": str(self.kind),
+                "unit": self.unit, "values": [float(v) for v in self.values]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ValueStats":
+        """Inverse of to_dict (of a document the schema has checked)."""
+        return cls(TaskSpec.from_dict(d["task_spec"]), ValueKind(d["kind"]), d["unit"],
+                   [float(v) for v in d["values"]], d.get("metadata") or {})
+
+
+def format_values(items: Sequence[ValueStats]) -> str:
+    """One row per ValueStats: benchmark, kind, the median value with its unit (bytes in
+    KiB/MiB), the spread over processes."""
+    from tabulate import tabulate
+
+    from benchkit.core.memory import format_bytes
+    from benchkit.core.records import benchmark_name
+    from benchkit.core.text import one_line
+
+    def shown(v: ValueStats, x: float) -> str:
+        return format_bytes(x) if v.unit == "bytes" else f"{x:.6g} {v.unit}".rstrip()
+    rows = [[one_line(benchmark_name(v)), str(v.kind), shown(v, v.median),
+             "" if min(v.values) == max(v.values) else f"{shown(v, min(v.values))} .. "
+                                          f"{shown(v, max(v.values))}", len(v.values)]
+            for v in items]
+    return tabulate(rows, headers=["benchmark", "kind", "value", "range", "processes"])
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueChange:
+    """One benchmark's value in two results files: `change` is new / base - 1 (None when
+    base is 0). A value is what the benchmark reports, so the change is stated, not judged:
+    no noise band applies to a count of items."""
+
+    benchmark: str
+    kind: ValueKind
+    unit: str
+    base: float
+    new: float
+
+    @property
+    def change(self) -> float | None:
+        """Relative change, or None when base is 0."""
+        return self.new / self.base - 1 if self.base else None
+
+    def to_json(self) -> dict[str, Any]:
+        """As `compare --json` lists it under "values"."""
+        return {"benchmark": self.benchmark, "kind": str(self.kind), "unit": self.unit,
+                "base": self.base, "new": self.new, "change": self.change}
+
+
+def compare_values(base: Sequence[ValueStats], new: Sequence[ValueStats]
+                   ) -> list[ValueChange]:
+    """The benchmarks with a value in both, in NEW's order, as ValueChanges of medians."""
+    from benchkit.core.records import benchmark_name
+    before = {(benchmark_name(v), v.kind): v for v in base}
+    out = []
+    for v in new:
+        b = before.get((benchmark_name(v), v.kind))
+        if b is not None:
+            out.append(ValueChange(benchmark_name(v), v.kind, v.unit, b.median, v.median))
+    return out
+
+
+def format_value_changes(changes: Sequence[ValueChange]) -> str:
+    """The table `compare` prints under the time verdicts."""
+    from tabulate import tabulate
+
+    from benchkit.core.memory import format_bytes
+    from benchkit.core.text import one_line
+
+    def shown(c: ValueChange, x: float) -> str:
+        return format_bytes(x) if c.unit == "bytes" else f"{x:.6g} {c.unit}".rstrip()
+    rows = [[one_line(c.benchmark), str(c.kind), shown(c, c.base), shown(c, c.new),
+             "" if c.change is None else f"{c.change:+.1%}"] for c in changes]
+    return tabulate(rows, headers=["benchmark", "kind", "base", "new", "change"])

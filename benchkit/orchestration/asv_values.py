@@ -1,0 +1,77 @@
+"""The values of an asv suite's track_, mem_ and peakmem_ benchmarks (`benchkit run` on an
+asv directory): each parameter combination run in `processes` fresh, lean processes
+(engines/asv_value.py, which imports nothing of benchkit), one value per process, as asv's
+own runner computes it. A benchmark that raises, times out or prints no answer is a failure
+of its own; asv's skips are skips."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Iterable
+
+from benchkit.core.records import Failure, FailureKind, Phase
+from benchkit.core.values import ValueStats
+from benchkit.orchestration.asv_suite import ValueBenchmark, asv_benchmarks, looks_like_asv
+
+SCRIPT = Path(__file__).resolve().parent.parent / "engines" / "asv_value.py"
+
+
+def value_benchmarks(paths: Iterable[str | Path], wanted: Callable[[str], bool]
+                     ) -> list[ValueBenchmark]:
+    """The track_, mem_ and peakmem_ benchmarks of the asv suites among `paths` that
+    `wanted` (a -k filter over names and asv's spellings) selects."""
+    out: list[ValueBenchmark] = []
+    for path in map(Path, paths):
+        if path.is_dir() and looks_like_asv(path):
+            asv_benchmarks(path, lambda failure, error: None, wanted, values=out)
+    return out
+
+
+def _one(item: ValueBenchmark, timeout: float) -> dict:
+    try:
+        done = subprocess.run([sys.executable, str(SCRIPT), item.root, item.asv_name],
+                              capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, cwd=str(Path(item.root).parent))
+    except subprocess.TimeoutExpired:
+        return {"timed_out": f"{item.name}: no value within {timeout:g} s (--timeout)"}
+    lines = done.stdout.strip().splitlines()
+    try:
+        reply = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        reply = None
+    if not isinstance(reply, dict):
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"its process exited with {done.returncode} without a value "
+                         f"({tail})"}
+    return reply
+
+
+def measure_values(items: list[ValueBenchmark], *, processes: int, timeout: float,
+                   on_done: Callable[[], None] | None = None
+                   ) -> tuple[list[ValueStats], list[Failure]]:
+    """(the ValueStats of the items measured, the failures and skips of the others)."""
+    values: list[ValueStats] = []
+    failures: list[Failure] = []
+    for item in items:
+        got: list[float] = []
+        for _ in range(processes):
+            reply = _one(item, timeout)
+            if "value" in reply:
+                got.append(float(reply["value"]))
+                continue
+            kind = (FailureKind.SKIPPED if "skipped" in reply else FailureKind.TIMED_OUT
+                    if "timed_out" in reply else FailureKind.RAISED)
+            why = str(reply.get("skipped") or reply.get("timed_out") or reply.get("error"))
+            failures.append(Failure(item.name, Phase.VALUE, kind, why, item.file))
+            got = []
+            break
+        if got:
+            metadata = {"benchmark": item.name, "gates": []}
+            if item.params:
+                metadata["params"] = item.params
+            values.append(ValueStats(item.spec, item.kind, item.unit, got, metadata))
+        if on_done is not None:
+            on_done()
+    return values, failures
