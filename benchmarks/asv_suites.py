@@ -9,9 +9,10 @@ of PyWavelets' source archive on PyPI; the project itself must be importable). F
 suite: asv's (benchmark, parameters) pairs by type, found by asv_runner in a process of its
 own as `asv run` finds them; and benchkit's run of the same directory (one process, 0.01 s
 per benchmark: a check of what is found and run, not of the figures): pairs
-measured, skipped (asv's NotImplementedError rule) and failed. Reported: the share of asv's
-time_ pairs benchkit measured or skipped, and the pairs of the other types benchkit does not
-measure yet.
+measured (time_ timed; track_, mem_ and peakmem_ as values), skipped (asv's
+NotImplementedError rule) and failed. Reported: the share of asv's pairs benchkit reported
+(measured, skipped or failed), and the pairs of types benchkit does not measure yet
+(timeraw_).
 """
 from __future__ import annotations
 
@@ -51,10 +52,13 @@ BENCHKIT_LIST = """
 import json, sys
 from pathlib import Path
 from benchkit.orchestration.asv_suite import asv_benchmarks
+from benchkit.orchestration.asv_values import value_benchmarks
 failures, others = [], []
 found = asv_benchmarks(Path(sys.argv[1]), lambda f, e: failures.append(f.benchmark), None,
                        others)
-print(json.dumps({"time": [b.name for b in found], "others": others, "failed": failures}))
+values = [v.name for v in value_benchmarks([sys.argv[1]], lambda name: True)]
+print(json.dumps({"time": [b.name for b in found], "values": values, "others": others,
+                  "failed": failures}))
 """
 
 
@@ -92,10 +96,11 @@ def main() -> None:
         if args.discover_only:
             found = benchkit_discovery(suite)
             timed = {n for n, kind in asv.items() if kind == "TimeBenchmark"}
-            named = set(found["time"]) | set(found["others"])
+            named = set(found["time"]) | set(found["values"]) | set(found["others"])
             rows[str(suite)] = {
                 "asv_pairs_by_type": dict(collections.Counter(asv.values())),
                 "benchkit_time_benchmarks": len(found["time"]),
+                "benchkit_value_benchmarks": len(found["values"]),
                 "benchkit_named_not_measured": len(found["others"]),
                 "same_names_percent": round(100 * len(named & set(asv)) / max(len(asv), 1),
                                             1),
@@ -112,26 +117,34 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             doc, seconds, _ = benchkit_run(suite, Path(tmp) / "run.json")
         measured = {m["metadata"]["benchmark"] for m in doc["measurements"]}
+        valued = {v["metadata"]["benchmark"] for v in doc.get("values", [])}
         skipped = {f["benchmark"] for f in doc["failures"] if f["kind"] == "skipped"}
         failed = {f["benchmark"] for f in doc["failures"] if f["kind"] != "skipped"}
         timed = {n for n, kind in asv.items() if kind == "TimeBenchmark"}
         reported = timed & (measured | skipped | failed)
+        others = {n for n, kind in asv.items() if kind != "TimeBenchmark"}
         rows[str(suite)] = {
             "asv_pairs_by_type": dict(collections.Counter(asv.values())),
             "asv_time_pairs": len(timed),
             "benchkit_measured": len(measured & timed),
+            "benchkit_values": len(valued & others),
+            "all_pairs_reported_percent": round(
+                100 * len(set(asv) & (measured | valued | skipped | failed))
+                / max(len(asv), 1), 1),
             "benchkit_skipped": len(skipped & timed),
             "benchkit_failed": len(failed & timed),
-            "benchkit_unknown_names": sorted((measured | skipped) - timed)[:10],
+            "benchkit_unknown_names": sorted((measured | valued | skipped) - set(asv))[:10],
             "time_pairs_reported_percent": round(100 * len(reported) / max(len(timed), 1), 1),
-            "not_measured_other_types": len(asv) - len(timed),
+            "not_measured_other_types": len(others - valued - skipped - failed),
             "benchkit_seconds": round(seconds, 1),
         }
         row = rows[str(suite)]
         print(f"{suite}: asv finds {len(asv)} pairs ({row['asv_pairs_by_type']}); benchkit "
               f"measured {row['benchkit_measured']}, skipped {row['benchkit_skipped']}, "
               f"failed {row['benchkit_failed']} of the {len(timed)} time_ pairs "
-              f"({row['time_pairs_reported_percent']} % reported) in {seconds:.0f} s; "
+              f"({row['time_pairs_reported_percent']} % reported), values of "
+              f"{row['benchkit_values']} of the {len(others)} other pairs; "
+              f"{row['all_pairs_reported_percent']} % of all pairs reported in {seconds:.0f} s; "
               f"{row['not_measured_other_types']} pairs of other types not measured yet")
     if args.output:
         # suites measured by earlier runs into the same file are kept
