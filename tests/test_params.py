@@ -118,3 +118,22 @@ def test_results_keep_the_point_and_k_selects_by_parameter(tmp_path):
         ("bench_grid::build[n=10,kind=tuple]", {"n": 10, "kind": "tuple"})]
     assert benchkit.core.records.Benchmark.of(loaded.measurements[0]).params == {
         "n": 10, "kind": "list"}
+
+
+def test_k_on_a_grid_of_100000_points_builds_only_the_points_it_selects(tmp_path):
+    """Issue 38 §5: -k on a 10^5-point grid hung (every point's Timer built, names checked
+    pairwise). The factory of a point -k refuses is never called: one call here."""
+    calls = tmp_path / "calls.txt"
+    (tmp_path / "bench_wide.py").write_text(textwrap.dedent(f'''
+        from benchkit import Timer, benchmark
+
+        @benchmark(params={{"a": list(range(1000)), "b": list(range(100))}})
+        def wide(a, b):
+            with open({str(calls)!r}, "a") as f:
+                f.write(f"{{a}},{{b}}\\n")
+            return Timer("pass")
+    '''))
+    found = discover([tmp_path / "bench_wide.py"], wanted=keyword_filter("a=7 and b=42"))
+    assert [b.name for b in found if keyword_filter("a=7 and b=42")(b.name)] == [
+        "bench_wide::wide[a=7,b=42]"]
+    assert calls.read_text() == "7,42\n"
