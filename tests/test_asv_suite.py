@@ -82,10 +82,13 @@ print(json.dumps(bench.run(*bench._build_params())))
 """
 
 
+LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+
+
 def test_track_mem_and_peakmem_values_are_asvs_own(suite_run):
     """track_ is the returned number with asv's unit, mem_ pympler's asizeof as asv
     computes it (exact), peakmem_ the peak resident memory of a lean fresh process, in
-    the band of asv_runner's own process."""
+    the band of asv_runner's own process started the same way."""
     root, _ = suite_run
     values = {v.metadata["benchmark"]: v for v in benchkit.load(root / "run.json").values}
     track = values["arith.TimeArith.track_length[n=100,kind='float']"]
@@ -93,15 +96,19 @@ def test_track_mem_and_peakmem_values_are_asvs_own(suite_run):
     for name, asv_name in (("arith.TimeArith.mem_list[n=100,kind='int']",
                             "arith.TimeArith.mem_list-2"),
                            ("arith.peakmem_range", "arith.peakmem_range")):
+        # started through a launcher, as asv starts its benchmark processes from its own
+        # small process: Linux keeps a parent's peak memory across fork and exec, so a
+        # child of this (large) test process would report the test's peak as its own
         theirs = json.loads(subprocess.run(
-            [sys.executable, "-c", ASV_VALUE, str(root / "benchmarks"), asv_name],
+            [sys.executable, "-c", LAUNCHER, sys.executable, "-c", ASV_VALUE,
+             str(root / "benchmarks"), asv_name],
             capture_output=True, text=True, check=True, cwd=root).stdout)
         ours = values[name]
         assert ours.unit == "bytes"
         if str(ours.kind) == "mem":
             assert ours.values == [theirs, theirs]
         else:
-            assert 0.5 < ours.median / theirs < 1.5, (ours.values, theirs)
+            assert 0.8 < ours.median / theirs < 1.25, (ours.values, theirs)
 
 
 def test_a_module_that_fails_to_import_fails_alone(suite_run):

@@ -1,7 +1,7 @@
 """The values of an asv suite's track_, mem_ and peakmem_ benchmarks (`benchkit run` on an
 asv directory): each parameter combination run in `processes` fresh, lean processes
-(engines/asv_value.py, which imports nothing of benchkit), one value per process, as asv's
-own runner computes it. A benchmark that raises, times out or prints no answer is a failure
+(engines/asv_value.py, which imports nothing of benchkit, started by a small launcher so
+that its peak memory is its own), one value per process, as asv's own runner computes it. A benchmark that raises, times out or prints no answer is a failure
 of its own; asv's skips are skips."""
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 from benchkit.core.records import Failure, FailureKind, Phase
 from benchkit.core.values import ValueStats
 from benchkit.orchestration.asv_suite import ValueBenchmark, asv_benchmarks, looks_like_asv
+from benchkit.system.processes import kill_group
 
 SCRIPT = Path(__file__).resolve().parent.parent / "engines" / "asv_value.py"
 
@@ -29,13 +30,24 @@ def value_benchmarks(paths: Iterable[str | Path], wanted: Callable[[str], bool]
     return out
 
 
+# Linux keeps a process's peak resident memory across fork and exec: a child started by
+# this process (which imported the suite to find its benchmarks) would report our peak as
+# its own. A small launcher in between starts the measuring process with a peak of its own.
+_LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+
+
 def _one(item: ValueBenchmark, timeout: float) -> dict:
+    command = [sys.executable, "-S", "-c", _LAUNCHER, sys.executable, str(SCRIPT), item.root,
+               item.asv_name]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, text=True, start_new_session=True,
+                               cwd=str(Path(item.root).parent))
     try:
-        done = subprocess.run([sys.executable, str(SCRIPT), item.root, item.asv_name],
-                              capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, cwd=str(Path(item.root).parent))
+        stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        kill_group(process)
         return {"timed_out": f"{item.name}: no value within {timeout:g} s (--timeout)"}
+    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     lines = done.stdout.strip().splitlines()
     try:
         reply = json.loads(lines[-1]) if lines else None
