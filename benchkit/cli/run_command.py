@@ -164,34 +164,29 @@ def _counts(selected: list[Benchmark], args, state: _Run) -> None:
         bar.close()
 
 
-def _note_asv_types(paths) -> None:
-    """One line on stderr naming the asv benchmarks of types benchkit does not measure yet."""
-    from benchkit.orchestration.asv_suite import not_measured
-    try:
-        skipped = not_measured(paths)
-    except BenchkitError:
-        return          # the suite's own error comes from measuring it
-    if skipped:
-        print(f"note: {len(skipped)} asv timeraw_ benchmarks are not measured by benchkit "
-              f"yet, e.g. {skipped[0]}", file=sys.stderr)
-
-
 def _asv_values(args, settings, state: _Run) -> bool:
-    """Measure the selected track_, mem_ and peakmem_ benchmarks of asv suites; whether
-    timed benchmarks are selected too (asv suites only: other suites always are)."""
+    """Measure the selected track_, mem_ and peakmem_ benchmarks of asv suites (and name
+    the ones benchkit does not measure yet, timeraw_, in one line); whether timed
+    benchmarks are selected too (asv suites only: other suites always are)."""
     from benchkit.core.keywords import keyword_filter
     from benchkit.orchestration.asv_suite import asv_benchmarks, looks_like_asv
-    from benchkit.orchestration.asv_values import measure_values, value_benchmarks
+    from benchkit.orchestration.asv_values import measure_values
     asv_dirs = [p for p in map(Path, args.paths) if p.is_dir() and looks_like_asv(p)]
     if not asv_dirs:
         return True
     wanted = keyword_filter(args.keyword)
+    items: list = []
+    skipped: list[str] = []
+    timed = len(asv_dirs) < len(args.paths)
     try:
-        items = value_benchmarks(asv_dirs, wanted)
-        timed = len(asv_dirs) < len(args.paths) or any(
-            asv_benchmarks(p, lambda failure, error: None, wanted) for p in asv_dirs)
+        for path in asv_dirs:       # one discovery: the timed benchmarks, and the values
+            timed = bool(asv_benchmarks(path, lambda failure, error: None, wanted,
+                                        skipped, items)) or timed
     except BenchkitError:
         return True     # the suite's own error comes from measuring it
+    if skipped:
+        print(f"note: {len(skipped)} asv timeraw_ benchmarks are not measured by benchkit "
+              f"yet, e.g. {skipped[0]}", file=sys.stderr)
     if items:
         state.phase = "asv values"
         bar = saving.progress("asv values")
@@ -210,7 +205,6 @@ def _asv_values(args, settings, state: _Run) -> bool:
 def _measure(args, settings, state: _Run) -> None:
     from benchkit.orchestration.sampling import runs
     selected: list[Benchmark] = []
-    _note_asv_types(args.paths)
     if args.callgrind or args.in_process:
         from benchkit.orchestration.suite import select
         selected = select(args.paths, args.keyword, state.failures)

@@ -7,8 +7,8 @@ parameters and the attributes are asv's by construction. Each parameter combinat
 benchkit benchmark named as `history import-asv` names it (`module.Class.time_x[n=100]`),
 so a benchmark keeps its name between imported asv results and benchkit's runs. `time_`
 benchmarks are timed by benchkit (engines.asv_benchmark prepares the call in the worker);
-asv's other types (`timeraw_`, `mem_`, `peakmem_`, `track_`) are listed as not measured
-yet.
+`track_`, `mem_` and `peakmem_` are ValueBenchmarks, whose values orchestration.asv_values
+takes; `timeraw_` is listed as not measured yet.
 """
 from __future__ import annotations
 
@@ -144,13 +144,3 @@ def asv_benchmarks(directory: Path, on_failure=None,
 def _source_file(bench, root: Path) -> str:
     module = sys.modules.get(getattr(bench.func, "__module__", ""), None)
     return getattr(module, "__file__", None) or str(root)
-
-
-def not_measured(paths) -> list[str]:
-    """The benchmarks (per parameter combination) of the asv suites among `paths` that
-    benchkit does not measure yet (asv's timeraw_)."""
-    out: list[str] = []
-    for path in map(Path, paths):
-        if path.is_dir() and looks_like_asv(path):
-            asv_benchmarks(path, lambda failure, error: None, lambda name: False, out)
-    return out
