@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import platform
 import re
 from typing import Any
 
@@ -80,21 +79,24 @@ def to_asv(results: Results, *, commit: str, commit_date_ms: int, started_ms: in
         at = {tuple(params.get(n) for n in names): m for params, m in points}
         chosen = [at.get(combo) for combo in combos]
 
+        timed = [(m, summarize(m.times)) if isinstance(m, Measurement) else None
+                 for m in chosen]
+
         def column(read):
-            return [read(m) if isinstance(m, Measurement) else None for m in chosen]
+            return [None if t is None else read(*t) for t in timed]
         rows[name] = [[m if m is None or isinstance(m, float) else m.median for m in chosen],
                       values, VERSION, started_ms, None,
                       [None] * len(chosen), [None] * len(chosen),
-                      column(lambda m: summarize(m.times).p25),
-                      column(lambda m: summarize(m.times).p75),
-                      column(lambda m: m.number_per_run), column(lambda m: len(m.raw_times))]
+                      column(lambda m, s: s.p25), column(lambda m, s: s.p75),
+                      column(lambda m, s: m.number_per_run),
+                      column(lambda m, s: len(m.raw_times))]
         kind, unit = next(((_ASV_TYPE[str(m.kind)], m.unit) for m in chosen
                            if isinstance(m, ValueStats)), ("time", "seconds"))
         benchmarks[name] = {"name": name, "type": kind, "unit": unit, "code": "",
                             "params": values, "param_names": names, "version": VERSION,
                             "timeout": 60.0, "number": 0, "repeat": 0}
     env = results.environment
-    python = ".".join(str(env.get("python", platform.python_version())).split(".")[:2])
+    python = ".".join(str(env.get("python", "")).split(".")[:2])
     machine_json = {"machine": machine, "arch": str(env.get("machine", "")),
                     "cpu": str(env.get("cpu_model", "")), "num_cpu": str(env.get("cpu_count", "")),
                     "os": str(env.get("os", "")), "ram": "", "version": 1}
