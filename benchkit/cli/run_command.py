@@ -193,12 +193,10 @@ def _asv_values(args, settings, state: _Run) -> bool:
         bar.total = len(items)
         try:
             # asv's processes for a value: 2 by default (each value is exact or nearly so)
-            values, failures = measure_values(items, processes=min(settings.processes, 2),
-                                              timeout=args.timeout, on_done=bar.update)
+            measure_values(items, processes=min(settings.processes, 2), timeout=args.timeout,
+                           values=state.values, failures=state.failures, on_done=bar.update)
         finally:
             bar.close()
-        state.values += values
-        state.failures += failures
     return timed or not items
 
 

@@ -47,6 +47,10 @@ def _one(item: ValueBenchmark, timeout: float) -> dict:
     except subprocess.TimeoutExpired:
         kill_group(process)
         return {"timed_out": f"{item.name}: no value within {timeout:g} s (--timeout)"}
+    except BaseException:
+        # Ctrl-C or SIGTERM: its own session does not get the terminal's signal
+        kill_group(process)
+        raise
     done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     lines = done.stdout.strip().splitlines()
     try:
@@ -61,11 +65,11 @@ def _one(item: ValueBenchmark, timeout: float) -> dict:
 
 
 def measure_values(items: list[ValueBenchmark], *, processes: int, timeout: float,
-                   on_done: Callable[[], None] | None = None
-                   ) -> tuple[list[ValueStats], list[Failure]]:
-    """(the ValueStats of the items measured, the failures and skips of the others)."""
-    values: list[ValueStats] = []
-    failures: list[Failure] = []
+                   values: list[ValueStats], failures: list[Failure],
+                   on_done: Callable[[], None] | None = None) -> None:
+    """Append the ValueStats of the items measured to `values`, the failures and skips of
+    the others to `failures`, each as soon as it is known (a run stopped part-way keeps
+    what was measured)."""
     for item in items:
         got: list[float] = []
         for _ in range(processes):
@@ -86,4 +90,3 @@ def measure_values(items: list[ValueBenchmark], *, processes: int, timeout: floa
             values.append(ValueStats(item.spec, item.kind, item.unit, got, metadata))
         if on_done is not None:
             on_done()
-    return values, failures
