@@ -49,21 +49,23 @@ class ValueStats:
                    [float(v) for v in d["values"]], d.get("metadata") or {})
 
 
+def _shown(unit: str, x: float) -> str:
+    """A value with its unit; bytes in B/KiB/MiB."""
+    from benchkit.core.memory import format_bytes
+    return format_bytes(x) if unit == "bytes" else f"{x:.6g} {unit}".rstrip()
+
+
 def format_values(items: Sequence[ValueStats]) -> str:
     """One row per ValueStats: benchmark, kind, the median value with its unit (bytes in
     KiB/MiB), the spread over processes."""
     from tabulate import tabulate
 
-    from benchkit.core.memory import format_bytes
     from benchkit.core.records import benchmark_name
     from benchkit.core.text import one_line
-
-    def shown(v: ValueStats, x: float) -> str:
-        return format_bytes(x) if v.unit == "bytes" else f"{x:.6g} {v.unit}".rstrip()
-    rows = [[one_line(benchmark_name(v)), str(v.kind), shown(v, v.median),
-             "" if min(v.values) == max(v.values) else f"{shown(v, min(v.values))} .. "
-                                          f"{shown(v, max(v.values))}", len(v.values)]
-            for v in items]
+    rows = [[one_line(benchmark_name(v)), str(v.kind), _shown(v.unit, v.median),
+             "" if min(v.values) == max(v.values) else
+             f"{_shown(v.unit, min(v.values))} .. {_shown(v.unit, max(v.values))}",
+             len(v.values)] for v in items]
     return tabulate(rows, headers=["benchmark", "kind", "value", "range", "processes"])
 
 
@@ -107,11 +109,7 @@ def format_value_changes(changes: Sequence[ValueChange]) -> str:
     """The table `compare` prints under the time verdicts."""
     from tabulate import tabulate
 
-    from benchkit.core.memory import format_bytes
     from benchkit.core.text import one_line
-
-    def shown(c: ValueChange, x: float) -> str:
-        return format_bytes(x) if c.unit == "bytes" else f"{x:.6g} {c.unit}".rstrip()
-    rows = [[one_line(c.benchmark), str(c.kind), shown(c, c.base), shown(c, c.new),
+    rows = [[one_line(c.benchmark), str(c.kind), _shown(c.unit, c.base), _shown(c.unit, c.new),
              "" if c.change is None else f"{c.change:+.1%}"] for c in changes]
     return tabulate(rows, headers=["benchmark", "kind", "base", "new", "change"])
