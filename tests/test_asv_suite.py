@@ -133,6 +133,38 @@ def test_asv_names_select_and_a_skip_alone_is_not_a_failure(tmp_path):
     assert "failed" not in out.stdout
 
 
+def test_an_asv_suite_whose_modules_are_named_bench_is_still_asvs(tmp_path):
+    # numpy's asv suite names its modules bench_*.py, as benchkit's own suite files are
+    # named: it is told apart by its modules not importing benchkit (or by asv.conf.json)
+    shutil.copytree(SUITE / "benchmarks", tmp_path / "benchmarks")
+    (tmp_path / "benchmarks" / "broken.py").unlink()
+    (tmp_path / "benchmarks" / "arith.py").rename(tmp_path / "benchmarks" / "bench_arith.py")
+    cli("run", "benchmarks", "-k", "TimeArith.time_sum(100, 'float')", "--processes", "1",
+        "--min-run-time", "0.01", "-o", tmp_path / "k.json", cwd=tmp_path, check_code=0)
+    results = benchkit.load(tmp_path / "k.json")
+    assert [m.metadata["benchmark"] for m in results.measurements] == [
+        "bench_arith.TimeArith.time_sum[n=100,kind='float']"]
+    from benchkit.orchestration.asv_suite import looks_like_asv
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "__init__.py").write_text("")
+    (own / "bench_x.py").write_text("from benchkit import Timer\nbench_x = Timer('1')\n")
+    assert looks_like_asv(tmp_path / "benchmarks") and not looks_like_asv(own)
+    (tmp_path / "asv.conf.json").write_text('{"version": 1, "benchmark_dir": "own"}')
+    assert looks_like_asv(own)
+
+
+def test_a_suite_package_that_fails_to_import_is_named_when_nothing_runs(tmp_path):
+    # numpy's suite of one release imports internals another release lacks: the whole
+    # package fails, and the error says so (not "no benchmarks match")
+    shutil.copytree(SUITE / "benchmarks", tmp_path / "benchmarks")
+    init = tmp_path / "benchmarks" / "__init__.py"
+    init.write_text("import a_module_that_is_not_installed\n" + init.read_text())
+    out = cli("run", "benchmarks", "-k", "TimeArith", "--processes", "1", "--min-run-time",
+              "0.01", "-o", tmp_path / "k.json", cwd=tmp_path, check_code=2)
+    assert "importing benchmarks raised ModuleNotFoundError" in out.stderr, out.stderr
+
+
 def test_a_grid_point_is_selected_by_asvs_own_spelling(tmp_path):
     shutil.copytree(SUITE / "benchmarks", tmp_path / "benchmarks")
     cli("run", "benchmarks", "-k", "TimeArith.time_sum(100, 'float')", "--processes", "1",

@@ -18,6 +18,7 @@ import importlib
 import io
 import itertools
 import pkgutil
+import re
 import sys
 from pathlib import Path
 from typing import Callable
@@ -51,11 +52,38 @@ class ValueBenchmark:
 
 
 def looks_like_asv(directory: Path) -> bool:
-    """An asv suite directory: a package (an `__init__.py`) holding no `bench_*.py` files
-    (benchkit's own suite files), or the `benchmark_dir` next to an `asv.conf.json`."""
+    """An asv suite directory: a package (an `__init__.py`) that an `asv.conf.json` next to
+    it (or above it) names as its `benchmark_dir`, or whose `bench_*.py` files (benchkit's
+    own suite files, and numpy's asv modules) do not import benchkit. Read as text, never
+    imported."""
     if not (directory / "__init__.py").is_file():
         return False
-    return not any(directory.rglob("bench_*.py"))
+    if _named_by_asv_config(directory):
+        return True
+    return not any(_imports_benchkit(path) for path in directory.rglob("bench_*.py"))
+
+
+_IMPORTS_BENCHKIT = re.compile(rb"^[ \t]*(from|import)[ \t]+benchkit\b", re.MULTILINE)
+
+
+def _imports_benchkit(path: Path) -> bool:
+    try:
+        return bool(_IMPORTS_BENCHKIT.search(path.read_bytes()))
+    except OSError:
+        return False
+
+
+def _named_by_asv_config(directory: Path) -> bool:
+    from benchkit.orchestration.asv_config import read_asv_config
+    here = directory.resolve()
+    for parent in list(here.parents)[:3]:
+        try:
+            config = read_asv_config(parent)
+        except SuiteError:
+            continue            # not asv's JSON: decided by the files instead
+        if config is not None:
+            return config.benchmark_dir.resolve() == here
+    return False
 
 
 def _import_all(root: Path, on_failure: Callable[[Failure, Exception], None] | None) -> None:

@@ -209,9 +209,15 @@ def select(paths: Iterable[str | Path], keyword: str | None = None,
     errors: list[tuple[Failure, SuiteError]] = []
     selected = [b for b in discover(paths, lambda f, e: errors.append((f, e)), matches)
                 if matches(b.selector())]
+    unmatched = [(f, e) for f, e in errors if not matches(f.benchmark)]
     errors = [(f, e) for f, e in errors if matches(f.benchmark)]
     if not selected and errors:
         raise errors[0][1]
+    if not selected and unmatched and keyword:
+        # a package that failed to import may hold what -k asks for: say so
+        raise SuiteError(f"no benchmarks in {' '.join(map(str, paths))} match -k {keyword!r}; "
+                         f"{len(unmatched)} could not be imported, which may hold them: "
+                         f"{unmatched[0][1]}")
     if failures is not None:
         failures += [f for f, _ in errors]
     elif errors:

@@ -50,7 +50,8 @@ class Worker:
             out.append({"name": b.name, "task_spec": task.spec.to_dict(), "file": b.file,
                         "gates": [str(g) for g in b.gates], "params": b.params})
         return {"benchmarks": out,
-                "failed": [f.to_dict() for f in failures if matches(f.benchmark)]}
+                # with nothing selected, a package that failed to import may hold it
+                "failed": [f.to_dict() for f in failures if matches(f.benchmark) or not out]}
 
     def tasks(self, job):
         """Load tasks shipped in a job file, named by position."""

@@ -1,0 +1,143 @@
+"""Record a real project's history release by release, in asv's results format (version 2).
+
+A project's own asv suite is run with `benchkit run` against each of its released versions
+from the package index, oldest first, in one scratch environment where only that package is
+reinstalled between runs. Each release is one "commit": its id is the SHA-1 of
+`PACKAGE==VERSION` (there is no repository here), its date the release's upload time. The
+series carry the project's real performance changes between releases and this machine's
+noise, so benchmarks/perf_history_detection.py can take their real steps out and inject
+known ones, as it does with other projects' asv results.
+
+    python benchmarks/record_release_history.py OUT_DIR --package numpy \\
+        --suite numpy-2.3.5/benchmarks/benchmarks --python VENV/bin/python \\
+        -k "bench_core.Core or bench_core.Temporaries" --since 1.24.0
+
+VENV is a virtual environment with benchkit (and asv_runner) installed; the suite is the
+project's asv benchmark directory, e.g. from its source archive on the package index.
+OUT_DIR gets asv's layout: benchmarks.json, MACHINE/machine.json, MACHINE/SHA-ENV.json. A
+release already in OUT_DIR is not measured again, so a stopped recording goes on.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import platform
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+FINAL = re.compile(r"\d+(\.\d+)*")      # 2.3.5, not 2.4.0rc1
+SIMPLE = "https://pypi.org/pypi/"         # the JSON's file URLs may be relative to it
+
+
+def releases(package: str, since: str | None) -> list[tuple[str, str, str | None]]:
+    """(version, upload time, source archive URL) of every final release with a wheel for
+    this interpreter on this platform, oldest first."""
+    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    with urllib.request.urlopen(f"https://pypi.org/pypi/{package}/json", timeout=60) as r:
+        data = json.load(r)
+    out = []
+    for version, files in data["releases"].items():
+        wheels = [f for f in files if f["filename"].endswith(".whl") and f"-{tag}-" in
+                  f["filename"] and "manylinux" in f["filename"] and
+                  platform.machine() in f["filename"] and not f.get("yanked")]
+        sdists = [f["url"] for f in files if f["packagetype"] == "sdist"]
+        if FINAL.fullmatch(version) and wheels:
+            out.append((version, min(f["upload_time_iso_8601"] for f in wheels),
+                        urllib.parse.urljoin(SIMPLE, sdists[0]) if sdists else None))
+    key = lambda v: tuple(int(x) for x in v.split("."))  # noqa: E731
+    out.sort(key=lambda item: key(item[0]))
+    return [item for item in out if since is None or key(item[0]) >= key(since)]
+
+
+def suite_of(url: str, inner: str, into: Path) -> Path:
+    """`inner` (e.g. benchmarks/benchmarks) of the release's source archive, extracted."""
+    archive = into / "sdist.tar.gz"
+    with urllib.request.urlopen(url, timeout=300) as r:
+        archive.write_bytes(r.read())
+    with tarfile.open(archive) as tar:
+        top = tar.getnames()[0].split("/")[0]
+        members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/{inner}/")]
+        tar.extractall(into, members=members, filter="data")
+    archive.unlink()
+    return into / top / inner
+
+
+def millis(iso: str) -> int:
+    return int(datetime.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="asv results directory to write")
+    parser.add_argument("--package", required=True)
+    suite = parser.add_mutually_exclusive_group(required=True)
+    suite.add_argument("--suite", type=Path, help="the asv benchmark directory (one for all)")
+    suite.add_argument("--suite-in-sdist", metavar="INNER",
+                       help="each release's own suite: this directory of its source archive "
+                            "(e.g. benchmarks/benchmarks)")
+    parser.add_argument("--python", required=True,
+                        help="interpreter of the scratch environment (benchkit installed)")
+    parser.add_argument("-k", default=None, help="benchkit's -k: which benchmarks")
+    parser.add_argument("--since", default=None, help="first version (default: all)")
+    parser.add_argument("--processes", type=int, default=5)
+    parser.add_argument("--min-run-time", type=float, default=0.05)
+    parser.add_argument("--machine", default=platform.node() or "machine")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchkit.core.history.asv_write import to_asv
+    from benchkit.system.results_files import load
+
+    python = ".".join(platform.python_version_tuple()[:2])
+    env_name = f"release-{args.package}-py{python}"
+    folder = args.out / args.machine
+    folder.mkdir(parents=True, exist_ok=True)
+    benchmarks = {"version": 2}
+    if (args.out / "benchmarks.json").exists():
+        benchmarks = json.loads((args.out / "benchmarks.json").read_text())
+    todo = releases(args.package, args.since)
+    print(f"{len(todo)} releases of {args.package}: {todo[0][0]} .. {todo[-1][0]}", flush=True)
+    for version, uploaded, sdist in todo:
+        commit = hashlib.sha1(f"{args.package}=={version}".encode()).hexdigest()
+        if any(folder.glob(f"{commit[:8]}-*.json")):
+            continue
+        subprocess.run([args.python, "-m", "pip", "install", "-q", "--no-deps",
+                        f"{args.package}=={version}"], check=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "run.json"
+            if args.suite_in_sdist and sdist is None:
+                print(f"{version}: no source archive", flush=True)
+                continue
+            suite = (args.suite.resolve() if args.suite else
+                     suite_of(sdist, args.suite_in_sdist.strip("/"), Path(tmp)))
+            command = [args.python, "-m", "benchkit", "run", str(suite),
+                       "--processes", str(args.processes),
+                       "--min-run-time", str(args.min_run_time), "-o", str(out)]
+            if args.k:
+                command[4:4] = ["-k", args.k]
+            done = subprocess.run(command, cwd=tmp, capture_output=True, text=True)
+            if not out.exists():
+                print(f"{version}: no results ({done.stderr.strip()[-300:]})", flush=True)
+                continue
+            results = load(out)
+        export = to_asv(results, commit=commit, commit_date_ms=millis(uploaded),
+                        started_ms=millis(uploaded), machine=args.machine, env_name=env_name)
+        if not (folder / "machine.json").exists():
+            (folder / "machine.json").write_text(json.dumps(export.machine_json, indent=1))
+        (folder / export.file_name).write_text(json.dumps(export.run, indent=1))
+        benchmarks.update({k: v for k, v in export.benchmarks.items() if k not in benchmarks})
+        (args.out / "benchmarks.json").write_text(json.dumps(benchmarks, indent=1))
+        print(f"{version} ({uploaded[:10]}): {len(results.measurements)} measured, "
+              f"{len(results.failures)} failed", flush=True)
+
+
+if __name__ == "__main__":
+    main()
