@@ -59,7 +59,8 @@ def test_every_benchmark_asv_finds_is_measured_or_skipped(suite_run):
     valued = {v.metadata["benchmark"]: v for v in results.values}
     skipped = {f.benchmark for f in results.failures if f.kind.value == "skipped"}
     asv = _asv_names(root)
-    timed = {name for name, kind in asv.items() if kind == "TimeBenchmark"}
+    timed = {name for name, kind in asv.items() if kind in ("TimeBenchmark",
+                                                           "TimerawBenchmark")}
     assert measured | skipped == timed
     assert set(valued) == set(asv) - timed
     assert skipped == {"sub.deep.Cached.time_scaled[param1=3]"}
@@ -83,6 +84,29 @@ print(json.dumps(bench.run(*bench._build_params())))
 
 
 LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+
+
+def test_timeraw_is_timed_in_fresh_interpreters_as_asv_times_it(suite_run):
+    """timeraw_: one fresh interpreter per sample (one process each), in the band of
+    asv_runner's own timing of the same code."""
+    root, _ = suite_run
+    times = {m.metadata["benchmark"]: m for m in benchkit.load(root / "run.json").measurements}
+    small, large = (times[f"arith.TimeRaw.timeraw_sorted[n={n}]"] for n in (100, 10000))
+    assert len(small.processes) == len(small.times) == 2
+    assert large.median > 5 * small.median        # sorting 10,000 items, not 100
+    asv_timing = """
+import json, statistics, sys
+from asv_runner.discovery import get_benchmark_from_name
+bench = get_benchmark_from_name(sys.argv[1], sys.argv[2])
+timer = bench._get_timer(*bench._build_params())
+print(json.dumps(statistics.median(timer.timeit(1) for _ in range(5))))
+"""
+    theirs = json.loads(subprocess.run(
+        [sys.executable, "-c", asv_timing, str(root / "benchmarks"),
+         "arith.TimeRaw.timeraw_sorted-1"],
+        capture_output=True, text=True, check=True, cwd=root).stdout)
+    assert 1 / 3 < large.median / theirs < 3, (large.times, theirs)
+    assert "arith.timeraw_import_json" in times
 
 
 def test_track_mem_and_peakmem_values_are_asvs_own(suite_run):

@@ -87,6 +87,7 @@ class _Run:
     counts: dict = dataclasses.field(default_factory=dict)     # benchmark index -> stats
     memory: list = dataclasses.field(default_factory=list)     # MemoryStats
     values: list = dataclasses.field(default_factory=list)     # ValueStats (asv suites)
+    timeraw: list = dataclasses.field(default_factory=list)    # Measurements (asv timeraw_)
     failures: list[Failure] = dataclasses.field(default_factory=list)
     sampled: object = None
     executor: object = None     # a connected distributed.Client for --scheduler
@@ -94,8 +95,9 @@ class _Run:
     def results(self, partial: str | None = None):
         from benchkit.core.schema import Results
         from benchkit.system.machine import collect
-        measurements = list(self.measurements) or (
+        measurements = (list(self.measurements) or (
             self.sampled.measurements() if self.sampled is not None else [])
+        ) + list(self.timeraw)
         failures = saving.first_failure_per_benchmark(
             self.failures + list(getattr(self.sampled, "failures", [])))
         counts = [self.counts[i] for i in sorted(self.counts)]
@@ -104,6 +106,7 @@ class _Run:
 
     def anything(self) -> bool:
         return bool(self.measurements or self.counts or self.memory or self.values
+                    or self.timeraw
                     or self.failures or (
             self.sampled is not None and (self.sampled.series or self.sampled.failures)))
 
@@ -165,8 +168,8 @@ def _counts(selected: list[Benchmark], args, state: _Run) -> None:
 
 
 def _asv_values(args, settings, state: _Run) -> bool:
-    """Measure the selected track_, mem_ and peakmem_ benchmarks of asv suites (and name
-    the ones benchkit does not measure yet, timeraw_, in one line); whether timed
+    """Measure the selected track_, mem_, peakmem_ and timeraw_ benchmarks of asv suites
+    (and name any of a type benchkit does not measure, in one line); whether timed
     benchmarks are selected too (asv suites only: other suites always are)."""
     from benchkit.core.keywords import keyword_filter
     from benchkit.orchestration.asv_suite import asv_benchmarks, looks_like_asv
@@ -185,8 +188,8 @@ def _asv_values(args, settings, state: _Run) -> bool:
     except BenchkitError:
         return True     # the suite's own error comes from measuring it
     if skipped:
-        print(f"note: {len(skipped)} asv timeraw_ benchmarks are not measured by benchkit "
-              f"yet, e.g. {skipped[0]}", file=sys.stderr)
+        print(f"note: {len(skipped)} asv benchmarks of a type benchkit does not measure, "
+              f"e.g. {skipped[0]}", file=sys.stderr)
     if items:
         state.phase = "asv values"
         bar = saving.progress("asv values")
@@ -194,7 +197,8 @@ def _asv_values(args, settings, state: _Run) -> bool:
         try:
             # asv's processes for a value: 2 by default (each value is exact or nearly so)
             measure_values(items, processes=min(settings.processes, 2), timeout=args.timeout,
-                           values=state.values, failures=state.failures, on_done=bar.update)
+                           values=state.values, failures=state.failures, on_done=bar.update,
+                           times=state.timeraw, samples=settings.processes)
         finally:
             bar.close()
     return timed or not items
@@ -313,9 +317,13 @@ def _run_into(args, output: Path) -> int:
     results = state.results()
     if results.measurements:
         print(Compare(by_suite_file(results.measurements)))
-        if results.measurements[0].processes is not None:
-            print(f"each benchmark measured in {settings.processes} fresh processes, "
+        if state.sampled is not None and state.sampled.series:
+            print(f"each benchmark measured in {settings.processes} fresh "
+                  f"process{'es' if settings.processes != 1 else ''}, "
                   f"{settings.min_run_time:g} s each")
+        if state.timeraw:
+            print(f"timeraw_: each sample timed in a fresh interpreter, "
+                  f"{settings.processes} samples")
     if results.callgrind:
         print(format_callgrind(results.callgrind))
     if results.values:

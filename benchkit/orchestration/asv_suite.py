@@ -8,7 +8,8 @@ benchkit benchmark named as `history import-asv` names it (`module.Class.time_x[
 so a benchmark keeps its name between imported asv results and benchkit's runs. `time_`
 benchmarks are timed by benchkit (engines.asv_benchmark prepares the call in the worker);
 `track_`, `mem_` and `peakmem_` are ValueBenchmarks, whose values orchestration.asv_values
-takes; `timeraw_` is listed as not measured yet.
+takes, and so are `timeraw_` benchmarks, each sample timed in a fresh interpreter (their
+kind is None: a time, not a value).
 """
 from __future__ import annotations
 
@@ -29,22 +30,23 @@ from benchkit.core.task import Task, TaskSpec
 from benchkit.core.values import ValueKind
 from benchkit.errors import SuiteError
 
-# asv benchmark types benchkit times, and those whose value it takes (each in a fresh
-# process, engines/asv_value.py); timeraw_ is reported, not measured (yet)
+# asv benchmark types benchkit times in its workers, and those taken in fresh processes of
+# their own (engines/asv_value.py): values, and timeraw_'s times (kind None)
 MEASURED = {"TimeBenchmark"}
 VALUES = {"TrackBenchmark": ValueKind.TRACK, "MemBenchmark": ValueKind.MEM,
-          "PeakMemBenchmark": ValueKind.PEAKMEM}
+          "PeakMemBenchmark": ValueKind.PEAKMEM, "TimerawBenchmark": None}
 
 
 @dataclasses.dataclass(frozen=True)
 class ValueBenchmark:
-    """One parameter combination of an asv track_, mem_ or peakmem_ benchmark: `name` as
-    benchkit names it, `asv_name` as asv_runner finds it (`name-index` on a grid)."""
+    """One parameter combination of an asv track_, mem_, peakmem_ or timeraw_ benchmark
+    (`kind` None: a time taken in fresh interpreters, not a value): `name` as benchkit
+    names it, `asv_name` as asv_runner finds it (`name-index` on a grid)."""
 
     name: str
     asv_name: str
     root: str
-    kind: ValueKind
+    kind: ValueKind | None
     unit: str
     spec: TaskSpec
     file: str
