@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/asv_suites.py SUITE_DIR [SUITE_DIR ...] \\
         [-o results/asv_suites.json]      (suites already in the file are kept)
+    .venv/bin/python benchmarks/asv_suites.py SUITE_DIR --time-ratios 100 -o ...
 
 SUITE_DIR is a project's asv benchmark directory, unchanged (e.g. `benchmarks/benchmarks`
 of PyWavelets' source archive on PyPI; the project itself must be importable). For each
@@ -13,6 +14,11 @@ measured (time_ timed, timeraw_ timed in fresh interpreters; track_, mem_ and pe
 values), skipped (asv's NotImplementedError rule) and failed. Reported: the share of asv's
 pairs benchkit reported (measured, skipped or failed), and the pairs of types benchkit does
 not measure (none now).
+
+With --time-ratios N: N time_ pairs drawn at random are measured by benchkit with its
+defaults and by asv_runner in fresh processes as `asv run` takes them, settled (2 processes,
+the benchmark's own attributes) and --quick (1 process, one sample of one call): the share
+of pairs whose benchkit time is within a factor of 3 of asv's, and the ratios' spread.
 """
 from __future__ import annotations
 
@@ -34,8 +40,9 @@ print(json.dumps([[b.name, type(b).__name__, b.params, b.param_names]
 """
 
 
-def asv_pairs(suite: Path) -> dict[str, str]:
-    """{benchmark[params]: asv type} as asv's discovery finds them."""
+def asv_pairs(suite: Path, ids: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
+    """{benchmark[params]: asv type} as asv's discovery finds them (and, into `ids`, the
+    name asv_runner gives each: `name-INDEX` on a grid)."""
     listed = subprocess.run([sys.executable, "-c", ASV_LIST, str(suite.resolve())],
                             capture_output=True, text=True, check=True, cwd=suite.parent)
     out = {}
@@ -43,10 +50,104 @@ def asv_pairs(suite: Path) -> dict[str, str]:
         points: list[list[str]] = [[]]
         for values in params:
             points = [p + [v] for p in points for v in values]
-        for point in points:
+        for index, point in enumerate(points):
             shown = ",".join(f"{k}={v}" for k, v in zip(names, point))
-            out[f"{name}[{shown}]" if params else name] = kind
+            pair = f"{name}[{shown}]" if params else name
+            out[pair] = kind
+            if ids is not None:     # asv_runner's id, and -k's word for the pair
+                ids[pair] = ((f"{name}-{index}", f"{name}({', '.join(point)})") if params
+                             else (name, name))
     return out
+
+
+# asv_runner's timing of one benchmark in a fresh process, as `asv run` takes it in each of
+# its benchmark processes (setup_cache, setup, run with the benchmark's own attributes or
+# --quick's, teardown): the samples (seconds per call)
+ASV_TIMING = """
+import json, sys
+from asv_runner.discovery import get_benchmark_from_name
+extra = json.loads(sys.argv[3])
+bench = get_benchmark_from_name(sys.argv[1], sys.argv[2], extra_params=extra)
+cache = bench.do_setup_cache()
+if cache is not None:
+    bench.set_cache(cache)
+if bench.do_setup():
+    print(json.dumps(None))
+else:
+    try:
+        print(json.dumps(bench.run(*bench._build_params())["samples"]))
+    finally:
+        bench.do_teardown()
+"""
+LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+QUICK = {"number": 1, "repeat": 1, "warmup_time": 0}      # what `asv run --quick` sets
+
+
+def asv_samples(suite: Path, asv_id: str, extra: dict, processes: int) -> list[float]:
+    """asv's samples of one pair over `processes` fresh processes (asv's default: 2)."""
+    out: list[float] = []
+    for _ in range(processes):
+        done = subprocess.run([sys.executable, "-c", LAUNCHER, sys.executable, "-c",
+                               ASV_TIMING, str(suite.resolve()), asv_id, json.dumps(extra)],
+                              capture_output=True, text=True, cwd=suite.parent, timeout=600)
+        lines = done.stdout.strip().splitlines()
+        got = json.loads(lines[-1]) if done.returncode == 0 and lines else None
+        if not got:
+            return []
+        out += got
+    return out
+
+
+def time_ratios(suite: Path, pairs: int, seed: int) -> dict:
+    """benchkit's wall time beside asv_runner's settled (2 processes, the benchmark's own
+    attributes) and --quick values on `pairs` time_ pairs drawn at random: the share within
+    a factor of 3, and the ratios' quantiles."""
+    import random
+    import statistics
+    ids: dict[str, tuple[str, str]] = {}
+    asv = asv_pairs(suite, ids)
+    eligible = sorted(n for n, kind in asv.items() if kind == "TimeBenchmark")
+    chosen = random.Random(seed).sample(eligible, min(pairs, len(eligible)))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run.json"
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "benchkit", "run", suite.name, "-k",
+                        " or ".join(ids[n][1] for n in chosen), "-o", str(out)], capture_output=True, text=True,
+                       cwd=suite.parent)
+        benchkit_seconds = time.perf_counter() - began
+        doc = json.loads(out.read_text()) if out.is_file() else {"measurements": []}
+    ours = {}
+    for m in doc["measurements"]:
+        times = [t / m["number_per_run"] for t in m["raw_times"]]
+        ours[m["metadata"]["benchmark"]] = statistics.median(times)
+    ratios: dict[str, list[float]] = {"settled": [], "quick": []}
+    began = time.perf_counter()
+    for name in chosen:
+        if name not in ours:
+            continue
+        for kind, extra, processes in (("settled", {}, 2), ("quick", QUICK, 1)):
+            samples = asv_samples(suite, ids[name][0], extra, processes)
+            if samples:
+                ratios[kind].append(ours[name] / statistics.median(samples))
+    asv_seconds = time.perf_counter() - began
+
+    def summary(values: list[float]) -> dict:
+        if not values:
+            return {"pairs": 0}
+        q = statistics.quantiles(values, n=20) if len(values) > 1 else values * 19
+        return {"pairs": len(values),
+                "within_3x_percent": round(100 * sum(1 / 3 <= r <= 3 for r in values)
+                                           / len(values), 1),
+                "within_1_5x_percent": round(100 * sum(1 / 1.5 <= r <= 1.5 for r in values)
+                                             / len(values), 1),
+                "median_ratio": round(statistics.median(values), 3),
+                "ratio_5th_95th_percentile": [round(q[0], 3), round(q[-1], 3)]}
+    return {"pairs_drawn": len(chosen), "seed": seed, "benchkit_measured": len(ours),
+            "benchkit_settings": "defaults (10 processes, 0.1 s each)",
+            "benchkit_over_asv_settled": summary(ratios["settled"]),
+            "benchkit_over_asv_quick": summary(ratios["quick"]),
+            "benchkit_seconds": round(benchkit_seconds, 1),
+            "asv_seconds_settled_and_quick": round(asv_seconds, 1)}
 
 
 BENCHKIT_LIST = """
@@ -87,12 +188,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="+", type=Path)
     parser.add_argument("-o", "--output", type=Path)
+    parser.add_argument("--time-ratios", type=int, metavar="N",
+                        help="instead: benchkit's time beside asv_runner's settled and "
+                             "--quick values on N time_ pairs drawn at random")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--discover-only", action="store_true",
                         help="compare what is found, measure nothing (suites whose setups "
                              "take minutes)")
     args = parser.parse_args()
     rows = {}
     for suite in args.suites:
+        if args.time_ratios:
+            rows[f"{suite} (time ratios)"] = row = time_ratios(suite, args.time_ratios,
+                                                               args.seed)
+            print(f"{suite}: {json.dumps(row)}")
+            continue
         asv = asv_pairs(suite)
         if args.discover_only:
             found = benchkit_discovery(suite)

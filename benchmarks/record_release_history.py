@@ -3,7 +3,8 @@
 A project's own asv suite is run with `benchkit run` against each of its released versions
 from the package index, oldest first, in one scratch environment where only that package is
 reinstalled between runs. Each release is one "commit": its id is the SHA-1 of
-`PACKAGE==VERSION` (there is no repository here), its date the release's upload time. The
+`PACKAGE==VERSION` (there is no repository here), its date the release's upload time (a
+minute after the release before it where an older line's bug-fix came later). The
 series carry the project's real performance changes between releases and this machine's
 noise, so benchmarks/perf_history_detection.py can take their real steps out and inject
 known ones, as it does with other projects' asv results.
@@ -105,9 +106,21 @@ def main() -> None:
         benchmarks = json.loads((args.out / "benchmarks.json").read_text())
     todo = releases(args.package, args.since)
     print(f"{len(todo)} releases of {args.package}: {todo[0][0]} .. {todo[-1][0]}", flush=True)
-    for version, uploaded, sdist in todo:
+    # the history's order is the versions' order: a bug-fix release of an older line
+    # (1.24.4, after 1.25.0 by date) is dated a minute after the release before it
+    dates, last = [], 0
+    for _, uploaded, _ in todo:
+        last = max(millis(uploaded), last + 60_000)
+        dates.append(last)
+    for (version, uploaded, sdist), date in zip(todo, dates):
         commit = hashlib.sha1(f"{args.package}=={version}".encode()).hexdigest()
-        if any(folder.glob(f"{commit[:8]}-*.json")):
+        done = list(folder.glob(f"{commit[:8]}-*.json"))
+        for path in done:
+            run = json.loads(path.read_text())
+            if run.get("date") != date:
+                run["date"] = date
+                path.write_text(json.dumps(run, indent=1))
+        if done:
             continue
         subprocess.run([args.python, "-m", "pip", "install", "-q", "--no-deps",
                         f"{args.package}=={version}"], check=True)
@@ -128,7 +141,7 @@ def main() -> None:
                 print(f"{version}: no results ({done.stderr.strip()[-300:]})", flush=True)
                 continue
             results = load(out)
-        export = to_asv(results, commit=commit, commit_date_ms=millis(uploaded),
+        export = to_asv(results, commit=commit, commit_date_ms=date,
                         started_ms=millis(uploaded), machine=args.machine, env_name=env_name)
         if not (folder / "machine.json").exists():
             (folder / "machine.json").write_text(json.dumps(export.machine_json, indent=1))
