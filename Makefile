@@ -41,6 +41,7 @@ bench: $(VENV)/.installed
 # archive on the package index) and a 200-commit noise history recorded on this machine,
 # then step detection and scale beside asv (figures in results/ and docs/performance.md).
 HISTORY_DATA := .bench-data
+NUMPY_BENCHMARKS = bench_core.Core or bench_core.Temporaries or bench_core.PackBits
 bench-history: $(VENV)/.installed
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[bench]'
 	mkdir -p $(HISTORY_DATA)
@@ -49,8 +50,16 @@ bench-history: $(VENV)/.installed
 		tar xzf asv-0.6.6.tar.gz asv-0.6.6/test/example_results && \
 		mv asv-0.6.6/test/example_results astropy-cheetah && rm -rf asv-0.6.6 )
 	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-vm --commits 200
+	# numpy's own asv suite (each release's, from its source archive) on every numpy release
+	# since 1.24 (about 40 min): a second project's real history, recorded on this machine
+	test -x $(HISTORY_DATA)/numpy-venv/bin/python || ( $(PYTHON) -m venv $(HISTORY_DATA)/numpy-venv && \
+		$(HISTORY_DATA)/numpy-venv/bin/pip install --quiet -e . asv_runner 'scipy==1.15.3' 'numpy==1.24.0' )
+	$(PY) benchmarks/record_release_history.py $(HISTORY_DATA)/numpy-releases --package numpy \
+		--suite-in-sdist benchmarks/benchmarks --python $(HISTORY_DATA)/numpy-venv/bin/python \
+		-k "$(NUMPY_BENCHMARKS)" --since 1.24.0 --machine vm-numpy
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
-		--no-steps $(HISTORY_DATA)/noise-vm --trials 400 -o results/history_detection.json
+		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm --trials 400 \
+		-o results/history_detection.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 

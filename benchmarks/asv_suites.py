@@ -35,7 +35,7 @@ TIMED = ("TimeBenchmark", "TimerawBenchmark")     # a Measurement each; the othe
 ASV_LIST = """
 import json, sys
 from asv_runner.discovery import disc_benchmarks
-print(json.dumps([[b.name, type(b).__name__, b.params, b.param_names]
+print(); print(json.dumps([[b.name, type(b).__name__, b.params, b.param_names]
                   for b in disc_benchmarks(sys.argv[1], ignore_import_errors=True)]))
 """
 
@@ -46,7 +46,7 @@ def asv_pairs(suite: Path, ids: dict[str, tuple[str, str]] | None = None) -> dic
     listed = subprocess.run([sys.executable, "-c", ASV_LIST, str(suite.resolve())],
                             capture_output=True, text=True, check=True, cwd=suite.parent)
     out = {}
-    for name, kind, params, names in json.loads(listed.stdout):
+    for name, kind, params, names in json.loads(listed.stdout.strip().splitlines()[-1]):
         points: list[list[str]] = [[]]
         for values in params:
             points = [p + [v] for p in points for v in values]
@@ -168,7 +168,7 @@ def benchkit_discovery(suite: Path) -> dict:
     """What benchkit's discovery finds in the suite, without measuring."""
     listed = subprocess.run([sys.executable, "-c", BENCHKIT_LIST, str(suite.resolve())],
                             capture_output=True, text=True, check=True, cwd=suite.parent)
-    return json.loads(listed.stdout)
+    return json.loads(listed.stdout.strip().splitlines()[-1])
 
 
 def benchkit_run(suite: Path, output: Path) -> tuple[dict, float, str]:

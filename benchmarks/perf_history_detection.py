@@ -21,8 +21,10 @@ the original series are listed too.
 
 DIRs used for results/history_detection.json: asv's own example results (real astropy
 benchmark runs on one laptop, asv format 1; `pip download --no-deps --no-binary :all:
-asv==0.6.6`, then test/example_results in the archive) and a noise history recorded on this
-VM with benchmarks/record_noise_history.py (200 fresh processes, code unchanged).
+asv==0.6.6`, then test/example_results in the archive), numpy's own asv suite run against
+each numpy release since 1.24 on this VM (benchmarks/record_release_history.py, as `make
+bench-history` runs it) and a noise history recorded on this VM with
+benchmarks/record_noise_history.py (200 fresh processes, code unchanged).
 """
 from __future__ import annotations
 
