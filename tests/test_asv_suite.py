@@ -189,6 +189,44 @@ def test_a_suite_package_that_fails_to_import_is_named_when_nothing_runs(tmp_pat
     assert "importing benchmarks raised ModuleNotFoundError" in out.stderr, out.stderr
 
 
+ATTRIBUTES = """
+import time
+
+
+class InPlace:
+    number = 1          # asv: one call per sample, after a fresh setup
+
+    def setup(self):
+        self.items = [1]
+
+    def time_pop(self):
+        self.items.pop()        # a second call in the same block would raise
+
+
+class Slow:
+    timeout = 1         # asv fails a benchmark that takes longer
+
+    def setup(self):
+        time.sleep(5)
+
+    def time_x(self):
+        pass
+"""
+
+
+def test_asvs_number_and_timeout_attributes_are_kept(tmp_path):
+    shutil.copytree(SUITE / "benchmarks", tmp_path / "benchmarks")
+    (tmp_path / "benchmarks" / "broken.py").unlink()
+    (tmp_path / "benchmarks" / "attrs.py").write_text(ATTRIBUTES)
+    cli("run", "benchmarks", "-k", "attrs", "--processes", "1", "--min-run-time", "0.01",
+        "-o", tmp_path / "a.json", cwd=tmp_path, check_code=1)
+    results = benchkit.load(tmp_path / "a.json")
+    [pop] = results.measurements
+    assert pop.metadata["benchmark"] == "attrs.InPlace.time_pop" and pop.number_per_run == 1
+    [slow] = results.failures
+    assert (slow.benchmark, slow.kind.value) == ("attrs.Slow.time_x", "timed out")
+
+
 def test_a_grid_point_is_selected_by_asvs_own_spelling(tmp_path):
     shutil.copytree(SUITE / "benchmarks", tmp_path / "benchmarks")
     cli("run", "benchmarks", "-k", "TimeArith.time_sum(100, 'float')", "--processes", "1",

@@ -36,6 +36,10 @@ class Benchmark:
     params: Mapping[str, Any] | None = None     # a grid point's values (core.params.stored)
     # other names it answers to in -k: an asv benchmark's `name(values)`, as asv spells it
     aliases: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    # what the benchmark itself fixes (asv's `number` and `timeout` attributes): runs per
+    # block instead of benchkit's autorange, and seconds a worker may take per request
+    number: int | None = dataclasses.field(default=None, compare=False)
+    timeout: float | None = dataclasses.field(default=None, compare=False)
 
     def selector(self) -> str:
         """What `-k` matches: the name, then its aliases, one per line."""

@@ -166,8 +166,13 @@ def asv_benchmarks(directory: Path, on_failure=None,
                             description=point[-1] if point else None)
             task = Task(spec, spec.stmt, spec.setup, {"__bk_asv_prepare": prepared})
             params = dict(zip(bench.param_names, point)) if point else None
+            # asv's `number` (0: asv chooses, as benchkit's autorange does) and `timeout`
+            number = int(getattr(bench, "number", 0) or 0)
+            timeout = getattr(bench, "timeout", None)
             out.append(Benchmark(name, task=task, file=_source_file(bench, root),
-                                 params=params, aliases=aliases))
+                                 params=params, aliases=aliases, number=number or None,
+                                 timeout=float(timeout) if isinstance(timeout, (int, float))
+                                 and timeout > 0 else None))
     return out
 
 

@@ -152,8 +152,12 @@ class Slot:
     def run(self, benchmark: Benchmark, phase: Phase, call: Callable[[Worker], Any]
             ) -> Any | Failure:
         """call(worker), or the Failure of `benchmark` when its snippet raised, its worker
-        died or it did not answer within settings.timeout (the worker is then replaced)."""
+        died or it did not answer within settings.timeout, or the benchmark's own shorter
+        one (the worker is then replaced)."""
         worker = self.worker()
+        limit = getattr(worker, "timeout", None)
+        if limit is not None and benchmark.timeout is not None:
+            worker.timeout = min(limit, benchmark.timeout)
         try:
             return call(worker)
         except BenchmarkSkipped as error:
@@ -166,6 +170,9 @@ class Slot:
             self.close()
             kind = FailureKind.TIMED_OUT if error.timed_out else FailureKind.CRASHED
             return Failure(benchmark.name, phase, kind, str(error), benchmark.file)
+        finally:
+            if limit is not None and self._worker is worker:
+                worker.timeout = limit
 
     def close(self) -> None:
         """Stop the worker (if any)."""

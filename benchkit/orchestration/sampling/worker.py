@@ -30,6 +30,7 @@ class Worker:
 
     def __init__(self):
         self.loops = {}        # name -> (loop with time_block, num_threads)
+        self.numbers = {}      # name -> runs per block the benchmark fixes (asv's number)
         self.counter = None    # the memory counter, in a worker started to count memory
         self.threads_at_start = set(threading.enumerate())
 
@@ -47,8 +48,11 @@ class Worker:
         for b in selected:
             task = b.task if num_threads is None else b.task.with_threads(num_threads)
             self.loops[b.name] = (loop_for(task, default_timer), task.spec.num_threads)
+            if b.number:
+                self.numbers[b.name] = b.number
             out.append({"name": b.name, "task_spec": task.spec.to_dict(), "file": b.file,
-                        "gates": [str(g) for g in b.gates], "params": b.params})
+                        "gates": [str(g) for g in b.gates], "params": b.params,
+                        "number": b.number, "timeout": b.timeout})
         return {"benchmarks": out,
                 # with nothing selected, a package that failed to import may hold it
                 "failed": [f.to_dict() for f in failures if matches(f.benchmark) or not out]}
@@ -76,10 +80,12 @@ class Worker:
         return {"environment": collect()}
 
     def block_size(self, name, min_run_time):
-        """Runs per block, chosen like blocked_autorange's."""
+        """Runs per block, chosen like blocked_autorange's (or the benchmark's own)."""
         from benchkit.engines.wall.autorange import estimate_block_size
         from benchkit.engines.wall.threads import torch_threads
         loop, threads = self.loops[name]
+        if name in self.numbers:
+            return {"number": self.numbers[name]}
         with torch_threads(threads):
             return {"number": estimate_block_size(loop.time_block, min_run_time)}
 

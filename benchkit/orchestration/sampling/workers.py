@@ -217,7 +217,8 @@ class WorkerProcess:
         reply = self.request(**load.request())
         return Listing(
             tuple((Benchmark(b["name"], tuple(Gate.parse(g) for g in b.get("gates", [])),
-                             file=b.get("file"), params=b.get("params")),
+                             file=b.get("file"), params=b.get("params"),
+                             number=b.get("number"), timeout=b.get("timeout")),
                    TaskSpec.from_dict(b["task_spec"]) if b.get("task_spec") else None)
                   for b in reply["benchmarks"]),
             tuple(Failure.from_dict(f) for f in reply.get("failed", [])))
