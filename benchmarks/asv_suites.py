@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -121,6 +122,7 @@ def time_ratios(suite: Path, pairs: int, seed: int) -> dict:
         times = [t / m["number_per_run"] for t in m["raw_times"]]
         ours[m["metadata"]["benchmark"]] = statistics.median(times)
     ratios: dict[str, list[float]] = {"settled": [], "quick": []}
+    farthest: list[tuple[float, str, float, float]] = []
     began = time.perf_counter()
     for name in chosen:
         if name not in ours:
@@ -129,6 +131,9 @@ def time_ratios(suite: Path, pairs: int, seed: int) -> dict:
             samples = asv_samples(suite, ids[name][0], extra, processes)
             if samples:
                 ratios[kind].append(ours[name] / statistics.median(samples))
+                if kind == "settled":
+                    farthest.append((abs(math.log(ratios[kind][-1])), name, ours[name],
+                                     statistics.median(samples)))
     asv_seconds = time.perf_counter() - began
 
     def summary(values: list[float]) -> dict:
@@ -146,6 +151,11 @@ def time_ratios(suite: Path, pairs: int, seed: int) -> dict:
             "benchkit_settings": "defaults (10 processes, 0.1 s each)",
             "benchkit_over_asv_settled": summary(ratios["settled"]),
             "benchkit_over_asv_quick": summary(ratios["quick"]),
+            "farthest_from_asv_settled": [
+                {"pair": name, "benchkit_s": float(f"{ours_s:.4g}"),
+                 "asv_settled_s": float(f"{asv_s:.4g}")}
+                for _, name, ours_s, asv_s in sorted(farthest, reverse=True)[:8]],
+            "not_measured_by_benchkit": sorted(set(chosen) - set(ours)),
             "benchkit_seconds": round(benchkit_seconds, 1),
             "asv_seconds_settled_and_quick": round(asv_seconds, 1)}
 
