@@ -63,6 +63,11 @@ def test_a_word_with_parentheses_is_asvs_spelling_of_a_grid_point():
     assert keyword_filter("time_sum(100, 'float64')")(name)
     assert not keyword_filter("time_sum(10, 'float64')")(name)
     assert not keyword_filter("not T.time_sum(100, 'float64')")(name)
+    # a value holding `=` (numpy's suite: operator='!=') is still asv's spelling, not a
+    # parameter named `S.time_eq(100, '!`
+    name = "S.time_eq[n=100,operator='!=']\nS.time_eq(100, '!=')"
+    assert keyword_filter("S.time_eq(100, '!=')")(name)
+    assert not keyword_filter("S.time_eq(100, '==')")(name)
 
 
 SUITE = """

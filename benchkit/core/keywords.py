@@ -10,6 +10,8 @@ from typing import Callable
 from benchkit.errors import BenchkitError
 
 _OPERATORS = ("and", "or", "not")
+# `n=1024`, not asv's spelling `time_eq(100, '!=')` whose values hold an `=`
+_PARAMETER = re.compile(r"[A-Za-z_]\w*=")
 
 
 def _tokens(expression: str) -> list[str]:
@@ -104,7 +106,7 @@ def keyword_filter(expression: str | None) -> Callable[[str], bool]:
             return inner
         if token in ("and", "or", ")"):
             fail(f"unexpected {token!r}")
-        if "=" in token:        # a grid parameter: that value exactly, not n=10 in n=1024
+        if _PARAMETER.match(token):   # a grid parameter: that value exactly, not n=10 in n=1024
             exact = re.compile(r"[\[,]" + re.escape(token) + r"[,\]]")
             return lambda n: exact.search(n) is not None
         return lambda n: token in n
