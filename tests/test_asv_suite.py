@@ -227,6 +227,17 @@ def test_asvs_number_and_timeout_attributes_are_kept(tmp_path):
     assert (slow.benchmark, slow.kind.value) == ("attrs.Slow.time_x", "timed out")
 
 
+def test_number_and_timeout_are_taken_only_when_asv_would_take_them():
+    from benchkit.orchestration.asv_suite import _limits
+
+    def limits(number, timeout):
+        return _limits(type("B", (), {"number": number, "timeout": timeout}))
+    assert limits(1, 60) == {"number": 1, "timeout": 60.0}
+    assert limits(0, 2.5) == {"number": None, "timeout": 2.5}
+    for number, timeout in ((True, float("nan")), (-3, "10"), (1.5, -1), ("2", float("inf"))):
+        assert limits(number, timeout) == {"number": None, "timeout": None}, (number, timeout)
+
+
 def test_a_grid_point_is_selected_by_asvs_own_spelling(tmp_path):
     shutil.copytree(SUITE / "benchmarks", tmp_path / "benchmarks")
     cli("run", "benchmarks", "-k", "TimeArith.time_sum(100, 'float')", "--processes", "1",

@@ -18,6 +18,7 @@ import dataclasses
 import importlib
 import io
 import itertools
+import math
 import pkgutil
 import re
 import sys
@@ -166,14 +167,22 @@ def asv_benchmarks(directory: Path, on_failure=None,
                             description=point[-1] if point else None)
             task = Task(spec, spec.stmt, spec.setup, {"__bk_asv_prepare": prepared})
             params = dict(zip(bench.param_names, point)) if point else None
-            # asv's `number` (0: asv chooses, as benchkit's autorange does) and `timeout`
-            number = int(getattr(bench, "number", 0) or 0)
-            timeout = getattr(bench, "timeout", None)
             out.append(Benchmark(name, task=task, file=_source_file(bench, root),
-                                 params=params, aliases=aliases, number=number or None,
-                                 timeout=float(timeout) if isinstance(timeout, (int, float))
-                                 and timeout > 0 else None))
+                                 params=params, aliases=aliases, **_limits(bench)))
     return out
+
+
+def _limits(bench) -> dict:
+    """asv's `number` (0: asv chooses, as benchkit's autorange does) and `timeout` of a
+    benchmark, where they are what asv takes: a positive whole number, a positive finite
+    number of seconds (anything else is left to benchkit's own)."""
+    number = getattr(bench, "number", 0)
+    timeout = getattr(bench, "timeout", None)
+    real = (int, float)
+    return {"number": number if isinstance(number, int) and not isinstance(number, bool)
+            and number > 0 else None,
+            "timeout": float(timeout) if isinstance(timeout, real) and not isinstance(
+                timeout, bool) and math.isfinite(timeout) and timeout > 0 else None}
 
 
 def _source_file(bench, root: Path) -> str:
