@@ -8,6 +8,7 @@ raises, times out or prints no answer is a failure of its own; asv's skips are s
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -113,7 +114,8 @@ def _timeraw(item: ValueBenchmark, timeout: float, samples: int,
     got = reply.get("times")
     number = reply.get("number")
     if not (isinstance(got, list) and got and isinstance(number, int) and number > 0
-            and all(isinstance(t, (int, float)) and t > 0 for t in got)):
+            and all(isinstance(t, (int, float)) and math.isfinite(t) and t > 0
+                    for t in got)):
         failures.append(_failure(item, reply if "times" not in reply else
                                  {"error": f"{item.name}: no times in its reply"}))
         return
