@@ -11,8 +11,8 @@ from pathlib import Path
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
 from benchkit.cli.history_confirm import confirmed
-from benchkit.cli.history_options import (db_option, metric_type, open_db,
-                                        revision_options)
+from benchkit.cli.history_options import (db_option, metric_type, open_db, revision_options,
+                                         step_options)
 from benchkit.cli.history_run_command import cmd_run
 from benchkit.cli.history_output import (breaks_a_gate, check_gates, format_value, place,
                                          warn_by_date)
@@ -55,9 +55,7 @@ def add_parsers(sub) -> None:
     regressions.add_argument("--benchmark", metavar="NAME")
     regressions.add_argument("--since", metavar="REV",
                              help="only steps from this commit on (a commit id or prefix)")
-    regressions.add_argument("--noise", type=types.percent, default=0.02, metavar="PCT",
-                             help="wall-time steps must clear this band (default 2%%)")
-    regressions.add_argument("--alpha", type=types.probability, default=0.01)
+    step_options(regressions)
     regressions.add_argument("--fail-on", type=types.gate, action="append", default=[],
                              metavar="GATE", help="exit 1 when a step breaks the gate "
                                                   "(slower>5%%, instructions>1%%)")

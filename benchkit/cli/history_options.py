@@ -5,11 +5,24 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from benchkit.cli import args as types
+
 def db_option(parser) -> None:
     """--db PATH."""
     parser.add_argument("--db", metavar="PATH",
                         help="history database (default: $BENCHKIT_DB, else "
                              ".benchkit/history.db at the top of the git checkout)")
+
+
+def step_options(parser) -> None:
+    """--noise and --alpha: how sure a wall-time step must be (history regressions, report)."""
+    from benchkit.core.history.time_steps import DEFAULT_ALPHA, DEFAULT_NOISE
+    parser.add_argument("--noise", type=types.percent, default=DEFAULT_NOISE, metavar="PCT",
+                        help="wall-time steps must clear this band and the series' own "
+                             f"noise (default {DEFAULT_NOISE:.0%})".replace("%", "%%"))
+    parser.add_argument("--alpha", type=types.probability, default=DEFAULT_ALPHA,
+                        metavar="P", help=f"false-step rate a series may have; lower reports "
+                                          f"fewer steps (default {DEFAULT_ALPHA:g})")
 
 
 def metric_type(text: str):

@@ -5,7 +5,7 @@ import sys
 
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.cli.history_options import db_option, open_db
+from benchkit.cli.history_options import db_option, open_db, step_options
 from benchkit.errors import ReportError
 from benchkit.system.files import check_site_dir
 
@@ -24,9 +24,7 @@ def add_parsers(sub) -> None:
     report.add_argument("--machine", metavar="NAME", help="only this machine's series")
     report.add_argument("--max-steps", type=types.positive_int, default=20, metavar="N",
                         help="with --markdown: list at most N change points (default 20)")
-    report.add_argument("--noise", type=types.percent, default=0.02, metavar="PCT",
-                        help="wall-time steps must clear this band (default 2%%)")
-    report.add_argument("--alpha", type=types.probability, default=0.01)
+    step_options(report)
     db_option(report)
 
 

@@ -11,6 +11,7 @@ from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, commit_
 from benchkit.core.history.pages import (COMMITS, SCRIPT, benchmark_page, commits_script,
                                          index_page)
 from benchkit.core.history.series import Commit, HistoryMetric
+from benchkit.core.history.steps import DEFAULT_ALPHA, DEFAULT_NOISE
 from benchkit.errors import ReportError
 from benchkit.orchestration.history import find_steps
 from benchkit.system.files import write_site
@@ -31,8 +32,8 @@ class Report:
         return len(self.axis)
 
 
-def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = 0.01,
-           noise: float = 0.02) -> Report:
+def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = DEFAULT_ALPHA,
+           noise: float = DEFAULT_NOISE) -> Report:
     """Every series of `db` (one machine's, with `machine`) and its steps."""
     from benchkit.core.history.changes import environment_changes
     series = db.series(machine=machine)

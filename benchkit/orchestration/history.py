@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from benchkit.core.history.series import Commit, HistoryMetric, Series, observations
 from benchkit.core.history.step import steps_from_records, steps_to_records
-from benchkit.core.history.steps import Step, steps_of
+from benchkit.core.history.steps import DEFAULT_ALPHA, DEFAULT_NOISE, Step, steps_of
 from benchkit.errors import BenchkitError, HistoryError, RevisionError
 from benchkit.system import results_files
 from benchkit.system.history_db import AddedRun, HistoryDB, evidence_reader
@@ -198,7 +198,7 @@ def _plain_steps(index: int) -> list[Step]:
 
 def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | None = None,
                metric: HistoryMetric | None = None, since: str | None = None,
-               alpha: float = 0.01, noise: float = 0.02,
+               alpha: float = DEFAULT_ALPHA, noise: float = DEFAULT_NOISE,
                series_list: Sequence[Series] | None = None) -> list[Step]:
     """The steps of every series (filtered; or of `series_list`, read from `db` with the
     same filters), oldest first within each series. Series without stored evidence

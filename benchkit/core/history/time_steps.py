@@ -40,7 +40,7 @@ from benchkit.core.history.series import Point, Series, probe_relative_times
 from benchkit.core.history.step import Step
 from benchkit.core.verdicts import Interval, ratio_of, t_interval
 
-DEFAULT_ALPHA = 0.01
+DEFAULT_ALPHA = 0.005      # the rank test's, shared among a series' boundaries
 DEFAULT_NOISE = 0.02       # the smallest step reported unless the series is noisier
 PENALTY_PER_LOG_N = 1.0    # the penalty of one proposed step: this many times log(points)
 NEIGHBOURS = 5             # commits on each side whose processes confirm a time step
