@@ -201,7 +201,7 @@ def test_an_interrupted_history_run_keeps_every_finished_revision(project, tmp_p
     assert 2 <= len(kept) < len(revs) and kept <= set(revs)
     worktrees = subprocess.run(["git", "-C", str(repo), "worktree", "list"],
                                capture_output=True, text=True, check=True).stdout
-    assert len(worktrees.splitlines()) == 1, worktrees
+    assert len(worktrees.splitlines()) == 1, worktrees + err
     again = cli(*command[3:], cwd=tmp_path, env=env, check_code=0)
     assert (f"{len(revs)} revisions: {len(revs) - len(kept)} measured, {len(kept)} already "
             "there") in again.stdout

@@ -215,3 +215,32 @@ def test_every_public_name_has_a_docstring(name):
 def test_the_docstring_check_can_fail():
     assert undocumented('"""m"""\nclass A:\n    """a"""\n    def f(self): pass\n'
                         'def _private(): pass\n') == ["A.f"]
+
+
+LAUNCHERS = {"Popen", "run", "call", "check_call", "check_output", "getoutput",
+             "getstatusoutput", "system", "popen", "spawnv", "spawnl", "execv", "execvp"}
+
+
+def launches(source: str) -> list[str]:
+    """`subprocess.X(...)` / `os.X(...)` calls that start a program."""
+    return sorted(f"{node.func.value.id}.{node.func.attr}"
+                  for node in ast.walk(ast.parse(source))
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and isinstance(node.func.value, ast.Name)
+                  and node.func.value.id in ("subprocess", "os")
+                  and node.func.attr in LAUNCHERS)
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_every_child_process_is_started_by_one_launcher(name):
+    # system.processes.start/run_command give every child the same process group,
+    # parent-death signal, closed stdin and kill-on-timeout
+    if name == "benchkit.system.processes":
+        return
+    assert launches(_modules()[name].read_text(encoding="utf-8")) == [], (
+        f"{name} starts a process itself; use benchkit.system.processes.run_command/start")
+
+
+def test_the_launcher_check_can_fail():
+    assert launches("import subprocess\nsubprocess.run(['true'])\nos.system('x')\n") == [
+        "os.system", "subprocess.run"]

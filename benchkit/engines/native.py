@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import sysconfig
 from pathlib import Path
 from typing import Sequence
 
 from benchkit.system.files import cache_dir
+from benchkit.system.processes import run_command
 
 
 def build_cached(name: str, sources: Sequence[Path], include: str, key: bytes, what: str,
@@ -31,7 +31,7 @@ def build_cached(name: str, sources: Sequence[Path], include: str, key: bytes, w
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     cmd = [compiler, "-O2", "-shared", "-fPIC", f"-I{include}", *map(str, sources),
            "-o", str(tmp)]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    result = run_command(cmd, timeout=120)
     if result.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise error(f"building {what} failed ({' '.join(cmd)}):\n{result.stderr[-2000:]}")

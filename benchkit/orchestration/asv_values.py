@@ -18,7 +18,7 @@ from benchkit.core.measurement import Measurement, ProcessSample
 from benchkit.core.records import Failure, FailureKind, Phase
 from benchkit.core.values import ValueStats
 from benchkit.orchestration.asv_suite import ValueBenchmark, asv_benchmarks, looks_like_asv
-from benchkit.system.processes import kill_group
+from benchkit.system.processes import run_command
 
 SCRIPT = Path(__file__).resolve().parent.parent / "engines" / "asv_value.py"
 
@@ -43,19 +43,10 @@ _LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
 def _one(item: ValueBenchmark, timeout: float, samples: int = 1) -> dict:
     command = [sys.executable, "-S", "-c", _LAUNCHER, sys.executable, str(SCRIPT), item.root,
                item.asv_name, str(samples)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, text=True, start_new_session=True,
-                               cwd=str(Path(item.root).parent))
     try:
-        stdout, stderr = process.communicate(timeout=timeout)
+        done = run_command(command, timeout=timeout, cwd=Path(item.root).parent)
     except subprocess.TimeoutExpired:
-        kill_group(process)
         return {"timed_out": f"{item.name}: no value within {timeout:g} s (--timeout)"}
-    except BaseException:
-        # Ctrl-C or SIGTERM: its own session does not get the terminal's signal
-        kill_group(process)
-        raise
-    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     lines = done.stdout.strip().splitlines()
     try:
         reply = json.loads(lines[-1]) if lines else None

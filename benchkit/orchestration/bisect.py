@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -16,7 +15,7 @@ from benchkit.core.history.step import Step
 from benchkit.errors import BenchkitError, RevisionError
 from benchkit.orchestration.history import add_file, measure_revision
 from benchkit.system.history_db import HistoryDB
-from benchkit.system.processes import last_lines
+from benchkit.system.processes import last_lines, run_command
 
 
 
@@ -121,11 +120,10 @@ def ab_wall(repo: Path, paths: Sequence[str], base: Commit, new: Commit, benchma
     fail do not matter; this one must have been measured."""
     import json
     output = Path(tempfile.mkdtemp(dir=workdir)) / "ab.json"
-    done = subprocess.run(
+    done = run_command(
         [sys.executable, "-m", "benchkit", "ab", *paths, "--repo", str(repo),
          "--base-rev", base.sha, "--new-rev", new.sha, "--json", "-o", str(output),
-         *([] if install is None else ["--install", install]), *ab_args],
-        capture_output=True, text=True)
+         *([] if install is None else ["--install", install]), *ab_args], timeout=None)
     try:
         report = json.loads(done.stdout)
     except ValueError:

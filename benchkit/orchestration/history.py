@@ -13,7 +13,6 @@ import json
 import multiprocessing
 import os
 import socket
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
@@ -26,7 +25,7 @@ from benchkit.system import results_files
 from benchkit.system.history_db import AddedRun, HistoryDB, evidence_reader
 from benchkit.system import git
 from benchkit.system.git import toplevel as git_toplevel
-from benchkit.system.processes import last_lines, owned_prefix
+from benchkit.system.processes import last_lines, owned_prefix, run_command
 
 
 def git_root(repo: str | Path | None) -> Path:
@@ -294,9 +293,9 @@ def measure_revision(repo: Path, commit: Commit, paths: Sequence[str], run_args:
     output = workdir / f"{commit.sha}.json"
     try:
         with revision_side("rev", repo, commit.sha, install, workdir, (), log) as side:
-            done = subprocess.run(
+            done = run_command(
                 [side.python, "-m", "benchkit", "run", *paths, *run_args, "-o", str(output)],
-                capture_output=True, text=True)
+                timeout=None)
     except SideError as error:
         raise RevisionError(f"{commit.sha[:12]}: {error}") from None
     if not output.exists():

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from benchkit.errors import RevisionError
+from benchkit.system.processes import run_command
 
 # A commit id read from data (a results file, an asv file, a database): hex only.
 COMMIT_ID = re.compile(r"[0-9a-fA-F]{4,64}")
@@ -21,8 +22,7 @@ def git(repo: str | os.PathLike, *args: str, timeout: float = 300
     failed command (exit 127), not an exception. Callers put revisions after
     `--end-of-options` (or pass ids that `resolve` returned)."""
     try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        return run_command(["git", "-C", str(repo), *args], timeout=timeout)
     except (OSError, subprocess.SubprocessError) as error:
         return subprocess.CompletedProcess(["git", *args], 127, "", str(error))
 

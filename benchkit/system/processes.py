@@ -1,5 +1,6 @@
-"""Child processes that never outlive benchkit (parent-death signal, process-group kill), the
-JSON-lines channel to them, ASLR off, and temp dirs of dead processes swept."""
+"""Every child process benchkit starts (`start`, `run_command`: its own process group,
+killed with benchkit, killed whole on a timeout or interrupt), the JSON-lines channel to
+them, ASLR off, and temp dirs of dead processes swept."""
 from __future__ import annotations
 
 import contextlib
@@ -16,7 +17,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from benchkit.errors import BenchmarkTimedOut, ChannelError, Terminated
 
@@ -57,6 +58,40 @@ def kill_group(process: subprocess.Popen, settle: float = 5.0) -> None:
         time.sleep(0.02)
 
 
+def start(command: Sequence[str] | str, *, cwd: str | os.PathLike | None = None,
+          env: Mapping[str, str] | None = None, stdin: Any = subprocess.DEVNULL,
+          stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE, text: bool = False,
+          shell: bool = False, cpu: int | None = None) -> subprocess.Popen:
+    """Start a child process the way benchkit starts every child: in a session (process
+    group) of its own, so `kill_group` stops it and all it started; killed by the kernel if
+    benchkit dies (Linux); stdin closed unless given; pinned to one `cpu` when given.
+    OSError when it cannot be started."""
+    def prepare() -> None:
+        die_with_parent()
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+    return subprocess.Popen(command if shell else list(command), cwd=cwd,
+                            env=None if env is None else dict(env), stdin=stdin,
+                            stdout=stdout, stderr=stderr, text=text, shell=shell,
+                            start_new_session=True, preexec_fn=prepare)
+
+
+def run_command(command: Sequence[str] | str, *, timeout: float | None,
+                cwd: str | os.PathLike | None = None, env: Mapping[str, str] | None = None,
+                shell: bool = False, text: bool = True) -> subprocess.CompletedProcess:
+    """Run a child (started as `start` does) to its end and capture its output. On a
+    timeout, Ctrl-C or SIGTERM its whole process group is killed and reaped first; then,
+    as `subprocess.run` does, subprocess.TimeoutExpired (or the interrupt) is raised.
+    OSError when it cannot be started."""
+    process = start(command, cwd=cwd, env=env, text=text, shell=shell)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except BaseException:
+        kill_group(process)
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
 @functools.lru_cache(maxsize=None)
 def _aslr_prefix() -> tuple[str, ...]:
     """`setarch <arch> -R` when it works here (turns ASLR off for the child), else ()."""
@@ -65,7 +100,7 @@ def _aslr_prefix() -> tuple[str, ...]:
         return ()
     cmd = [setarch, os.uname().machine, "-R"]
     try:
-        ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=10).returncode == 0
+        ok = run_command(cmd + ["true"], timeout=10).returncode == 0
     except (OSError, subprocess.SubprocessError):
         ok = False
     return tuple(cmd) if ok else ()

@@ -22,7 +22,7 @@ from benchkit.engines.callgrind.collector import Collector, Dumps, JobFailure, r
 from benchkit.engines.callgrind.command import valgrind_command
 from benchkit.errors import CallgrindError
 from benchkit.system import machine
-from benchkit.system.processes import aslr_prefix, die_with_parent, kill_group, last_lines
+from benchkit.system.processes import aslr_prefix, kill_group, last_lines, start
 
 Outcome = Union["tuple[CallgrindStats, ...]", JobFailure]
 
@@ -112,9 +112,7 @@ class _Children:
 
     def run(self, cmd: list[str], cwd: Path, env: dict[str, str],
             timeout: float | None) -> subprocess.CompletedProcess:
-        process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                   preexec_fn=die_with_parent)
+        process = start(cmd, cwd=cwd, env=env, text=True)
         with self._lock:
             self._live.add(process)
         try:

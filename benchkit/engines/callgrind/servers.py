@@ -16,7 +16,7 @@ from benchkit.core.callgrind.requests import CollectorControls
 from benchkit.engines.callgrind import workdir
 from benchkit.engines.callgrind.command import valgrind_command
 from benchkit.errors import CallgrindError, ChannelError
-from benchkit.system.processes import JsonLines, die_with_parent, kill_group, last_lines
+from benchkit.system.processes import JsonLines, kill_group, last_lines, start
 
 SERVER = Path(__file__).with_name("server.py")
 STARTUP_TIMEOUT = 600.0
@@ -34,9 +34,8 @@ class Server:
             workdir.interpreter(directory, controls), str(directory / SERVER.name), setup_name]
         env = workdir.child_environment(layout, controls)
         env["BENCHKIT_LAYOUT"] = str(layout)
-        self.process = subprocess.Popen(
-            command, cwd=directory, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr, start_new_session=True, preexec_fn=die_with_parent)
+        self.process = start(command, cwd=directory, env=env, stdin=subprocess.PIPE,
+                             stderr=self._stderr)
         self.channel = JsonLines(self.process, label, self.stderr_tail)
 
     def stderr_tail(self) -> str:

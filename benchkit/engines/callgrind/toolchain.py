@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from benchkit.errors import ValgrindNotFoundError
 from benchkit.engines.native import build_cached
+from benchkit.system.processes import run_command
 
 # Client requests, and the collector server's fork loop: one library, loaded with ctypes.
 SOURCES = [Path(__file__).with_name("client.c"), Path(__file__).with_name("fork_loop.c")]
@@ -31,7 +31,7 @@ def find_valgrind() -> str:
 @functools.lru_cache(maxsize=None)
 def valgrind_version(valgrind: str) -> str:
     """`valgrind --version` (recorded with every collection)."""
-    out = subprocess.run([valgrind, "--version"], capture_output=True, text=True, timeout=30)
+    out = run_command([valgrind, "--version"], timeout=30)
     return out.stdout.strip()
 
 

@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 import secrets
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +23,7 @@ from benchkit.core.callgrind.requests import CollectorControls, CountRequest
 from benchkit.engines import transfer
 from benchkit.engines.callgrind.command import child_failure
 from benchkit.system import machine
-from benchkit.system.processes import kill_group, last_lines, owned_prefix
+from benchkit.system.processes import last_lines, owned_prefix, run_command
 
 DEFAULT_CONTROLS = CollectorControls()
 
@@ -79,8 +78,8 @@ def make_workdir() -> Path:
 @functools.lru_cache(maxsize=None)
 def _default_sys_path(executable: str) -> tuple[str, ...]:
     """sys.path of a fresh child of this interpreter in the normalised environment."""
-    out = subprocess.run([executable, "-c", "import json, sys; print(json.dumps(sys.path))"],
-                         capture_output=True, text=True, env=child_environment(), timeout=60)
+    out = run_command([executable, "-c", "import json, sys; print(json.dumps(sys.path))"],
+                      env=child_environment(), timeout=60)
     return tuple(json.loads(out.stdout)) if out.returncode == 0 else ()
 
 
@@ -242,18 +241,13 @@ def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
                 "extra_sys_path": sorted({p for j in jobs for p in j["extra_sys_path"]})}
     name = f"job-prewarm-{tags[0]}.json"
     (workdir / name).write_text(json.dumps(combined), encoding="utf-8")
-    # Its own session, killed and reaped on any way out (Ctrl-C included): a child still
-    # dying while the working directory is removed would leave both behind.
-    process = subprocess.Popen([interpreter(workdir, controls), str(workdir / "server.py"),
-                                setup_name, "--prewarm", name], cwd=workdir,
-                               env=child_environment(0, controls), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _, stderr = process.communicate(timeout=600)
-    except BaseException:
-        kill_group(process)
-        raise
-    if process.returncode == 0:
+    # killed and reaped on any way out (Ctrl-C included): a child still dying while the
+    # working directory is removed would leave both behind
+    done = run_command([interpreter(workdir, controls), str(workdir / "server.py"),
+                        setup_name, "--prewarm", name], cwd=workdir,
+                       env=child_environment(0, controls), timeout=600)
+    stderr = done.stderr
+    if done.returncode == 0:
         return None
     failed = workdir / "error-prewarm.json"
     index = 0
@@ -262,4 +256,4 @@ def prewarm(workdir: Path, setup_name: str, tags: Sequence[str],
         index = min(int(info.get("task", 0) or 0), len(tags) - 1)
         failed.rename(workdir / f"error-{tags[index]}.json")
     return index, child_failure(workdir, tags[index], requests[index].task.spec.title,
-                                process.returncode, last_lines(stderr))
+                                done.returncode, last_lines(stderr))

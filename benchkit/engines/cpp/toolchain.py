@@ -23,7 +23,7 @@ from benchkit.engines.callgrind.toolchain import header_dirs
 from benchkit.engines.cpp.source import PCH_HEADER, Source, map_diagnostics
 from benchkit.errors import CppCompileError, CppToolchainError
 from benchkit.system.files import cache_dir
-from benchkit.system.processes import last_lines, owned_prefix
+from benchkit.system.processes import last_lines, owned_prefix, run_command
 
 PCH_NAME = "benchkit_torch.h"
 DRIVER = Path(__file__).with_name("driver.c")
@@ -47,7 +47,7 @@ def compiler() -> str:
 @functools.lru_cache(maxsize=None)
 def compiler_identity(cxx: str) -> str:
     """The compiler's version line (part of every cache key)."""
-    out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60)
+    out = run_command([cxx, "--version"], timeout=60)
     return (out.stdout.splitlines() or ["unknown"])[0]
 
 
@@ -99,7 +99,7 @@ def _key(*parts: str) -> str:
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=1800)
+    return run_command(cmd, cwd=cwd, timeout=1800)
 
 
 def _precompiled_header(cxx: str, install: dict, flags: list[str]) -> Path | None:

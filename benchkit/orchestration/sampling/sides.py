@@ -22,7 +22,7 @@ from benchkit.errors import SideError
 from benchkit.orchestration.sampling.workers import Interpreter
 from benchkit.system import git as gitcmd
 from benchkit.system.git import git, toplevel as git_toplevel
-from benchkit.system.processes import last_lines, owned_prefix
+from benchkit.system.processes import last_lines, owned_prefix, run_command
 
 DEFAULT_INSTALL = ("{python} -m venv {env} && {python} -c \"import sys; open(sys.argv[1], 'w')"
                    ".write(sys.argv[2])\" {env_pth} {caller_site} && "
@@ -69,8 +69,8 @@ def _check_python(python: str, option: str) -> str:
         raise SideError(f"{option} {python!r}: no such executable; pass the path of a Python "
                         "interpreter (e.g. /path/to/venv/bin/python)")
     try:
-        out = subprocess.run([resolved, "-c", "import sys; print(sys.version_info[:2] >= (3, 10))"],
-                             capture_output=True, text=True, timeout=60)
+        out = run_command([resolved, "-c", "import sys; print(sys.version_info[:2] >= (3, 10))"],
+                          timeout=60)
     except (OSError, subprocess.SubprocessError) as error:
         raise SideError(f"{option} {python!r} cannot be run: {error}") from None
     if out.returncode != 0 or out.stdout.strip() != "True":
@@ -98,11 +98,12 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
     template = check_install(install)
     src = workdir / f"{name}-src"
     envdir = workdir / f"{name}-env"
-    added = git(repo, "worktree", "add", "--detach", "--end-of-options", str(src), commit)
-    if added.returncode != 0:
-        raise SideError(f"--{name}-rev {rev}: `git worktree add` failed:\n"
-                        f"{last_lines(added.stderr, 30)}")
     try:
+        # inside the try: an interrupt while git adds the worktree must remove it too
+        added = git(repo, "worktree", "add", "--detach", "--end-of-options", str(src), commit)
+        if added.returncode != 0:
+            raise SideError(f"--{name}-rev {rev}: `git worktree add` failed:\n"
+                            f"{last_lines(added.stderr, 30)}")
         fields = {"python": shlex.quote(sys.executable), "src": shlex.quote(str(src)),
                   "env": shlex.quote(str(envdir)),
                   "env_pth": shlex.quote(str(envdir / "lib" / f"python{sys.version_info.major}"
@@ -112,9 +113,9 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
         command = template.format(**fields)
         if log:
             log(f"{name}: installing {rev} ({commit[:12]}) ...")
-        done = subprocess.run(command, shell=True, cwd=src, capture_output=True, text=True,
-                              env={**os.environ, "BENCHKIT_SRC": str(src),
-                                   "BENCHKIT_ENV": str(envdir)}, timeout=3600)
+        done = run_command(command, shell=True, cwd=src, timeout=3600,
+                           env={**os.environ, "BENCHKIT_SRC": str(src),
+                                "BENCHKIT_ENV": str(envdir)})
         if done.returncode != 0:
             raise SideError(f"--{name}-rev {rev}: the install command failed (exit "
                             f"{done.returncode}): {command}\n"
@@ -126,6 +127,9 @@ def revision_side(name: str, repo: Path, rev: str, install: str | None, workdir:
         yield Interpreter(name, str(python), env, None)
     finally:
         git(repo, "worktree", "remove", "--force", "--end-of-options", str(src))
+        # a worktree that git had not finished adding is not removable: its directory goes
+        # first, then prune drops what git registered of it
+        shutil.rmtree(src, ignore_errors=True)
         git(repo, "worktree", "prune")
 
 

@@ -19,8 +19,8 @@ from benchkit.core.records import Benchmark, Failure
 from benchkit.core.task import TaskSpec
 from benchkit.errors import (BenchmarkFailed, BenchmarkSkipped, ChannelError, SuiteError,
                              WorkerError)
-from benchkit.system.processes import (JsonLines, aslr_prefix, die_with_parent, kill_group,
-                                       last_lines, owned_prefix)
+from benchkit.system.processes import (JsonLines, aslr_prefix, kill_group, last_lines,
+                                       owned_prefix, start)
 
 WORKER = Path(__file__).with_name("worker.py")
 PACKAGE_DIR = Path(benchkit.__file__).resolve().parent
@@ -163,16 +163,9 @@ class WorkerProcess:
         full_env["PYTHONPATH"] = str(shim) + (os.pathsep + prior if prior else "")
         self._stderr_path = Path(self._tmp.name) / "stderr.txt"
         self._stderr = open(self._stderr_path, "wb")
-
-        def prepare() -> None:
-            die_with_parent()
-            if cpu is not None:
-                os.sched_setaffinity(0, {cpu})
         try:
-            self._process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self._stderr, env=full_env, cwd=cwd, start_new_session=True,
-                preexec_fn=prepare)
+            self._process = start(command, stdin=subprocess.PIPE, stderr=self._stderr,
+                                  env=full_env, cwd=cwd, cpu=cpu)
         except OSError as error:
             self._cleanup()
             raise WorkerError(f"{label}: cannot start {python!r}: {error.strerror}; pass an "
