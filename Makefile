@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test compat bench bench-history docs clean
+.PHONY: demo test test-fast compat bench bench-history docs clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,13 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 demo: $(VENV)/.installed
 	$(PY) benchmarks/tour_seed003.py
 
+# Two workers (pytest-xdist): the suite is about 80 % processes waiting on each other.
 test: $(VENV)/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
+
+# The pure modules and quick CLI checks: everything not marked slow.
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -q -n 2 -m 'not slow and not compat'
 
 # The determinism hard cases left out of `make test` (another install path, fresh
 # virtualenvs), then the torch versions (several GB each from the index: name them).

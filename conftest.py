@@ -33,3 +33,11 @@ def pytest_runtest_teardown(item, nextitem):
     # Closed after the last block of a run of blocks: tests/ start with no session active.
     if _warm and not isinstance(nextitem, MarkdownInlinePythonItem):
         _warm.pop().__exit__(None, None, None)
+
+
+def pytest_collection_modifyitems(config, items):
+    # The docs' blocks are the tour: real measurements, callgrind, torch. `make test` runs
+    # them; `make test-fast` (-m 'not slow') leaves them out, README's quick blocks stay.
+    for item in items:
+        if isinstance(item, MarkdownInlinePythonItem) and item.path.parent.name == "docs":
+            item.add_marker(pytest.mark.slow)

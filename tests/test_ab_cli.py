@@ -14,6 +14,9 @@ import benchkit
 from benchkit.core.records import Side
 from test_cli import cli
 
+# end to end: `make test` runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 QUICK = ["--rounds", "4", "--trials", "6", "--trial-time", "0.01"]
 
 SUITE = textwrap.dedent('''

@@ -109,6 +109,7 @@ def _git(repo, *args):
                    check=True, capture_output=True)
 
 
+@pytest.mark.slow
 def test_asv_history_generated_by_asv_itself_imports_in_commit_order(tmp_path):
     asv = shutil.which("asv", path=str(Path(sys.executable).parent))
     if asv is None:

@@ -52,6 +52,7 @@ def _asv_names(root: Path) -> dict[str, str]:
     return names
 
 
+@pytest.mark.slow
 def test_every_benchmark_asv_finds_is_measured_or_skipped(suite_run):
     root, out = suite_run
     results = benchkit.load(root / "run.json")
@@ -86,6 +87,7 @@ print(json.dumps(bench.run(*bench._build_params())))
 LAUNCHER = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
 
 
+@pytest.mark.slow
 def test_timeraw_is_timed_in_fresh_interpreters_as_asv_times_it(suite_run):
     """timeraw_: one fresh interpreter per sample (one process each), in the band of
     asv_runner's own timing of the same code."""
@@ -109,6 +111,7 @@ print(json.dumps(statistics.median(timer.timeit(1) for _ in range(5))))
     assert "arith.timeraw_import_json" in times
 
 
+@pytest.mark.slow
 def test_track_mem_and_peakmem_values_are_asvs_own(suite_run):
     """track_ is the returned number with asv's unit, mem_ pympler's asizeof as asv
     computes it (exact), peakmem_ the peak resident memory of a lean fresh process, in
@@ -135,6 +138,7 @@ def test_track_mem_and_peakmem_values_are_asvs_own(suite_run):
             assert 0.8 < ours.median / theirs < 1.25, (ours.values, theirs)
 
 
+@pytest.mark.slow
 def test_a_module_that_fails_to_import_fails_alone(suite_run):
     root, out = suite_run
     assert out.returncode == 1, out.stderr
@@ -214,6 +218,7 @@ class Slow:
 """
 
 
+@pytest.mark.slow
 def test_asvs_number_and_timeout_attributes_are_kept(tmp_path):
     shutil.copytree(SUITE / "benchmarks", tmp_path / "benchmarks")
     (tmp_path / "benchmarks" / "broken.py").unlink()
@@ -267,6 +272,7 @@ def test_an_asv_conf_that_is_not_json_or_too_big_is_one_clear_error(tmp_path):
         assert "asv.conf.json" in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_history_run_takes_suite_repository_and_branches_from_asv_conf(tmp_path):
     """In an asv project, `benchkit history run` with no suite, range or repository runs
     asv.conf.json's benchmark_dir at the tip of its branches, and names in one line what
@@ -298,6 +304,7 @@ def test_history_run_takes_suite_repository_and_branches_from_asv_conf(tmp_path)
     assert "no PATH given and no asv.conf.json here" in out.stderr
 
 
+@pytest.mark.slow
 def test_format_asv_writes_what_asv_reads_publishes_and_import_asv_reads_back(tmp_path):
     """`run --format asv` in an asv project: asv's own reader finds every value benchkit
     measured (the skip as asv's NaN), `asv publish` builds its site from the directory, the

@@ -18,7 +18,8 @@ from benchkit.system import machine
 from benchkit.core.callgrind import parser
 from conftest import requires_valgrind
 
-pytestmark = requires_valgrind
+# end to end: `make test` runs it, `make test-fast` leaves it out
+pytestmark = [requires_valgrind, pytest.mark.slow]
 
 
 def _leftover_dirs():

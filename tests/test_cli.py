@@ -50,6 +50,7 @@ def ab_runs(tmp_path_factory):
 
 
 @requires_valgrind
+@pytest.mark.slow
 def test_run_writes_results_with_names_gates_and_counts(ab_runs):
     results = benchkit.load(ab_runs / "base.json")
     names = [m.metadata["benchmark"] for m in results.measurements]
@@ -60,6 +61,7 @@ def test_run_writes_results_with_names_gates_and_counts(ab_runs):
 
 
 @requires_valgrind
+@pytest.mark.slow
 def test_compare_catches_the_slowed_benchmark_and_not_the_unchanged_one(ab_runs):
     out = cli("compare", ab_runs / "base.json", ab_runs / "new.json", cwd=ab_runs,
               check_code=1).stdout
@@ -75,6 +77,7 @@ def test_compare_catches_the_slowed_benchmark_and_not_the_unchanged_one(ab_runs)
 
 
 @requires_valgrind
+@pytest.mark.slow
 def test_compare_of_a_run_with_itself_passes_and_markdown(ab_runs):
     out = cli("compare", ab_runs / "base.json", ab_runs / "base.json", "--fail-on", "slower>5%",
               "--markdown", cwd=ab_runs, check_code=0).stdout
@@ -82,6 +85,7 @@ def test_compare_of_a_run_with_itself_passes_and_markdown(ab_runs):
 
 
 @requires_valgrind
+@pytest.mark.slow
 def test_diff_shows_the_changed_functions(ab_runs):
     out = cli("diff", ab_runs / "base.json", ab_runs / "new.json", "--benchmark",
               "bench_demo::work", "--top", "5", cwd=ab_runs, check_code=0).stdout
@@ -93,6 +97,7 @@ def test_diff_shows_the_changed_functions(ab_runs):
 
 
 @requires_valgrind
+@pytest.mark.slow
 def test_show_and_merge_and_plot(ab_runs):
     out = cli("show", ab_runs / "base.json", cwd=ab_runs, check_code=0).stdout
     assert "[---" in out and "instructions/run" in out and "python 3." in out
@@ -105,6 +110,7 @@ def test_show_and_merge_and_plot(ab_runs):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_run_with_keyword_filter_and_thread_override(tmp_path):
     (tmp_path / "bench_demo.py").write_text(SUITE)
     out = cli("run", tmp_path, "-k", "stable or other", "--num-threads", "2", "--min-run-time",
@@ -124,6 +130,7 @@ def test_run_with_keyword_filter_and_thread_override(tmp_path):
     (["diff", "a.json", "a.json"], "holds no instruction counts; run with --callgrind"),
     (["show", "corrupt.json"], "is not valid JSON"),
 ])
+@pytest.mark.slow
 def test_usage_and_input_errors_exit_2(tmp_path, args, message):
     (tmp_path / "bench_demo.py").write_text(SUITE)
     benchkit.save(tmp_path / "a.json", [], environment={})
@@ -147,6 +154,7 @@ def test_shipped_suites_are_discoverable():
     assert "bench_python::bench_sum_range" in names and any("bench_numpy" in n for n in names)
 
 
+@pytest.mark.slow
 def test_version_and_help(tmp_path):
     from importlib.metadata import version
     shown = cli("--version", cwd=tmp_path, check_code=0).stdout

@@ -16,7 +16,8 @@ from benchkit import Timer
 from conftest import requires_valgrind
 from test_cli import cli
 
-pytestmark = requires_valgrind
+# end to end: `make test` runs it, `make test-fast` leaves it out
+pytestmark = [requires_valgrind, pytest.mark.slow]
 
 SNIPPETS = [("sum(range(200))", "pass"), ("sorted(data)", "data = list(range(50, 0, -1))"),
             ("d['a'] + d['b']", "d = {'a': 1, 'b': 2}"), ("[i * 2 for i in range(30)]", "pass"),

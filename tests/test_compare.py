@@ -99,6 +99,7 @@ def test_print(capsys):
     assert capsys.readouterr().out == MUL + "\n"
 
 
+@pytest.mark.slow
 def test_a_gate_an_inconclusive_verdict_cannot_decide_is_undecided_or_fails_when_strict():
     from benchkit.core import comparison
     from benchkit.core.gates import Gate

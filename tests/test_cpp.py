@@ -14,6 +14,9 @@ from benchkit.engines.cpp import callgrind_program, source, toolchain
 from benchkit.errors import SnippetError
 from conftest import requires_valgrind
 
+# end to end: `make test` runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("torch")
 if toolchain.shutil.which("c++") is None and toolchain.shutil.which("g++") is None:
     pytest.skip("no C++ compiler", allow_module_level=True)

@@ -144,6 +144,7 @@ def history_db(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_report_markdown_from_the_cli(history_db, tmp_path):
     out = cli("report", "--markdown", "--db", history_db, cwd=tmp_path, check_code=0).stdout
     steps = [line for line in out.splitlines() if line.startswith("| bench_x::")]
@@ -177,6 +178,7 @@ def _chromium():
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
+@pytest.mark.slow
 def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp_path):
     site = tmp_path / "site"
     done = cli("report", site, "--db", history_db, cwd=tmp_path, check_code=0)

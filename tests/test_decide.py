@@ -14,6 +14,7 @@ def _claims(decisions):
     return sum(d.verdict in ("faster", "slower") for d in decisions)
 
 
+@pytest.mark.slow
 def test_separate_runs_make_no_false_claims_on_identical_code():
     decisions = []
     for seed in range(150):
@@ -24,6 +25,7 @@ def test_separate_runs_make_no_false_claims_on_identical_code():
     assert sum(d.verdict == "unchanged" for d in decisions) > 30
 
 
+@pytest.mark.slow
 def test_separate_runs_detect_a_large_change_in_the_right_direction():
     def pair(seed, new_time):
         return verdicts.decide_runs(Machine(seed, slow_fraction=0.2).run(10e-6),
@@ -39,6 +41,7 @@ def test_separate_runs_detect_a_large_change_in_the_right_direction():
     assert sum(d.ci_low <= 1.3 <= d.ci_high for d in judged) >= 0.9 * len(judged)
 
 
+@pytest.mark.slow
 def test_paired_layouts_make_no_false_claims_and_resolve_what_unpaired_runs_cannot():
     same = [verdicts.decide_runs(Machine(s).run(10e-6, layouts=True),
                                 Machine(s + 500).run(10e-6, layouts=True)) for s in range(150)]
@@ -95,6 +98,7 @@ def test_without_probes_processes_still_are_the_units():
     assert d.verdict == "inconclusive" and d.n_base == 6
 
 
+@pytest.mark.slow
 def test_interleaved_rounds_make_no_false_claims_and_catch_ten_percent():
     same = [round_verdicts.decide_rounds(*Machine(s).interleaved(10e-6, 10e-6)) for s in range(150)]
     assert _claims(same) == 0

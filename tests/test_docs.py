@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_the_site_builds_with_no_warnings(tmp_path):
     pytest.importorskip("mkdocs", reason="mkdocs is in the test and docs extras")
     pytest.importorskip("mkdocstrings", reason="mkdocstrings is in the test and docs extras")

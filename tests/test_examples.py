@@ -18,6 +18,7 @@ def _run(script: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_timer_compare_prints_a_table_with_every_row():
     out = _run("timer_compare.py")
     assert "x * y" in out and "2 threads:" in out
@@ -25,11 +26,13 @@ def test_timer_compare_prints_a_table_with_every_row():
 
 
 @requires_valgrind
+@pytest.mark.slow
 def test_callgrind_diff_names_the_functions_that_changed():
     out = _run("callgrind_diff.py")
     assert "instructions per run:" in out and "Total:" in out
 
 
+@pytest.mark.slow
 def test_the_example_suite_runs_and_shows_one_table(tmp_path):
     out = cli("run", EXAMPLES / "bench_example.py", "--fast", "-o", tmp_path / "r.json",
               cwd=tmp_path, check_code=0).stdout

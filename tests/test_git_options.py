@@ -67,6 +67,7 @@ def test_resolve_never_passes_a_name_as_an_option(repo, tmp_path):
 
 @pytest.mark.parametrize("revs", ["--output={pwn}", "--output={pwn}..HEAD", "HEAD..--output={pwn}",
                                   "^--output={pwn}"])
+@pytest.mark.slow
 def test_history_run_revs(repo, tmp_path, revs):
     pwn = tmp_path / "pwn"
     (tmp_path / "bench_x.py").write_text("from benchkit import Timer\nb = Timer('pass')\n")
@@ -87,6 +88,7 @@ def test_bisect_revisions(repo, tmp_path, option):
 
 
 @pytest.mark.parametrize("template", ["{nope}", "echo {", "echo }", "{python.x}", "{0}"])
+@pytest.mark.slow
 def test_install_templates_are_checked_before_any_worktree(repo, tmp_path, template):
     out = cli("bisect", tmp_path, "--repo", repo, "--good", "HEAD~2", "--bad", "HEAD",
               "--benchmark", "b", "--install", template, "--db", tmp_path / "h.db",

@@ -64,6 +64,7 @@ def test_bad_numbers_fail_at_once_naming_the_argument(call, name):
     (["analyze", "t.json", "--min-time", "abc"], "is not a duration"),
     (["ab", "s.py", "--trial-time", "0"], "must be a finite number > 0"),
 ])
+@pytest.mark.slow
 def test_cli_numbers_are_checked_before_any_work(tmp_path, args, words):
     out = cli(*args, cwd=tmp_path, check_code=2)
     assert words in out.stderr and "Traceback" not in out.stderr
@@ -123,6 +124,7 @@ def test_stale_temp_files_of_killed_saves_are_swept_and_modes_follow_the_umask(t
 
 
 @requires_valgrind
+@pytest.mark.slow
 def test_valgrind_dies_with_a_killed_parent_and_leaves_no_vgdb_pipes(tmp_path):
     script = textwrap.dedent('''
         import benchkit
@@ -178,6 +180,7 @@ def _doc(tmp_path, edit):
     (lambda d: d.update(extra=[1]), "extra: [1] is not of type 'object'"),
     (lambda d: d["measurements"][0].update(number_per_run=0), "number_per_run: 0 is less"),
 ])
+@pytest.mark.slow
 def test_impossible_results_files_are_refused_with_the_json_path(tmp_path, edit, words):
     path = _doc(tmp_path, edit)
     with pytest.raises(ResultsFileError) as info:
@@ -257,6 +260,7 @@ X = {"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 1
     ({**X, "ts": "soon"}, "event 1 ('aten::mm'): 'ts' 'soon' is not a number"),
     ({**X, "ts": [1]}, "event 1 ('aten::mm'): 'ts' [1] is not a number"),
 ])
+@pytest.mark.slow
 def test_wrong_trace_events_are_named(tmp_path, event, words):
     path = _trace(tmp_path, [X, event])
     out = cli("analyze", path, cwd=tmp_path, check_code=2)
@@ -264,6 +268,7 @@ def test_wrong_trace_events_are_named(tmp_path, event, words):
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_bad_trace_files_and_device_events_are_one_line(tmp_path):
     path = _trace(tmp_path, [X])
     inf = tmp_path / "inf.json"
@@ -325,6 +330,7 @@ def test_temp_dirs_of_killed_processes_are_removed_by_the_next_worker(tmp_path):
         shutil.rmtree(stale, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_results_not_written_where_asked_exit_2_and_say_where_they_went(tmp_path):
     """The output folder passes the check before measuring, then stops being a folder (the
     suite replaces it with a file): the results go to the temp directory, the command says

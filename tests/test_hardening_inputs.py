@@ -76,6 +76,7 @@ def test_a_timestamp_beyond_any_time_is_one_clear_error(tmp_path, command):
         one_clear_error(out, "'ts' '1e999999' is out of range")
 
 
+@pytest.mark.slow
 def test_a_gzip_bomb_stops_at_the_read_limit(tmp_path):
     bomb = tmp_path / "bomb.json.gz"
     compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
@@ -93,6 +94,7 @@ def test_a_gzip_bomb_stops_at_the_read_limit(tmp_path):
     one_clear_error(out, "holds more than 268,435,456 bytes inflated")
 
 
+@pytest.mark.slow
 def test_the_default_read_limit_stops_a_bomb_within_2_gb(tmp_path):
     bomb = tmp_path / "bomb.json.gz"
     compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
@@ -104,6 +106,7 @@ def test_the_default_read_limit_stops_a_bomb_within_2_gb(tmp_path):
     one_clear_error(out, "holds more than 1,073,741,824 bytes inflated")
 
 
+@pytest.mark.slow
 def test_a_results_file_that_would_not_fit_in_memory_is_refused_before_parsing(tmp_path):
     path = tmp_path / "many.json"
     path.write_bytes(b"[" + b"{}," * (40 << 20) + b"{}]")   # 120 MB of empty objects
@@ -112,6 +115,7 @@ def test_a_results_file_that_would_not_fit_in_memory_is_refused_before_parsing(t
 
 
 @pytest.mark.parametrize("command", ["show", "analyze", "validate-trace"])
+@pytest.mark.slow
 def test_devices_and_directories_are_refused_at_once(tmp_path, command):
     out = bounded(command, "/dev/zero", cwd=tmp_path)
     one_clear_error(out, "/dev/zero: is a character device, not a regular file")
@@ -145,6 +149,7 @@ def test_numbers_beyond_a_float_are_refused_in_results_files(tmp_path):
     one_clear_error(out, "holds 1e999, a number too large for a results file")
 
 
+@pytest.mark.slow
 def test_labels_with_terminal_escapes_are_printed_escaped(tmp_path):
     m = make_measurement([1.0, 1.1, 1.2], label=ESCAPES, sub_label="row\x1b[1A",
                          metadata={"benchmark": f"bench{ESCAPES}"})

@@ -18,6 +18,9 @@ from benchkit.core.records import FailureKind, Phase
 from benchkit.core.schema import Results
 from conftest import make_measurement, requires_valgrind
 
+# end to end: `make test` runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 FAST = ["--processes", "2", "--min-run-time", "0.02"]
 
 

@@ -18,6 +18,9 @@ from benchkit.system.history_db import HistoryDB
 from conftest import requires_valgrind
 from test_cli import cli
 
+# end to end: `make test` runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 SLOWER_AT, FASTER_AT, COMMITS = 5, 10, 14
 WORK_NAME = "bench_slowpkg::bench_work"
 WORK = {0: 3000, SLOWER_AT: 3300, FASTER_AT: 3100}

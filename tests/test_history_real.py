@@ -9,6 +9,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 import benchkit
 from benchkit.core.history.series import Commit, HistoryMetric, Status, observations
 from benchkit.core.history.steps import steps_of
@@ -74,6 +76,7 @@ def test_a_newer_copy_adds_only_its_new_files(tmp_path):
     assert (first.added, second.added, second.already) == (16, 1, 16)
 
 
+@pytest.mark.slow
 def test_the_real_steps_of_astropy_are_found_on_the_commit_that_made_them(tmp_path):
     """astropy's unit parser got ~30x faster at 6c188c11 and unit composition ~15x at
     2b12eec5 (both plain in the data); Quantity(scalar) ran at 41 us for the first three
@@ -152,6 +155,7 @@ def test_merged_machines_keep_their_own_machine_and_environment(tmp_path):
             ("box-a", "py3.11.7"), ("box-b", "py3.12.1")]
 
 
+@pytest.mark.slow
 def test_an_environment_change_is_labelled_not_a_step(tmp_path):
     db = tmp_path / "h.db"
     with HistoryDB(db) as history:
@@ -203,6 +207,7 @@ def test_hostile_asv_files_are_skipped_with_a_reason_and_the_rest_imports(tmp_pa
     assert {"time", "mem", "peakmem", "track", "instructions"} == metric
 
 
+@pytest.mark.slow
 def test_confirm_says_when_imported_data_cannot_be_re_measured(tmp_path):
     db = _imported(tmp_path)
     (tmp_path / "bench_x.py").write_text("from benchkit import Timer\nb = Timer('pass')\n")

@@ -116,6 +116,7 @@ def test_two_collections_are_identical_and_globals_travel():
 
 
 @requires_linux
+@pytest.mark.slow
 def test_torch_ops_count_their_cpu_buffers():
     pytest.importorskip("torch")
     m = Timer("y = torch.ones(1000)").collect_memory(number=20)
@@ -148,6 +149,7 @@ bench_pure = Timer("pass")
 
 
 @requires_linux
+@pytest.mark.slow
 def test_run_memory_compare_and_gates_from_the_command_line(tmp_path):
     from test_cli import cli
     base, new = tmp_path / "base", tmp_path / "new"
@@ -298,6 +300,7 @@ bench_same = Timer("y = bytes(50)")
 
 
 @requires_linux
+@pytest.mark.slow
 def test_ab_counts_each_sides_memory(tmp_path):
     from test_cli import cli
     (tmp_path / "bench_ab_mem.py").write_text(AB_SUITE)
@@ -350,6 +353,7 @@ def test_python_figures_agree_with_tracemalloc(stmt):
 
 
 @requires_linux
+@pytest.mark.slow
 def test_torch_empty_counts_its_data():
     pytest.importorskip("torch")
     m = Timer("x = torch.empty(1000)").collect_memory(number=20)
@@ -412,6 +416,7 @@ bench_d_after_child = Timer("pass")
 
 
 @requires_linux
+@pytest.mark.slow
 def test_a_benchmark_that_leaves_threads_or_children_spoils_no_other(tmp_path):
     """A thread that keeps allocating, started by one benchmark, would be counted in every
     benchmark measured after it in the same worker: the worker is replaced instead, and

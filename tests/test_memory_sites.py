@@ -97,6 +97,7 @@ def helper_that_allocates(n):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts glibc's malloc")
+@pytest.mark.slow
 def test_sites_in_a_called_function_name_its_file_and_line(memray):
     m = Timer("f(100)", globals={"f": helper_that_allocates}).collect_memory(
         number=20, sites=True)
@@ -115,6 +116,7 @@ bench_keep = Timer("keep.append(bytearray(1000))", setup="keep = []")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts glibc's malloc")
+@pytest.mark.slow
 def test_run_memory_sites_from_the_command_line(tmp_path, memray):
     from test_cli import cli
     (tmp_path / "bench_keep.py").write_text(SUITE)

@@ -111,6 +111,7 @@ def test_a_grid_makes_one_named_benchmark_per_point(tmp_path):
     assert "a grid point must return one Timer, got 2" in failures[1].error
 
 
+@pytest.mark.slow
 def test_results_keep_the_point_and_k_selects_by_parameter(tmp_path):
     from test_cli import cli
     (tmp_path / "bench_grid.py").write_text(textwrap.dedent(SUITE))

@@ -16,6 +16,7 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.slow
 def test_an_ab_file_plots_both_sides_and_their_comparison(tmp_path):
     from test_cli import cli
     out = tmp_path / "ab.png"

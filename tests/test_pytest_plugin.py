@@ -6,6 +6,9 @@ import pytest
 
 import benchkit
 
+# end to end: `make test` runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 NO_CACHE = ("-p", "no:cacheprovider")
 
 

@@ -8,6 +8,8 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import benchkit
@@ -112,6 +114,7 @@ PATHS = [list(_paths(doc)) for doc in DOCUMENTS]
 
 @FUZZ
 @given(st.data(), json_trees)
+@pytest.mark.slow
 def test_a_results_document_with_any_part_replaced_loads_valid_or_is_one_clear_error(
         data, value):
     which = data.draw(st.integers(0, len(DOCUMENTS) - 1))
@@ -165,6 +168,7 @@ arguments = st.fixed_dictionaries({}, optional={
 
 @FUZZ
 @given(events, st.lists(arguments, max_size=4))
+@pytest.mark.slow
 def test_any_events_are_a_trace_or_one_clear_error(trace_events, args):
     for event, extra in zip(trace_events, args):
         event.setdefault("ph", "X")

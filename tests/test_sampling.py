@@ -37,6 +37,7 @@ def _suite(tmp_path, text=SUITE, name="bench_s.py"):
     return path
 
 
+@pytest.mark.slow
 def test_suite_is_measured_in_fresh_processes_with_chunks_and_probes(tmp_path):
     ms = runs.sample_suite([_suite(tmp_path)], settings=QUICK)
     assert [m.metadata for m in ms] == [
@@ -53,6 +54,7 @@ def test_suite_is_measured_in_fresh_processes_with_chunks_and_probes(tmp_path):
     assert "in 3 processes" in repr(ms[0])
 
 
+@pytest.mark.slow
 def test_keyword_selects_and_no_match_names_the_paths(tmp_path):
     suite = _suite(tmp_path)
     ms = runs.sample_suite([suite], keyword="join", settings=QUICK)
@@ -61,6 +63,7 @@ def test_keyword_selects_and_no_match_names_the_paths(tmp_path):
         runs.sample_suite([suite], keyword="zzz", settings=QUICK)
 
 
+@pytest.mark.slow
 def test_measure_processes_ships_globals_and_callables(tmp_path):
     import torch
     x = torch.ones(16)
@@ -112,6 +115,7 @@ def test_a_worker_that_dies_is_reported_with_its_stderr(tmp_path):
     assert re.search(r"exited \(status 7\)(.|\n)*dying now", failure.error)
 
 
+@pytest.mark.slow
 def test_a_hanging_snippet_times_out_and_its_worker_is_killed(tmp_path):
     suite = _suite(tmp_path, 'from benchkit import Timer\nbench_hang = Timer("while 1: pass")\n')
     settings = runs.Settings(processes=1, min_run_time=0.01, timeout=2)
@@ -136,6 +140,7 @@ def _ppid(pid):
         return None
 
 
+@pytest.mark.slow
 def test_workers_die_with_their_parent(tmp_path):
     script = textwrap.dedent('''
         import sys, time

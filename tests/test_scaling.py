@@ -71,6 +71,7 @@ def test_series_group_by_function_and_the_other_parameters():
 
 
 @requires_valgrind
+@pytest.mark.slow
 def test_instruction_counts_fit_the_known_classes():
     from benchkit import Timer, collect_callgrind_many
     snippets = {
@@ -97,6 +98,7 @@ def _grid_file(tmp_path, cost):
     return benchkit.save(tmp_path / "grid.json", items, environment={"python": "3.11"})
 
 
+@pytest.mark.slow
 def test_scaling_command_prints_fits_json_and_fails_a_gate(tmp_path):
     from test_cli import cli
     path = _grid_file(tmp_path, lambda n: 0.01 * n * n)
@@ -124,6 +126,7 @@ def test_scaling_says_why_there_is_nothing_to_fit(tmp_path):
     assert "has no instruction counts; run with --callgrind" in err
 
 
+@pytest.mark.slow
 def test_output_cut_short_by_its_reader_exits_quietly(tmp_path):
     import subprocess
     import sys

@@ -4,7 +4,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import benchkit
+
+# end to end: `make test` runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -69,6 +69,7 @@ def _stopped(machine: Machine, base_time: float, new_time: float, plan: Sequenti
     return decision
 
 
+@pytest.mark.slow
 def test_stopping_early_makes_no_false_claims_on_identical_code():
     # rounds with a core a few tenths of a percent wide, as measured on this machine
     plan = SequentialPlan(30)
@@ -80,6 +81,7 @@ def test_stopping_early_makes_no_false_claims_on_identical_code():
     assert np.median([d.n_base for d in unchanged]) <= 8
 
 
+@pytest.mark.slow
 def test_stopping_early_detects_two_percent_in_the_right_direction():
     plan = SequentialPlan(30)
     slower = [_stopped(Machine(s, process_sd=0.002), 10e-6, 10.2e-6, plan)
@@ -90,6 +92,7 @@ def test_stopping_early_detects_two_percent_in_the_right_direction():
     assert all(d.verdict is verdicts.Verdict.SLOWER and d.n_base == 5 for d in gross)
 
 
+@pytest.mark.slow
 def test_a_noisy_benchmark_gets_a_wider_band_and_says_so():
     plan = SequentialPlan(30)
     noisy = [_stopped(Machine(s, process_sd=0.03), 10e-6, 10e-6, plan) for s in range(50)]

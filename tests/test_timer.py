@@ -200,6 +200,7 @@ def test_real_torch_on_cpu_has_no_synchronizer():
     assert accelerator_synchronizer(torch) is None
 
 
+@pytest.mark.slow
 def test_timer_for_a_torch_snippet_imports_torch_only_when_timing():
     code = textwrap.dedent("""
         import sys, benchkit

@@ -185,6 +185,7 @@ OP_FUZZERS = ["BinaryOpFuzzer", "UnaryOpFuzzer", "SpectralOpFuzzer", "BinaryOpSp
 
 @pytest.mark.parametrize("name", OP_FUZZERS)
 @pytest.mark.parametrize("seed", [0, 3])
+@pytest.mark.slow
 def test_op_fuzzers_draw_torchs_cases(torch_fuzzers_with_the_check_fixed, name, seed):
     import importlib
 

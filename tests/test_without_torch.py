@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# end to end: `make test` runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = textwrap.dedent('''
     from benchkit import Timer

@@ -59,7 +59,8 @@ class CompiledLoop:
         return "stmt", None
 
     def describe(self, filename: str, lineno: int) -> str | None:
-        """'stmt:2 <its text>' for a line of this loop's code, None for other files."""
+        """'stmt:2 <its text>' for a line of this loop's code, None for other files (names
+        allocation sites; a TimeitClassLoop has none: the user's class compiles its code)."""
         if filename != self._filename:
             return None
         snippet, line = self._locate(lineno)
@@ -95,10 +96,6 @@ class TimeitClassLoop:
         self._timer = timer
         # the namespace the user's class was given: what profile() runs the statement in
         self.globals = dict(globals_ or {})
-
-    def describe(self, filename: str, lineno: int) -> str | None:
-        """None: the user's class compiles its own code, so no line of it is this loop's."""
-        return None
 
     def time_block(self, number: int, timer: Callable[[], float] | None = None) -> float:
         """Seconds of `number` runs, as the user's class times them."""
