@@ -41,3 +41,24 @@ def test_a_documented_command_parses(page, command):
         build_parser().parse_args(argv)
     except SystemExit as exit_:
         pytest.fail(f"{page}: `{command}` does not parse (exit {exit_.code})")
+
+
+def documented_exit_codes(text: str) -> dict[int, str]:
+    """The rows `| code | meaning |` of the exit-code table of a page."""
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].isdigit():
+            rows[int(cells[0])] = cells[1]
+    return rows
+
+
+def test_the_exit_code_table_is_the_one_the_cli_uses():
+    from benchkit.cli.exit_codes import ExitCode
+    table = documented_exit_codes((ROOT / "docs" / "suites.md").read_text())
+    assert sorted(table) == sorted(int(code) for code in ExitCode)
+
+
+def test_the_exit_code_check_can_fail():
+    assert documented_exit_codes("| code | meaning |\n| 0 | done |\n| 7 | odd |\n") == {
+        0: "done", 7: "odd"}
