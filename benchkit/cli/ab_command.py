@@ -66,21 +66,8 @@ def add_parsers(sub) -> None:
                     metavar="S", help="seconds a benchmark's trial may take before the "
                                       f"benchmark is recorded as failed (default "
                                       f"{DEFAULT_TIMEOUT:g})")
-    ab.add_argument("--fail-on", type=types.gate, action="append", default=[], metavar="GATE",
-                    help="exit 1 when a benchmark breaks GATE, e.g. 'slower>5%%' or "
-                         "'instructions>1%%' (repeatable)")
-    ab.add_argument("--allow-missing", action="store_true",
-                    help="a gate that cannot be evaluated (a benchmark failed or missing on "
-                         "a side) is reported, not failed")
-    ab.add_argument("--strict", action="store_true",
-                    help="a 'slower' gate an inconclusive verdict cannot decide (its CI "
-                         "reaches past the limit) fails too (default: reported as "
-                         "undecided)")
-    ab.add_argument("--noise", type=types.percent, default=None, metavar="PCT",
-                    help="changes inside +-PCT count as noise (default: sequential, each "
-                         "benchmark's round spread, at least 1%%; with --rounds, 2%%)")
-    ab.add_argument("--alpha", type=types.probability, default=0.01,
-                    help="significance level (default 0.01)")
+    types.add_verdict_options(ab, "sequential: each benchmark's round spread, at least "
+                                  "1%%; with --rounds, 2%%")
     ab.add_argument("-o", "--output", metavar="FILE",
                     help="results file holding both sides; default results/ab-<time>.json")
     ab.add_argument("--save-sides", action="store_true",
@@ -88,10 +75,7 @@ def add_parsers(sub) -> None:
     ab.add_argument("--memory", action="store_true",
                     help="also count each side's memory per run (exact: once per side, "
                          "after the rounds)")
-    ab.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     history_options.history_option(ab)
-    ab.add_argument("--markdown", action="store_true", help="print the table as markdown")
-    types.add_wide(ab)
 
 
 def cmd_ab(args) -> int:

@@ -21,26 +21,7 @@ def add_parsers(sub) -> None:
                                           "one `benchkit ab` file)")
     comp.add_argument("base")
     comp.add_argument("new", nargs="?", help="omit when BASE is a `benchkit ab` results file")
-    comp.add_argument("--fail-on", type=types.gate, action="append", default=[],
-                      metavar="GATE",
-                      help="exit 1 when a benchmark breaks GATE, e.g. 'slower>5%%' or "
-                           "'instructions>1%%'; 'instructions>0%%' fails on any increase "
-                           "beyond the layout band (repeatable; suite gates take precedence)")
-    comp.add_argument("--noise", type=types.percent, default=None, metavar="PCT",
-                      help="changes inside +-PCT count as noise (default 5%% for separate "
-                           "runs, 2%% for an A/B file)")
-    comp.add_argument("--alpha", type=types.probability, default=0.01,
-                      help="significance level (default 0.01)")
-    comp.add_argument("--allow-missing", action="store_true",
-                      help="a gate that cannot be evaluated (no counts on a side, a benchmark "
-                           "missing or failed on a side) is reported, not failed")
-    comp.add_argument("--strict", action="store_true",
-                      help="a 'slower' gate an inconclusive verdict cannot decide (its CI "
-                           "reaches past the limit) fails too (default: reported as "
-                           "undecided)")
-    comp.add_argument("--markdown", action="store_true", help="print the table as markdown")
-    types.add_wide(comp)
-    comp.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    types.add_verdict_options(comp, "5%% for separate runs, 2%% for an A/B file")
 
     diff = sub.add_parser("diff", help="per-function instruction-count diff")
     diff.add_argument("base")
