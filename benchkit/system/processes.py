@@ -1,6 +1,6 @@
 """Every child process benchkit starts (`start`, `run_command`: its own process group,
-killed with benchkit, killed whole on a timeout or interrupt), the JSON-lines channel to
-them, ASLR off, and temp dirs of dead processes swept."""
+killed whole on a timeout or interrupt; the long-lived ones also die with benchkit), the
+JSON-lines channel to them, ASLR off, and temp dirs of dead processes swept."""
 from __future__ import annotations
 
 import contextlib
@@ -61,29 +61,36 @@ def kill_group(process: subprocess.Popen, settle: float = 5.0) -> None:
 def start(command: Sequence[str] | str, *, cwd: str | os.PathLike | None = None,
           env: Mapping[str, str] | None = None, stdin: Any = subprocess.DEVNULL,
           stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE, text: bool = False,
-          shell: bool = False, cpu: int | None = None) -> subprocess.Popen:
+          shell: bool = False, cpu: int | None = None,
+          parent_death: bool = True) -> subprocess.Popen:
     """Start a child process the way benchkit starts every child: in a session (process
-    group) of its own, so `kill_group` stops it and all it started; killed by the kernel if
-    benchkit dies (Linux); stdin closed unless given; pinned to one `cpu` when given.
-    OSError when it cannot be started."""
+    group) of its own, so `kill_group` stops it and all it started; stdin closed unless
+    given; pinned to one `cpu` when given; with `parent_death`, killed by the kernel if
+    benchkit dies (Linux). OSError when it cannot be started."""
     def prepare() -> None:
-        die_with_parent()
+        if parent_death:
+            die_with_parent()
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
+    # A preexec_fn makes Python run its at-fork handlers in this process, and a Ctrl-C that
+    # lands in one of them is lost ("Exception ignored"): only children that outlive the
+    # call (workers, collectors) pay for it; run_command's are waited for and killed.
+    needs_prepare = parent_death or cpu is not None
     return subprocess.Popen(command if shell else list(command), cwd=cwd,
                             env=None if env is None else dict(env), stdin=stdin,
                             stdout=stdout, stderr=stderr, text=text, shell=shell,
-                            start_new_session=True, preexec_fn=prepare)
+                            start_new_session=True,
+                            preexec_fn=prepare if needs_prepare else None)
 
 
 def run_command(command: Sequence[str] | str, *, timeout: float | None,
                 cwd: str | os.PathLike | None = None, env: Mapping[str, str] | None = None,
                 shell: bool = False, text: bool = True) -> subprocess.CompletedProcess:
-    """Run a child (started as `start` does) to its end and capture its output. On a
-    timeout, Ctrl-C or SIGTERM its whole process group is killed and reaped first; then,
-    as `subprocess.run` does, subprocess.TimeoutExpired (or the interrupt) is raised.
-    OSError when it cannot be started."""
-    process = start(command, cwd=cwd, env=env, text=text, shell=shell)
+    """Run a child (in a process group of its own, as `start` does) to its end and capture
+    its output. On a timeout, Ctrl-C or SIGTERM its whole process group is killed and
+    reaped first; then, as `subprocess.run` does, subprocess.TimeoutExpired (or the
+    interrupt) is raised. OSError when it cannot be started."""
+    process = start(command, cwd=cwd, env=env, text=text, shell=shell, parent_death=False)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except BaseException:
