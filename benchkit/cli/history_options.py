@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchkit.cli import args as types
 
+
 def db_option(parser) -> None:
     """--db PATH."""
     parser.add_argument("--db", metavar="PATH",

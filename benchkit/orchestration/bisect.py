@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -114,8 +113,14 @@ class Judge:
         return change, moved, "interleaved ab"
 
 
-# a benchmark name that `-k` reads as one word matching itself (as a substring)
-_ONE_WORD = re.compile(r"[^\s()'\"=-][^\s()'\"=]*")
+def _selects_itself(name: str) -> bool:
+    """Whether `-k NAME` is a keyword expression that selects the benchmark NAME (and is not
+    read as an option)."""
+    from benchkit.core.keywords import keyword_filter
+    try:
+        return not name.startswith("-") and keyword_filter(name)(name)
+    except BenchkitError:
+        return False
 
 
 def ab_wall(repo: Path, paths: Sequence[str], base: Commit, new: Commit, benchmark: str,
@@ -127,8 +132,7 @@ def ab_wall(repo: Path, paths: Sequence[str], base: Commit, new: Commit, benchma
     output = Path(tempfile.mkdtemp(dir=workdir)) / "ab.json"
     # only the benchmark judged, where its name is one -k word: a sequential ab runs until
     # every verdict is clear, and the others' would be time spent on nothing
-    select = (["-k", benchmark] if _ONE_WORD.fullmatch(benchmark)
-              and benchmark not in ("and", "or", "not") else [])
+    select = ["-k", benchmark] if _selects_itself(benchmark) else []
     done = run_command(
         [sys.executable, "-m", "benchkit", "ab", *paths, "--repo", str(repo),
          "--base-rev", base.sha, "--new-rev", new.sha, "--json", "-o", str(output), *select,

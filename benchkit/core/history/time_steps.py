@@ -16,8 +16,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
 3. each boundary left is tested on the raw values of up to WINDOW commits on either side
    (Mann-Whitney, so a very slow commit is one rank; or no overlap at all, which is as
    much as a short level can show), alpha shared among the boundaries of the series by
-   Holm's step-down (a series with several real steps does not lose one), and its change must clear the user's minimum effect (`noise`) and SIGMAS
-   times the series' own noise (median absolute difference of neighbouring commits); the
+   Holm's step-down (a series with several real steps does not lose one), and its change
+   must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise (median absolute difference of neighbouring commits); the
    weakest failing boundary is dropped and its neighbours judged again until all pass;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
