@@ -22,14 +22,14 @@ _EXPORTS = {
     "FuzzedSparseTensor": "benchkit.api.fuzzer",
     "FuzzedTensor": "benchkit.api.fuzzer",
     "Fuzzer": "benchkit.api.fuzzer",
-    "Language": "benchkit.core.task",
-    "Measurement": "benchkit.core.measurement",
-    "MemoryStats": "benchkit.core.memory",
+    "Language": "benchkit.core.measure.task",
+    "Measurement": "benchkit.core.measure.measurement",
+    "MemoryStats": "benchkit.core.measure.memory",
     "ParameterAlias": "benchkit.api.fuzzer",
-    "ProcessSample": "benchkit.core.measurement",
-    "Results": "benchkit.core.schema",
-    "Task": "benchkit.core.task",
-    "TaskSpec": "benchkit.core.task",
+    "ProcessSample": "benchkit.core.measure.measurement",
+    "Results": "benchkit.core.records.schema",
+    "Task": "benchkit.core.measure.task",
+    "TaskSpec": "benchkit.core.measure.task",
     "benchmark": "benchkit.orchestration.suite",
     "callgrind_session": "benchkit.orchestration.counting",
     "region": "benchkit.engines.profiler.regions",
@@ -42,13 +42,13 @@ _EXPORTS = {
     "load": "benchkit.system.results_files",
     "measure_processes": "benchkit.api.timer",
     "merge": "benchkit.system.results_files",
-    "ordered_unique": "benchkit.core.table",
+    "ordered_unique": "benchkit.core.compare.table",
     "save": "benchkit.system.results_files",
-    "select_unit": "benchkit.core.stats",
+    "select_unit": "benchkit.core.measure.stats",
     "set_torch_threads": "benchkit.engines.wall.threads",
     "timer": "benchkit.engines.wall.clock",
-    "trim_sigfig": "benchkit.core.stats",
-    "unit_to_english": "benchkit.core.stats",
+    "trim_sigfig": "benchkit.core.measure.stats",
+    "unit_to_english": "benchkit.core.measure.stats",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -70,13 +70,13 @@ def __dir__():
 # Pickles name benchkit's classes by their public path (`benchkit.Measurement`). Pickles made
 # before the layered packages named internal modules; these names still load them.
 _PICKLED_MODULES = {
-    "benchkit.measurement": "benchkit.core.measurement",
-    "benchkit.task": "benchkit.core.task",
+    "benchkit.measurement": "benchkit.core.measure.measurement",
+    "benchkit.task": "benchkit.core.measure.task",
     "benchkit.valgrind": "benchkit.core.callgrind",
     "benchkit.valgrind.callgrind_stats": "benchkit.core.callgrind.callgrind_stats",
     "benchkit.valgrind.counts": "benchkit.core.callgrind.counts",
     "benchkit.results": "benchkit.core",
-    "benchkit.results.schema": "benchkit.core.schema",
+    "benchkit.results.schema": "benchkit.core.records.schema",
 }
 
 

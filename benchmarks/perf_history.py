@@ -117,7 +117,7 @@ def scale(commits: int = 1000, benchmarks: int = 200) -> dict:
     from benchkit.orchestration.dashboard import gather, write_report
     from benchkit.orchestration.history import find_steps
     from benchkit.system.history_db import HistoryDB
-    from benchkit.core.schema import callgrind_to_dict, measurement_to_dict
+    from benchkit.core.records.schema import callgrind_to_dict, measurement_to_dict
     from benchkit.system.results_files import load
     tour = load(ROOT / "results" / "tour_seed003.json")     # real items as evidence
     timed, counted = measurement_to_dict(tour.measurements[0]), callgrind_to_dict(

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit.core.scaling import Complexity
+from benchkit.core.measure.scaling import Complexity
 from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
 

@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 import benchkit
-from benchkit.core import round_verdicts
-from benchkit.core.sequential import SequentialPlan
+from benchkit.core.decisions import round_verdicts
+from benchkit.core.decisions.sequential import SequentialPlan
 from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
 

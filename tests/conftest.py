@@ -3,8 +3,8 @@ import sys
 
 import pytest
 
-from benchkit.core.measurement import Measurement
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure.measurement import Measurement
+from benchkit.core.measure.task import TaskSpec
 
 
 def make_measurement(times_us, number=1000, metadata=None, **spec):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchkit.core.measurement import Measurement, ProcessSample
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure.measurement import Measurement, ProcessSample
+from benchkit.core.measure.task import TaskSpec
 
 PROBE = 340e-6
 SLOW = 1.7

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import benchkit
-from benchkit.core.records import Side
+from benchkit.core.records.records import Side
 from test_cli import cli
 
 # end to end: `make test` runs it, `make test-fast` leaves it out

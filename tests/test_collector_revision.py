@@ -7,10 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchkit.core import comparison, environment
+from benchkit.core.compare import comparison
+from benchkit.core.records import environment
 from benchkit.system import machine
-from benchkit.core.schema import Results
-from benchkit.core.task import TaskSpec
+from benchkit.core.records.schema import Results
+from benchkit.core.measure.task import TaskSpec
 from benchkit.engines.callgrind import workdir
 from benchkit.engines.callgrind import server
 from benchkit.core.callgrind.callgrind_stats import CallgrindStats

@@ -101,10 +101,10 @@ def test_print(capsys):
 
 @pytest.mark.slow
 def test_a_gate_an_inconclusive_verdict_cannot_decide_is_undecided_or_fails_when_strict():
-    from benchkit.core import comparison
-    from benchkit.core.gates import Gate
-    from benchkit.core.report import comparison_to_json, format_comparison
-    from benchkit.core.schema import Results
+    from benchkit.core.compare import comparison
+    from benchkit.core.decisions.gates import Gate
+    from benchkit.core.compare.report import comparison_to_json, format_comparison
+    from benchkit.core.records.schema import Results
     from noise_model import Machine
 
     def results(seed, time):
@@ -128,7 +128,7 @@ def test_a_gate_an_inconclusive_verdict_cannot_decide_is_undecided_or_fails_when
 
 
 def test_show_lays_out_one_table_per_suite_file_with_a_row_per_benchmark():
-    from benchkit.core.table import by_suite_file
+    from benchkit.core.compare.table import by_suite_file
     ms = [mm([10.0], label="sum", metadata={"benchmark": "bench_a::bench_sum"}),
           mm([20.0], label="sorted", metadata={"benchmark": "bench_a::bench_sorted"}),
           mm([30.0], label="mm", sub_label="dtype=float32", description="n=8",

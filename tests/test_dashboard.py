@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchkit.core.bands import Band
+from benchkit.core.decisions.bands import Band
 from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
                                              slug, sparkline, step_anchor, views)
 from benchkit.core.history.series import Commit, HistoryMetric, Observation, Point, Series
 from benchkit.core.history.steps import MovedFunction, Step
-from benchkit.core.schema import callgrind_to_dict, measurement_to_dict
+from benchkit.core.records.schema import callgrind_to_dict, measurement_to_dict
 from benchkit.errors import ReportError
 from benchkit.system.files import SITE_MARKER, write_site
 from benchkit.system.history_db import HistoryDB

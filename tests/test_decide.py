@@ -4,9 +4,9 @@ import math
 import numpy as np
 import pytest
 
-from benchkit.core import round_verdicts, verdicts
-from benchkit.core.measurement import Measurement, ProcessSample
-from benchkit.core.task import TaskSpec
+from benchkit.core.decisions import round_verdicts, verdicts
+from benchkit.core.measure.measurement import Measurement, ProcessSample
+from benchkit.core.measure.task import TaskSpec
 from noise_model import Machine
 
 
@@ -135,7 +135,7 @@ def test_detectable_grows_with_the_interval():
 
 def test_an_inconclusive_verdict_says_how_many_units_would_settle_it():
     import math
-    from benchkit.core.verdicts import Interval, units_to_settle
+    from benchkit.core.decisions.verdicts import Interval, units_to_settle
     # ratio 1.015 with a +-0.01 (log) half-width after 10 rounds, against a 2 % band:
     # the interval must shrink to the 0.0048 between the estimate and the band's edge.
     interval = Interval(math.log(1.015), math.log(1.015) - 0.01, math.log(1.015) + 0.01, 0.2)
@@ -147,13 +147,13 @@ def test_an_inconclusive_verdict_says_how_many_units_would_settle_it():
 
 def test_the_report_prints_what_would_settle_an_inconclusive_benchmark():
     import numpy as np
-    from benchkit.core.round_verdicts import decide_rounds
+    from benchkit.core.decisions.round_verdicts import decide_rounds
     rng = np.random.default_rng(3)
     base = [[[1.0 + 0.01 * rng.standard_normal()]] for _ in range(8)]
     new = [[[1.015 + 0.01 * rng.standard_normal()]] for _ in range(8)]
     decision = decide_rounds(base, new, noise=0.02)
     assert decision.verdict == "inconclusive" and decision.to_settle > 8
-    from benchkit.core.report import _settle
+    from benchkit.core.compare.report import _settle
     assert _settle(decision) == (f"; about {int(decision.to_settle) - 8} more rounds would "
                                  "settle it at this spread")
 

@@ -165,7 +165,7 @@ def _with_layouts(per_run):
 
 
 def test_instruction_band_and_changes_outside_both_bands():
-    from benchkit.core.bands import Band, instruction_change
+    from benchkit.core.decisions.bands import Band, instruction_change
     base = Band.of(_with_layouts([100.0, 104.0, 98.0]))
     assert (base.low, base.median, base.high, base.layouts) == (98.0, 100.0, 104.0, 3)
     assert str(base) == "100 [98..104]"
@@ -180,9 +180,9 @@ def test_instruction_band_and_changes_outside_both_bands():
 
 
 def test_instructions_gate_fires_only_beyond_the_bands():
-    from benchkit.core.bands import Band
-    from benchkit.core.comparison import Row, _check, _Side
-    from benchkit.core.gates import Gate
+    from benchkit.core.decisions.bands import Band
+    from benchkit.core.compare.comparison import Row, _check, _Side
+    from benchkit.core.decisions.gates import Gate
     gate = Gate.parse("instructions>1%")
     sides = [_Side(label, {}, {"x": object()}, {}) for label in ("BASE", "NEW")]
     base = Band(98.0, 100.0, 104.0, 3)

@@ -17,7 +17,7 @@ import zlib
 import pytest
 
 import benchkit
-from benchkit.core.schema import Results
+from benchkit.core.records.schema import Results
 from conftest import make_measurement
 
 LIMIT = 2 << 30

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import benchkit
-from benchkit.core.records import FailureKind, Phase
-from benchkit.core.schema import Results
+from benchkit.core.records.records import FailureKind, Phase
+from benchkit.core.records.schema import Results
 from conftest import make_measurement, requires_valgrind
 
 # end to end: `make test` runs it, `make test-fast` leaves it out
@@ -206,7 +206,7 @@ def test_runs_started_in_the_same_second_never_share_a_results_file(tmp_path):
 def _counts_only(tmp_path):
     from benchkit.core.callgrind.callgrind_stats import CallgrindStats
     from benchkit.core.callgrind.counts import FunctionCount, FunctionCounts
-    from benchkit.core.task import TaskSpec
+    from benchkit.core.measure.task import TaskSpec
     ex = FunctionCounts((FunctionCount(1000, "a.c:f"),), False)
     stats = CallgrindStats(TaskSpec("x", "pass"), 10, True, FunctionCounts((), True),
                            FunctionCounts((), False), FunctionCounts((), True), ex, None,

@@ -13,8 +13,8 @@ import pytest
 
 import benchkit
 from benchkit import Timer
-from benchkit.core.memory import BlockCounts, MemoryStats, Source, format_bytes
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure.memory import BlockCounts, MemoryStats, Source, format_bytes
+from benchkit.core.measure.task import TaskSpec
 
 PY, NATIVE = Source.PYTHON, Source.NATIVE
 
@@ -243,7 +243,7 @@ def test_device_memory_of_a_block_is_the_difference_of_the_allocator_readings():
 
 
 def test_device_figures_per_run_and_their_json():
-    from benchkit.core.memory import DeviceCounts
+    from benchkit.core.measure.memory import DeviceCounts
     s = stats()
     with_device = MemoryStats(
         s.task_spec, 10,

@@ -8,8 +8,8 @@ import pytest
 
 import benchkit
 from benchkit import Timer
-from benchkit.core.memory import AllocationSite, MemoryStats, SiteKind
-from benchkit.core.report import format_sites
+from benchkit.core.measure.memory import AllocationSite, MemoryStats, SiteKind
+from benchkit.core.compare.report import format_sites
 from test_memory import stats
 
 LINE, NATIVE = SiteKind.PYTHON, SiteKind.NATIVE
@@ -130,7 +130,7 @@ def test_run_memory_sites_from_the_command_line(tmp_path, memray):
 
 SCRIPT = """
 from benchkit import Timer
-from benchkit.core.memory import SiteKind
+from benchkit.core.measure.memory import SiteKind
 
 def parse(n):
     return [str(i) for i in range(n)]

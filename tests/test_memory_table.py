@@ -4,8 +4,8 @@ from __future__ import annotations
 import dataclasses
 
 from benchkit import Compare
-from benchkit.core.memory import MemoryStats
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure.memory import MemoryStats
+from benchkit.core.measure.task import TaskSpec
 from test_memory import block
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import benchkit
-from benchkit.core import params
-from benchkit.core.keywords import keyword_filter
+from benchkit.core.measure import params
+from benchkit.core.records.keywords import keyword_filter
 from benchkit.errors import SuiteError
 from benchkit.orchestration.suite import discover
 
@@ -54,7 +54,7 @@ def test_keyword_with_equals_matches_a_parameter_exactly():
 
 
 def test_a_word_with_parentheses_is_asvs_spelling_of_a_grid_point():
-    from benchkit.core.keywords import _tokens
+    from benchkit.core.records.keywords import _tokens
     assert _tokens("time_sum(100, 'float64') or not(a and b)") == [
         "time_sum(100, 'float64')", "or", "not", "(", "a", "and", "b", ")"]
     assert _tokens("x.time_r(10, 'a (b)', (1, 2)) and y") == [
@@ -122,7 +122,7 @@ def test_results_keep_the_point_and_k_selects_by_parameter(tmp_path):
     assert [(m.metadata["benchmark"], m.metadata["params"]) for m in loaded.measurements] == [
         ("bench_grid::build[n=10,kind=list]", {"n": 10, "kind": "list"}),
         ("bench_grid::build[n=10,kind=tuple]", {"n": 10, "kind": "tuple"})]
-    assert benchkit.core.records.Benchmark.of(loaded.measurements[0]).params == {
+    assert benchkit.core.records.records.Benchmark.of(loaded.measurements[0]).params == {
         "n": 10, "kind": "list"}
 
 

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import benchkit
 from benchkit.api.compare import Compare
-from benchkit.core import comparison
-from benchkit.core.gates import Gate
-from benchkit.core.keywords import keyword_filter
-from benchkit.core.report import (comparison_to_json, format_callgrind, format_comparison,
+from benchkit.core.compare import comparison
+from benchkit.core.decisions.gates import Gate
+from benchkit.core.records.keywords import keyword_filter
+from benchkit.core.compare.report import (comparison_to_json, format_callgrind, format_comparison,
                                   format_environment, format_memory)
 from benchkit.core.trace.analysis import analyze, format_analysis
 from benchkit.core.trace.diff import diff_traces, format_trace_diff

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.core.bands import Band
-from benchkit.core.comparison import Comparison, Row
-from benchkit.core.gates import Gate
-from benchkit.core.records import Failure, FailureKind, Phase
-from benchkit.core.report import comparison_to_json, format_comparison, format_environment
-from benchkit.core.verdicts import Decision, Design, Verdict
+from benchkit.core.decisions.bands import Band
+from benchkit.core.compare.comparison import Comparison, Row
+from benchkit.core.decisions.gates import Gate
+from benchkit.core.records.records import Failure, FailureKind, Phase
+from benchkit.core.compare.report import comparison_to_json, format_comparison, format_environment
+from benchkit.core.decisions.verdicts import Decision, Design, Verdict
 
 FIXTURES = Path(__file__).parent / "fixtures" / "report"
 NAN = math.nan

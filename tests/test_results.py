@@ -8,9 +8,9 @@ import pytest
 
 import benchkit
 from benchkit.errors import ResultsFileError
-from benchkit.core import environment
+from benchkit.core.records import environment
 from benchkit.system import machine
-from benchkit.core import schema
+from benchkit.core.records import schema
 from conftest import make_measurement
 
 M1 = make_measurement([1.0, 1.1, 1.2, 1.3], label="mul", sub_label="a", description="d",
@@ -153,7 +153,7 @@ def test_merge_results_from_two_machines(tmp_path):
 
 
 def _sampled():
-    from benchkit.core.measurement import ProcessSample
+    from benchkit.core.measure.measurement import ProcessSample
     m = make_measurement([1.0, 1.1, 1.2, 1.3, 1.4], label="mul")
     m.processes = [ProcessSample((2, 1), (3.4e-4, 3.5e-4)), ProcessSample((2,), (5.8e-4,))]
     return m
@@ -169,8 +169,8 @@ AB_SECTION = {"design": "interleaved", "rounds": 2, "trials": 20, "trial_time": 
 
 
 def test_process_structure_and_ab_section_round_trip(tmp_path):
-    from benchkit.core.records import AbRecord, Side
-    from benchkit.core.schema import Results
+    from benchkit.core.records.records import AbRecord, Side
+    from benchkit.core.records.schema import Results
     m = _sampled()
     ab = AbRecord.from_dict(AB_SECTION)
     assert ab.sides[Side.NEW].env == {"WORK": "400"} and ab.only_base == ("bench_a::gone",)
@@ -184,7 +184,7 @@ def test_process_structure_and_ab_section_round_trip(tmp_path):
 
 
 def test_a_sparse_ab_section_loads_and_saves_valid():
-    from benchkit.core.records import AbRecord
+    from benchkit.core.records.records import AbRecord
     record = AbRecord.from_dict({"sides": {"base": {}, "new": {"env": {"A": "1"}}}})
     assert record.rounds is None and record.design == "interleaved"
     written = record.to_dict()
@@ -235,7 +235,7 @@ def test_recorded_packages_and_collector_revision_are_checked_on_load(tmp_path):
 
 
 def test_a_version_3_ab_file_migrates_and_saves_as_version_4(tmp_path):
-    from benchkit.core.records import Side
+    from benchkit.core.records.records import Side
     source = Path(__file__).parent / "fixtures" / "results" / "v3_ab.json"
     original = json.loads(source.read_text())
     assert original["version"] == 3 and "failures" not in original
@@ -249,8 +249,8 @@ def test_a_version_3_ab_file_migrates_and_saves_as_version_4(tmp_path):
 
 
 def test_failures_and_partial_round_trip(tmp_path):
-    from benchkit.core.records import Failure, FailureKind, Phase
-    from benchkit.core.schema import Results
+    from benchkit.core.records.records import Failure, FailureKind, Phase
+    from benchkit.core.records.schema import Results
     failure = Failure("bench_x::bad", Phase.WALL_TIME, FailureKind.RAISED,
                       "stmt raised ZeroDivisionError: division by zero", "/s/bench_x.py")
     path = benchkit.save(tmp_path / "r.json", Results([M1], [], {"python": "x"},

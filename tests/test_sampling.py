@@ -10,9 +10,9 @@ import time
 import pytest
 
 import benchkit
-from benchkit.core.records import FailureKind
+from benchkit.core.records.records import FailureKind
 from benchkit.errors import BenchkitError, SuiteError
-from benchkit.core.measurement import Measurement
+from benchkit.core.measure.measurement import Measurement
 from benchkit.orchestration.sampling import runs
 from benchkit.errors import WorkerError
 from benchkit.orchestration.sampling.workers import WorkerProcess
@@ -170,8 +170,8 @@ def test_worker_requires_an_interpreter():
 
 
 def test_merge_keeps_the_process_structure():
-    from benchkit.core.measurement import ProcessSample
-    from benchkit.core.task import TaskSpec
+    from benchkit.core.measure.measurement import ProcessSample
+    from benchkit.core.measure.task import TaskSpec
     spec = TaskSpec("x", "pass")
     a = Measurement(2, [2.0, 4.0, 6.0], spec, processes=[ProcessSample((1,), (0.1,)),
                                                         ProcessSample((2,), (0.1,))])

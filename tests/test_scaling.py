@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import benchkit
-from benchkit.core.scaling import (Complexity, ComplexityGate, Point, fit, series_of)
+from benchkit.core.measure.scaling import (Complexity, ComplexityGate, Point, fit, series_of)
 from benchkit.errors import GateError
 from conftest import make_measurement, requires_valgrind
 
@@ -145,8 +145,8 @@ def test_output_cut_short_by_its_reader_exits_quietly(tmp_path):
 def _probed(n: int, slow: set[int]) -> "benchkit.Measurement":
     """Linear cost 10 ns * n, measured in 3 processes; processes in `slow` ran while the
     machine was 1.8x slower, which their speed probes (1 ms normally) saw too."""
-    from benchkit.core.measurement import Measurement, ProcessSample
-    from benchkit.core.task import TaskSpec
+    from benchkit.core.measure.measurement import Measurement, ProcessSample
+    from benchkit.core.measure.task import TaskSpec
     times, processes = [], []
     for k in range(3):
         factor = 1.8 if k in slow else 1.0

@@ -1,4 +1,4 @@
-"""The results schema (benchkit/core/results.schema.json) and the record types it stores
+"""The results schema (benchkit/core/records/results.schema.json) and the record types it stores
 cannot drift apart: each strict object of the schema (no additional properties) has exactly
 the fields of the dataclass that is written into it, and the nested device counts likewise.
 A field added to a record without the schema (or the reverse) fails here, before a results
@@ -11,11 +11,11 @@ import json
 import pytest
 
 from benchkit.core.callgrind.callgrind_stats import CallgrindStats
-from benchkit.core.measurement import Measurement, ProcessSample
-from benchkit.core.memory import AllocationSite, BlockCounts, DeviceCounts, MemoryStats
-from benchkit.core.records import Failure
-from benchkit.core.task import TaskSpec
-from benchkit.core.values import ValueStats
+from benchkit.core.measure.measurement import Measurement, ProcessSample
+from benchkit.core.measure.memory import AllocationSite, BlockCounts, DeviceCounts, MemoryStats
+from benchkit.core.records.records import Failure
+from benchkit.core.measure.task import TaskSpec
+from benchkit.core.records.values import ValueStats
 
 
 RECORDS = {"task_spec": TaskSpec, "measurement": Measurement, "process": ProcessSample,
@@ -25,7 +25,7 @@ RECORDS = {"task_spec": TaskSpec, "measurement": Measurement, "process": Process
 
 def _defs() -> dict:
     from importlib import resources
-    return json.loads(resources.files("benchkit.core").joinpath(
+    return json.loads(resources.files("benchkit.core.records").joinpath(
         "results.schema.json").read_text())["$defs"]
 
 

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from benchkit.core import round_verdicts, verdicts
-from benchkit.core.sequential import (BAND_FLOOR, SequentialPlan, auto_band, spent, trimmed)
+from benchkit.core.decisions import round_verdicts, verdicts
+from benchkit.core.decisions.sequential import (BAND_FLOOR, SequentialPlan, auto_band, spent, trimmed)
 from benchkit.errors import SchemaError
 from noise_model import Machine
 

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from benchkit.core import stats
+from benchkit.core.measure import stats
 def test_summarize_matches_linear_quantiles():
     s = stats.summarize([4.0, 1.0, 3.0, 2.0, 5.0])
     assert (s.n, s.median, s.mean, s.p25, s.p75, s.iqr) == (5, 3.0, 3.0, 2.0, 4.0, 2.0)

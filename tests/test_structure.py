@@ -123,9 +123,9 @@ def test_imports_point_down_the_layers():
 
 def test_an_upward_import_is_reported():
     # The check must be able to fail: a core module importing the Timer facade.
-    graph = {"benchkit.core.stats": {"benchkit.api.timer"}, "benchkit.api.timer": set()}
+    graph = {"benchkit.core.measure.stats": {"benchkit.api.timer"}, "benchkit.api.timer": set()}
     assert layer_violations(graph) == [
-        "benchkit.core.stats (core) imports benchkit.api.timer (api)"]
+        "benchkit.core.measure.stats (core) imports benchkit.api.timer (api)"]
 
 
 def test_the_module_graph_has_no_cycles():
@@ -133,7 +133,7 @@ def test_the_module_graph_has_no_cycles():
         order = list(graphlib.TopologicalSorter(_graph()).static_order())
     except graphlib.CycleError as exc:
         pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
-    assert "benchkit.core.stats" in order
+    assert "benchkit.core.measure.stats" in order
 
 
 def test_packages_import_each_other_in_one_direction():
@@ -187,6 +187,28 @@ def test_no_module_is_over_400_lines(name):
     lines = len(_modules()[name].read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{name} has {lines} lines; split it by concept"
 
+
+MAX_MODULES = 12
+
+
+def crowded_packages(modules: dict[str, Path]) -> list[str]:
+    """Packages holding more than MAX_MODULES modules of their own (subpackages not counted):
+    a newcomer should find "where is X" in one look."""
+    counts: dict[str, int] = {}
+    for name, path in modules.items():
+        if path.name != "__init__.py":
+            counts[name.rpartition(".")[0]] = counts.get(name.rpartition(".")[0], 0) + 1
+    return sorted(f"{package} has {n} modules; group them by concept"
+                  for package, n in counts.items() if n > MAX_MODULES)
+
+
+def test_no_package_has_more_than_12_modules():
+    assert crowded_packages(_modules()) == []
+
+
+def test_the_package_size_check_can_fail():
+    flat = {f"benchkit.core.m{i}": Path(f"m{i}.py") for i in range(MAX_MODULES + 1)}
+    assert crowded_packages(flat) == ["benchkit.core has 13 modules; group them by concept"]
 
 def undocumented(source: str) -> list[str]:
     """Public modules, classes, functions and methods without a docstring."""

@@ -6,8 +6,8 @@ import pytest
 
 import benchkit
 from benchkit import Compare, Timer
-from benchkit.core.task import TaskSpec
-from benchkit.core.throughput import per_unit, rates
+from benchkit.core.measure.task import TaskSpec
+from benchkit.core.measure.throughput import per_unit, rates
 from benchkit.errors import InvalidArgumentError
 from conftest import make_measurement
 

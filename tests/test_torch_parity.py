@@ -14,8 +14,8 @@ from torch.utils.benchmark.utils import common as torch_common  # noqa: E402
 from torch.utils.benchmark.utils.valgrind_wrapper import timer_interface as torch_cg  # noqa: E402
 
 import benchkit  # noqa: E402
-from benchkit.core.measurement import Measurement  # noqa: E402
-from benchkit.core.task import TaskSpec  # noqa: E402
+from benchkit.core.measure.measurement import Measurement  # noqa: E402
+from benchkit.core.measure.task import TaskSpec  # noqa: E402
 from benchkit.core.callgrind.counts import FunctionCounts  # noqa: E402
 
 
@@ -318,7 +318,7 @@ def test_as_standardized_is_torchs_by_default_and_thorough_on_request():
     """The same counts through both: torch's rules by default (PyTorch's own test of them
     keeps conda toolchain paths), benchkit's thorough rules behind `thorough=True`."""
     from benchkit import CallgrindStats, FunctionCounts
-    from benchkit.core.task import TaskSpec
+    from benchkit.core.measure.task import TaskSpec
     names = ["/home/u/conda-bld/gcc_1/work/libstdc++-v3/libsupc++/del_op.cc:operator delete "
              "[/lib/libstdc++.so]",
              "/tmp/build/../aten/src/ATen/native/BinaryOps.cpp:at::mul [libtorch_cpu.so]",
@@ -356,7 +356,7 @@ def test_as_standardized_matches_torch_on_pytorchs_own_artifact():
     from pathlib import Path
 
     from benchkit import CallgrindStats, FunctionCount, FunctionCounts
-    from benchkit.core.task import TaskSpec
+    from benchkit.core.measure.task import TaskSpec
     artifacts = json.loads((Path(__file__).parent / "fixtures" /
                             "torch_callgrind_artifacts.json").read_text())
 

@@ -7,9 +7,9 @@ import json
 import pickle
 
 import benchkit
-from benchkit.core.schema import Results
-from benchkit.core.task import TaskSpec
-from benchkit.core.values import ValueKind, ValueStats, compare_values
+from benchkit.core.records.schema import Results
+from benchkit.core.measure.task import TaskSpec
+from benchkit.core.records.values import ValueKind, ValueStats, compare_values
 from benchkit.system.history_db import HistoryDB
 from test_cli import cli
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from benchkit.core.table_render import render_markdown, render_table
-from benchkit.core.table import Colorize, build_tables
+from benchkit.core.compare.table_render import render_markdown, render_table
+from benchkit.core.compare.table import Colorize, build_tables
 from benchkit.errors import BenchkitError
-from benchkit.core.measurement import Measurement
-from benchkit.core.memory import MemoryStats
-from benchkit.core.memory_table import build_memory_tables
+from benchkit.core.measure.measurement import Measurement
+from benchkit.core.measure.memory import MemoryStats
+from benchkit.core.compare.memory_table import build_memory_tables
 
 __all__ = ["Colorize", "Compare"]
 

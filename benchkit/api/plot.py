@@ -4,9 +4,9 @@ from __future__ import annotations
 import io
 from typing import Sequence
 
-from benchkit.core.comparison import Comparison, benchmark_name
+from benchkit.core.compare.comparison import Comparison, benchmark_name
 from benchkit.errors import BenchkitError
-from benchkit.core.schema import Results
+from benchkit.core.records.schema import Results
 
 
 def _pyplot():
@@ -91,7 +91,7 @@ def _comparison(ax, rows) -> None:
 
 
 def _memory(ax, results, names) -> None:
-    from benchkit.core.memory import format_bytes
+    from benchkit.core.measure.memory import format_bytes
     height, offsets = _offsets(len(results))
     for k, (label, r) in enumerate(results):
         by_name = {benchmark_name(m): m for m in r.memory}

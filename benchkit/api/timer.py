@@ -7,11 +7,11 @@ import dataclasses
 import timeit as _timeit
 from typing import Any, Callable, Sequence
 
-from benchkit.core import validate
+from benchkit.core.records import validate
 from benchkit.core.callgrind.requests import CountRequest
-from benchkit.core.measurement import Measurement
-from benchkit.core.snippets import check_syntax, describe_callable, normalize
-from benchkit.core.task import Language, Task, TaskSpec
+from benchkit.core.measure.measurement import Measurement
+from benchkit.core.measure.snippets import check_syntax, describe_callable, normalize
+from benchkit.core.measure.task import Language, Task, TaskSpec
 from benchkit.engines.loops import loop_for
 from benchkit.engines.wall import autorange
 from benchkit.engines.wall.chunks import CHUNK_TIME, measure_chunks
@@ -212,7 +212,7 @@ class Timer:
         with self._threads():
             number = autorange.estimate_block_size(self._time_block, min_run_time)
             chunks = measure_chunks(self._time_block, number, min_run_time, CHUNK_TIME)
-        from benchkit.core.measurement import ProcessSample
+        from benchkit.core.measure.measurement import ProcessSample
         times, sample = ProcessSample.from_chunks(chunks)
         return Measurement(number, times, self.task_spec, processes=[sample])
 

@@ -11,8 +11,8 @@ import pickle
 from pathlib import Path
 from typing import Any, Iterable
 
-from benchkit.core.measurement import Measurement
-from benchkit.core.task import TASKSPEC_FIELDS, TaskSpec
+from benchkit.core.measure.measurement import Measurement
+from benchkit.core.measure.task import TASKSPEC_FIELDS, TaskSpec
 from benchkit.errors import TorchConversionError
 from benchkit.system.reading import read_bounded
 

@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli import history_commands, history_options, saving
+from benchkit.cli import saving
+from benchkit.cli.history import commands as history_commands
+from benchkit.cli.history import options as history_options
 from benchkit.cli.exit_codes import comparison_exit
 from benchkit.cli.run_command import DEFAULT_TIMEOUT
 from benchkit.errors import ArgumentCombinationError, BenchkitError, InvalidArgumentError
@@ -80,9 +82,9 @@ def add_parsers(sub) -> None:
 
 def cmd_ab(args) -> int:
     """`benchkit ab`: interleaved A/B of two environments, with verdicts and gates."""
-    from benchkit.core import comparison
-    from benchkit.core.records import Side
-    from benchkit.core.report import comparison_to_json, format_comparison
+    from benchkit.core.compare import comparison
+    from benchkit.core.records.records import Side
+    from benchkit.core.compare.report import comparison_to_json, format_comparison
     from benchkit.orchestration.sampling import interleaved, runs, sides
     from benchkit.system import machine
     from benchkit.system.results_files import check_writable
@@ -149,7 +151,7 @@ def cmd_ab(args) -> int:
 def _stopping(args):
     """The sequential design asked for (None: --rounds, a fixed one); options checked
     before any work starts."""
-    from benchkit.core.sequential import EQUIVALENCE_ERROR, SequentialPlan
+    from benchkit.core.decisions.sequential import EQUIVALENCE_ERROR, SequentialPlan
     from benchkit.orchestration.sampling.interleaved import Stopping
     sequential = (args.max_rounds or args.max_time or args.until_decided
                   or args.equivalence_error is not None)
@@ -175,7 +177,7 @@ def settle_advice(compared, rounds: int, seconds_per_round: float,
     the --rounds (or --max-rounds) to ask for and about how long that A/B would take."""
     import math
 
-    from benchkit.core.verdicts import Verdict
+    from benchkit.core.decisions.verdicts import Verdict
     open_rows = [r for r in compared.rows if r.wall and r.wall.verdict is Verdict.INCONCLUSIVE]
     needed = [r.wall.to_settle for r in open_rows if math.isfinite(r.wall.to_settle)]
     if not needed:
@@ -192,7 +194,7 @@ def _memory(args, where: dict, saved) -> None:
     figures need no interleaving), into `saved` (failures labelled with their side)."""
     import dataclasses
 
-    from benchkit.core.records import Failure
+    from benchkit.core.records.records import Failure
     from benchkit.orchestration.memory import MemorySettings, counted
     from benchkit.orchestration.sampling.workers import SuiteLoad
     load = SuiteLoad(tuple(args.paths), args.keyword, args.num_threads)

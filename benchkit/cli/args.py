@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchkit.core import validate
+from benchkit.core.records import validate
 from benchkit.errors import BenchkitError
 
 positive_float = validate.cli_type(validate.POSITIVE_SECONDS, whole=False)
@@ -16,7 +16,7 @@ percent = validate.cli_percent
 
 def gate(text: str):
     """--fail-on GATE: parsed here, so a bad gate stops the command before any work."""
-    from benchkit.core.gates import Gate
+    from benchkit.core.decisions.gates import Gate
     try:
         return Gate.parse(text)
     except BenchkitError as error:
@@ -25,7 +25,7 @@ def gate(text: str):
 
 def keyword_expression(text: str) -> str:
     """-k EXPR, parsed here so a bad expression stops the command before any work."""
-    from benchkit.core.keywords import keyword_filter
+    from benchkit.core.records.keywords import keyword_filter
     try:
         keyword_filter(text)
     except BenchkitError as error:
@@ -37,7 +37,7 @@ def add_verdict_options(parser, noise_default: str) -> None:
     """The options of the commands that judge A/B verdicts and gates (`ab`, `compare`),
     declared once: --fail-on, --allow-missing, --strict, --noise (its default told by
     `noise_default`), --alpha, --json, --markdown, --wide."""
-    from benchkit.core.comparison import DEFAULT_ALPHA
+    from benchkit.core.compare.comparison import DEFAULT_ALPHA
     parser.add_argument("--fail-on", type=gate, action="append", default=[], metavar="GATE",
                         help="exit 1 when a benchmark breaks GATE, e.g. 'slower>5%%' or "
                              "'instructions>1%%'; 'instructions>0%%' fails on any increase "

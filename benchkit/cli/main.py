@@ -9,15 +9,16 @@ import argparse
 import os
 import sys
 
-from benchkit.cli import (ab_command, bisect_command, history_commands, profile_commands,
-                          report_command, results_commands, run_command, scaling_command)
+from benchkit.cli import (ab_command, profile_commands, results_commands, run_command,
+                          scaling_command)
+from benchkit.cli.history import bisect, commands as history_commands, report
 from benchkit.cli.exit_codes import ExitCode
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError, Terminated
 from benchkit.system.processes import sigterm_as_interrupt
 
 MODULES = (run_command, ab_command, results_commands, scaling_command, profile_commands,
-           history_commands, bisect_command, report_command)
+           history_commands, bisect, report)
 
 
 class OneLineErrors(argparse.ArgumentParser):

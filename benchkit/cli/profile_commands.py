@@ -86,7 +86,7 @@ def cmd_profile(args) -> int:
     from pathlib import Path
 
     from benchkit.api.timer import Timer
-    from benchkit.core.keywords import keyword_filter
+    from benchkit.core.records.keywords import keyword_filter
     from benchkit.orchestration.suite import discover
     selected = [b for b in discover(args.paths) if keyword_filter(args.keyword)(b.selector())]
     if not selected:

@@ -52,16 +52,16 @@ def cmd_show(args) -> int:
     """`benchkit show`: the tables of a results file."""
     import benchkit
     from benchkit.api.compare import Compare
-    from benchkit.core.table import by_suite_file
-    from benchkit.core.report import (format_callgrind, format_environment, format_memory,
+    from benchkit.core.compare.table import by_suite_file
+    from benchkit.core.compare.report import (format_callgrind, format_environment, format_memory,
                                       format_sites)
     results = benchkit.load(args.file)
     print(format_environment(results.environment))
     print()
     if results.ab:
-        from benchkit.core import comparison
-        from benchkit.core.records import Side
-        from benchkit.core.report import format_comparison
+        from benchkit.core.compare import comparison
+        from benchkit.core.records.records import Side
+        from benchkit.core.compare.report import format_comparison
         for side in Side:
             info = results.ab.sides[side]
             what = info.rev or info.python
@@ -79,7 +79,7 @@ def cmd_show(args) -> int:
         if sites:
             print("\n" + sites)
     if results.values:
-        from benchkit.core.values import format_values
+        from benchkit.core.records.values import format_values
         print(format_values(results.values))
     if not results.ab:      # an A/B's comparison above lists its failures already
         for failure in results.failures:
@@ -95,8 +95,8 @@ def cmd_show(args) -> int:
 def cmd_compare(args) -> int:
     """`benchkit compare`: verdicts between two results files (or of one ab file), gates."""
     import benchkit
-    from benchkit.core import comparison
-    from benchkit.core.report import comparison_to_json, format_comparison
+    from benchkit.core.compare import comparison
+    from benchkit.core.compare.report import comparison_to_json, format_comparison
     base = benchkit.load(args.base)
     if args.new is None:
         if not base.ab:
@@ -113,7 +113,7 @@ def cmd_compare(args) -> int:
         compared = comparison.of_runs(base, new, args.fail_on, noise=args.noise,
                                       alpha=args.alpha, allow_missing=args.allow_missing,
                                       strict=args.strict)
-    from benchkit.core.values import compare_values, format_value_changes
+    from benchkit.core.records.values import compare_values, format_value_changes
     values = compare_values(base.values, new.values) if args.new is not None else []
     if args.new is not None and not (compared.rows or values or compared.failed_base
                                      or compared.failed_new):
@@ -136,8 +136,8 @@ def cmd_diff(args) -> int:
     """`benchkit diff`: per-function instruction-count differences."""
     import benchkit
     from benchkit.core.callgrind.counts import diff_counts
-    from benchkit.core.bands import Band, instruction_change
-    from benchkit.core.records import benchmark_name
+    from benchkit.core.decisions.bands import Band, instruction_change
+    from benchkit.core.records.records import benchmark_name
     base, new = benchkit.load(args.base), benchkit.load(args.new)
     for label, r in ((args.base, base), (args.new, new)):
         if not r.callgrind:
@@ -173,7 +173,7 @@ def cmd_plot(args) -> int:
     """`benchkit plot`: a PNG of the distributions (and of an A/B comparison)."""
     import benchkit
     from benchkit.api.plot import render_png
-    from benchkit.core import comparison
+    from benchkit.core.compare import comparison
     from benchkit.system.files import atomic_write_bytes
     loaded = [(Path(f).name, benchkit.load(f)) for f in args.files]
     compared = comparison.of_runs(loaded[0][1], loaded[1][1]) if len(loaded) == 2 else None

@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli import history_commands, history_options, saving
+from benchkit.cli import saving
+from benchkit.cli.history import commands as history_commands
+from benchkit.cli.history import options as history_options
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.core.records import Benchmark, Failure, Phase
+from benchkit.core.records.records import Benchmark, Failure, Phase
 from benchkit.errors import BenchkitError
 
 FAST = {"processes": 3, "min_run_time": 0.05}
@@ -93,7 +95,7 @@ class _Run:
     executor: object = None     # a connected distributed.Client for --scheduler
 
     def results(self, partial: str | None = None):
-        from benchkit.core.schema import Results
+        from benchkit.core.records.schema import Results
         from benchkit.system.machine import collect
         measurements = (list(self.measurements) or (
             self.sampled.measurements() if self.sampled is not None else [])
@@ -114,7 +116,7 @@ class _Run:
 def _wall_in_process(selected: list[Benchmark], min_run_time: float, timeout: float,
                      state: _Run) -> None:
     from benchkit.api.timer import Timer
-    from benchkit.core.records import FailureKind
+    from benchkit.core.records.records import FailureKind
     from benchkit.errors import BenchmarkTimedOut, SnippetError
     from benchkit.system.processes import time_limit
     bar = saving.progress("wall time (in process)")
@@ -171,7 +173,7 @@ def _asv_values(args, settings, state: _Run) -> bool:
     """Measure the selected track_, mem_, peakmem_ and timeraw_ benchmarks of asv suites
     (and name any of a type benchkit does not measure, in one line); whether timed
     benchmarks are selected too (asv suites only: other suites always are)."""
-    from benchkit.core.keywords import keyword_filter
+    from benchkit.core.records.keywords import keyword_filter
     from benchkit.orchestration.asv_suite import asv_benchmarks, looks_like_asv
     from benchkit.orchestration.asv_values import measure_values
     asv_dirs = [p for p in map(Path, args.paths) if p.is_dir() and looks_like_asv(p)]
@@ -292,8 +294,8 @@ def cmd_run(args) -> int:
 def _run_into(args, output: Path) -> int:
     """cmd_run once its output is checked (and, for -o, held)."""
     from benchkit.api.compare import Compare
-    from benchkit.core.table import by_suite_file
-    from benchkit.core.report import format_callgrind, format_memory, format_sites
+    from benchkit.core.compare.table import by_suite_file
+    from benchkit.core.compare.report import format_callgrind, format_memory, format_sites
     from benchkit.orchestration.sampling import runs
     settings = runs.Settings(
         processes=FAST["processes"] if args.fast else args.processes,
@@ -327,7 +329,7 @@ def _run_into(args, output: Path) -> int:
     if results.callgrind:
         print(format_callgrind(results.callgrind))
     if results.values:
-        from benchkit.core.values import format_values
+        from benchkit.core.records.values import format_values
         print(format_values(results.values))
     if results.memory:
         print(format_memory(results.memory))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterator
 
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.core.records import Failure, FailureKind
+from benchkit.core.records.records import Failure, FailureKind
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError, Terminated
 

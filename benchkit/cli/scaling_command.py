@@ -42,8 +42,8 @@ def add_parsers(sub) -> None:
 def _items(results, metric: str, raw: bool):
     import numpy as np
     from benchkit.core.history.series import probe_relative_times
-    from benchkit.core.records import Benchmark, benchmark_name
-    from benchkit.core.scaling import Point
+    from benchkit.core.records.records import Benchmark, benchmark_name
+    from benchkit.core.measure.scaling import Point
     if metric == "time":
         relative = {id(m): probe_relative_times(m) for m in results.measurements}
         probes = [p for m in results.measurements for s in m.processes or () for p in s.probes]
@@ -67,7 +67,7 @@ def _items(results, metric: str, raw: bool):
 def cmd_scaling(args) -> int:
     """`benchkit scaling`."""
     import benchkit
-    from benchkit.core.scaling import ComplexityGate, fit, series_of
+    from benchkit.core.measure.scaling import ComplexityGate, fit, series_of
     gates = [ComplexityGate.parse(g) for g in args.fail_on]
     results = benchkit.load(args.file)
     metric = args.metric or ("time" if results.measurements else "instructions")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from benchkit.core.task import Language, Task
+from benchkit.core.measure.task import Language, Task
 from benchkit.engines.transfer import CopyIfCallgrind
 from benchkit.errors import SnippetError, TorchNotInstalledError
 

@@ -14,7 +14,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from benchkit.core.task import Language, Task, TaskSpec
+from benchkit.core.measure.task import Language, Task, TaskSpec
 from benchkit.errors import (BenchkitError, GlobalNotTransferableError, RebuildError,
                              SuiteError)
 

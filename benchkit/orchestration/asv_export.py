@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from benchkit.core.history.asv_write import to_asv
-from benchkit.core.schema import Results
+from benchkit.core.records.schema import Results
 from benchkit.errors import BenchkitError
 from benchkit.system import git
 from benchkit.system.files import atomic_write_bytes

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Callable
 
 from benchkit.core.history.asv import grid_point_names
-from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
-from benchkit.core.task import Task, TaskSpec
-from benchkit.core.values import ValueKind
+from benchkit.core.records.records import Benchmark, Failure, FailureKind, Phase
+from benchkit.core.measure.task import Task, TaskSpec
+from benchkit.core.records.values import ValueKind
 from benchkit.errors import SuiteError
 
 # asv benchmark types benchkit times in its workers, and those taken in fresh processes of

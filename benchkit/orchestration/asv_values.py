@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable
 
-from benchkit.core.measurement import Measurement, ProcessSample
-from benchkit.core.records import Failure, FailureKind, Phase
-from benchkit.core.values import ValueStats
+from benchkit.core.measure.measurement import Measurement, ProcessSample
+from benchkit.core.records.records import Failure, FailureKind, Phase
+from benchkit.core.records.values import ValueStats
 from benchkit.orchestration.asv_suite import ValueBenchmark, asv_benchmarks, looks_like_asv
 from benchkit.system.processes import run_command
 

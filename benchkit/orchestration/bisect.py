@@ -92,7 +92,7 @@ class Judge:
     def change(self, good: Commit, commit: Commit) -> tuple[float | None, bool, str]:
         """(change against good, beyond the threshold in the bisected direction, how)."""
         if self.metric is HistoryMetric.INSTRUCTIONS:
-            from benchkit.core.bands import instruction_change
+            from benchkit.core.decisions.bands import instruction_change
             _, a, _ = self.counted(good)
             _, b, how = self.counted(commit)
             beyond = instruction_change(a.band(), b.band())
@@ -116,7 +116,7 @@ class Judge:
 def _selects_itself(name: str) -> bool:
     """Whether `-k NAME` is a keyword expression that selects the benchmark NAME (and is not
     read as an option)."""
-    from benchkit.core.keywords import keyword_filter
+    from benchkit.core.records.keywords import keyword_filter
     try:
         return not name.startswith("-") and keyword_filter(name)(name)
     except BenchkitError:

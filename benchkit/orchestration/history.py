@@ -140,7 +140,7 @@ def _by_environment(results) -> list[tuple[dict, "results_files.Results"]]:
     merged, counts = env.get("merged"), env.get(results_files.MERGED_ITEMS)
     if not merged:
         return [(env, results)]
-    from benchkit.core.schema import Results
+    from benchkit.core.records.schema import Results
     kinds = ("measurements", "callgrind", "memory")
     usable = (isinstance(counts, list) and len(counts) == len(merged) and all(
         isinstance(c, list) and len(c) == 3 and all(isinstance(n, int) and n >= 0 for n in c)

@@ -6,10 +6,10 @@ import dataclasses
 import platform
 from typing import Iterator, Sequence
 
-from benchkit.core import validate
-from benchkit.core.memory import AllocationSite, BlockCounts, MemoryStats
-from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
-from benchkit.core.task import Task, TaskSpec
+from benchkit.core.records import validate
+from benchkit.core.measure.memory import AllocationSite, BlockCounts, MemoryStats
+from benchkit.core.records.records import Benchmark, Failure, FailureKind, Phase
+from benchkit.core.measure.task import Task, TaskSpec
 from benchkit.errors import WorkerError
 from benchkit.orchestration.sampling.workers import (Interpreter, Load, WorkerProcess,
                                                      start_process)

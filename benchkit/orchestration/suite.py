@@ -24,12 +24,12 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from benchkit.core import params
-from benchkit.core.gates import Gate
-from benchkit.core.keywords import keyword_filter
-from benchkit.core.params import check_grid
-from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
-from benchkit.core.task import Measurable
+from benchkit.core.measure import params
+from benchkit.core.decisions.gates import Gate
+from benchkit.core.records.keywords import keyword_filter
+from benchkit.core.measure.params import check_grid
+from benchkit.core.records.records import Benchmark, Failure, FailureKind, Phase
+from benchkit.core.measure.task import Measurable
 from benchkit.engines.transfer import load_suite_module, suite_module_name
 from benchkit.errors import BenchkitError, SuiteError
 

@@ -167,8 +167,8 @@ def _is_xdist_worker(config) -> bool:
 
 
 def _check_numbers(config) -> None:
-    """Numeric options, checked whenever given (the rules of benchkit.core.validate)."""
-    from benchkit.core import validate
+    """Numeric options, checked whenever given (the rules of benchkit.core.records.validate)."""
+    from benchkit.core.records import validate
     for option, rule in (("--benchkit-processes", validate.NON_NEGATIVE_INT),
                          ("--benchkit-min-run-time", validate.POSITIVE_SECONDS)):
         value = config.getoption(option)

@@ -24,9 +24,9 @@ import inspect
 import statistics
 from typing import Any, Callable
 
-from benchkit.core.gates import Gate
-from benchkit.core.records import Benchmark
-from benchkit.core.schema import storable
+from benchkit.core.decisions.gates import Gate
+from benchkit.core.records.records import Benchmark
+from benchkit.core.records.schema import storable
 from benchkit.errors import (ArgumentCombinationError, BenchkitError, DependencyMissingError,
                              FixtureAlreadyUsed, GlobalNotTransferableError,
                              InvalidArgumentError, SchemaError)
@@ -81,7 +81,7 @@ class RoundStats:
     @classmethod
     def of(cls, measurement) -> "RoundStats":
         """The statistics of `measurement`'s per-call times."""
-        from benchkit.core.stats import summarize
+        from benchkit.core.measure.stats import summarize
         times = measurement.times
         quartiles = summarize(times)
         stddev = statistics.stdev(times) if len(times) > 1 else 0.0
@@ -260,9 +260,9 @@ class BenchkitFixture:
         must not be given: TypeError, and `iterations` must be 1: ValueError). `teardown`
         gets the round's arguments. With `iterations > 1` one more call, untimed, gives
         the result returned."""
-        from benchkit.core import validate
-        from benchkit.core.measurement import Measurement
-        from benchkit.core.task import TaskSpec
+        from benchkit.core.records import validate
+        from benchkit.core.measure.measurement import Measurement
+        from benchkit.core.measure.task import TaskSpec
         from benchkit.engines.wall.clock import default_timer
         self._claim()
         validate.integer("rounds", rounds, where="benchkit.pedantic")

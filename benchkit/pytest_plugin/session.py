@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.core.gates import Gate
+from benchkit.core.decisions.gates import Gate
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 from benchkit.pytest_plugin import AUTOSAVE_DIR, SessionState
@@ -93,7 +93,7 @@ def hand_over(config, state: SessionState) -> None:
     measurements and counts (`workeroutput`), which it saves and compares with its own."""
     import json
 
-    from benchkit.core.schema import Results, to_document
+    from benchkit.core.records.schema import Results, to_document
     callgrind = _callgrind(state) if config.getoption("--benchkit-callgrind") else []
     memory = _memory(state) if config.getoption("--benchkit-memory") else []
     document = to_document(Results(list(state.measurements), callgrind, {}, memory=memory))
@@ -106,7 +106,7 @@ def receive(state: SessionState, text: str) -> None:
     file) join the session's."""
     import json
 
-    from benchkit.core.schema import from_document
+    from benchkit.core.records.schema import from_document
     from benchkit.system.results_files import results_validator
     results = from_document(json.loads(text), results_validator())
     state.measurements.extend(results.measurements)
@@ -117,8 +117,8 @@ def receive(state: SessionState, text: str) -> None:
 def finish(config, state: SessionState) -> bool:
     """Count, save, compare; True when a gate failed."""
     import benchkit
-    from benchkit.core import comparison
-    from benchkit.core.schema import Results
+    from benchkit.core.compare import comparison
+    from benchkit.core.records.schema import Results
     from benchkit.system.machine import collect
     from benchkit.system.results_files import save_with_fallback
     opt = config.getoption
@@ -164,7 +164,7 @@ def finish(config, state: SessionState) -> bool:
 def summary_lines(state: SessionState) -> list[str]:
     """The benchkit section of the terminal summary."""
     from benchkit.api.compare import Compare
-    from benchkit.core.report import format_callgrind, format_comparison, format_memory
+    from benchkit.core.compare.report import format_callgrind, format_comparison, format_memory
     lines: list[str] = []
     if state.measurements:
         lines += str(Compare(state.measurements)).splitlines()

@@ -22,7 +22,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from benchkit.core import schema
+from benchkit.core.records import schema
 from benchkit.core.history.series import (Commit, HistoryMetric, Observation, Point, Series,
                                           Summary, series_from_rows, summaries, utc_date)
 from benchkit.errors import HistoryError, SchemaError

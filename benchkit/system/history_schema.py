@@ -17,7 +17,7 @@ import json
 import sqlite3
 from typing import Callable
 
-from benchkit.core.environment import environment_key
+from benchkit.core.records.environment import environment_key
 from benchkit.core.history.series import utc_date
 
 VERSION = 3

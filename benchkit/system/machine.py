@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchkit.core.environment import parse_cpu_model
+from benchkit.core.records.environment import parse_cpu_model
 from benchkit.system import git
 
 

@@ -17,8 +17,8 @@ from benchkit.errors import ResultsFileError
 from benchkit.system.reading import READ_LIMIT_ENV, read_bounded, read_limit
 from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
-from benchkit.core import schema
-from benchkit.core.schema import Results
+from benchkit.core.records import schema
+from benchkit.core.records.schema import Results
 
 
 def _is_gzip(path: Path) -> bool:
@@ -26,7 +26,7 @@ def _is_gzip(path: Path) -> bool:
 
 
 def _as_results(results: Results | Iterable[Any], environment: dict[str, Any] | None) -> Results:
-    from benchkit.core.measurement import Measurement
+    from benchkit.core.measure.measurement import Measurement
     if isinstance(results, Results):
         out = dataclasses.replace(results, measurements=list(results.measurements),
                                   callgrind=list(results.callgrind),
@@ -132,7 +132,7 @@ def _parse(path: Path, raw: bytes) -> Results:
         return schema.from_document(doc, results_validator())
     except schema.SchemaError as error:
         raise fail(f"{error} (see the results format in the README; "
-                   "schema: benchkit/core/results.schema.json)") from None
+                   "schema: benchkit/core/records/results.schema.json)") from None
     except RecursionError:
         raise fail("is nested too deeply to be a results file") from None
 
@@ -152,7 +152,7 @@ def _finite_float(text: str) -> float:
 def results_validator():
     """A jsonschema validator of the shipped results.schema.json."""
     import jsonschema
-    text = importlib.resources.files("benchkit.core").joinpath(
+    text = importlib.resources.files("benchkit.core.records").joinpath(
         "results.schema.json").read_text(encoding="utf-8")
     document = json.loads(text)
     return jsonschema.Draft202012Validator(document)

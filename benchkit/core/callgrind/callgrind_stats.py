@@ -5,8 +5,8 @@ import dataclasses
 import textwrap
 from typing import Any
 
-from benchkit.core import throughput
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure import throughput
+from benchkit.core.measure.task import TaskSpec
 from benchkit.core.callgrind.counts import FunctionCounts
 from benchkit.core.callgrind.standardize import standardize_name, torch_standardize_name
 

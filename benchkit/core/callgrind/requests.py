@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from benchkit.core.task import Task
+from benchkit.core.measure.task import Task
 
 DUMP_PREFIX = "benchkit"
 STMT, BASELINE = "stmt", "baseline"

@@ -17,11 +17,11 @@ import math
 import re
 from typing import Any
 
-from benchkit.core.measurement import Measurement
-from benchkit.core.records import FailureKind, benchmark_name
-from benchkit.core.schema import Results
-from benchkit.core.stats import summarize
-from benchkit.core.values import ValueStats
+from benchkit.core.measure.measurement import Measurement
+from benchkit.core.records.records import FailureKind, benchmark_name
+from benchkit.core.records.schema import Results
+from benchkit.core.measure.stats import summarize
+from benchkit.core.records.values import ValueStats
 
 COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a",
            "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat"]

@@ -7,11 +7,11 @@ import datetime
 import statistics
 from typing import Any, NamedTuple, Sequence
 
-from benchkit.core.bands import Band
+from benchkit.core.decisions.bands import Band
 from benchkit.core.enums import TextEnum
-from benchkit.core.records import Side, benchmark_name
-from benchkit.core.schema import Results, callgrind_to_dict, measurement_to_dict
-from benchkit.core.stats import summarize
+from benchkit.core.records.records import Side, benchmark_name
+from benchkit.core.records.schema import Results, callgrind_to_dict, measurement_to_dict
+from benchkit.core.measure.stats import summarize
 
 
 class HistoryMetric(TextEnum):

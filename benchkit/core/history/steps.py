@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from benchkit.core.bands import instruction_change
+from benchkit.core.decisions.bands import instruction_change
 from benchkit.core.history.series import HistoryMetric, Point, Series
 from benchkit.core.history.step import MovedFunction, Step
 from benchkit.core.history.time_steps import (DEFAULT_ALPHA, DEFAULT_NOISE, lower_envelope,

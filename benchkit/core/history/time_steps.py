@@ -39,7 +39,7 @@ import numpy as np
 
 from benchkit.core.history.series import Point, Series, probe_relative_times
 from benchkit.core.history.step import Step
-from benchkit.core.verdicts import Interval, ratio_of, t_interval
+from benchkit.core.decisions.verdicts import Interval, ratio_of, t_interval
 
 DEFAULT_ALPHA = 0.01       # the rank tests' for a whole series (Holm's step-down)
 DEFAULT_NOISE = 0.02       # the smallest step reported unless the series is noisier
@@ -355,7 +355,7 @@ def _mark_undone(steps: list[Step], logs: np.ndarray, positions: list[int],
 
 
 def _evidence_decision(points, at, start, end, evidence, alpha, noise):
-    from benchkit.core.verdicts import decide_runs
+    from benchkit.core.decisions.verdicts import decide_runs
 
     def measurements(chosen):
         return [m for p in chosen for m in evidence(p) if m.processes]
@@ -373,7 +373,7 @@ def _pooled(ms: Sequence[Any], reference: float | None):
     """One Measurement holding the processes of several (per-run times). With speed probes
     on every process, times are taken at the `reference` probe's speed: a commit measured
     while the machine ran slow counts at the speed of the others."""
-    from benchkit.core.measurement import Measurement, ProcessSample
+    from benchkit.core.measure.measurement import Measurement, ProcessSample
     relative = [probe_relative_times(m) for m in ms]
     scale = reference is not None and None not in relative
     times, processes = [], []

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Sequence
 from benchkit.core.callgrind import parser
 from benchkit.core.callgrind.requests import (STMT, CallgrindOptions, CollectorControls,
                                               CountRequest, DumpName)
-from benchkit.core.records import FailureKind
+from benchkit.core.records.records import FailureKind
 from benchkit.engines import transfer
 from benchkit.engines.callgrind import toolchain, workdir
 from benchkit.engines.callgrind.command import child_failure

@@ -47,7 +47,7 @@ def run_job(job, setup, lib, prewarm=False):
     """Run one job's tasks: loops built, warmed up, then measured with dumps named by
     DumpName (benchkit:<tag>:<task>:<kind>:<repeat>)."""
     from benchkit.core.callgrind.requests import BASELINE, STMT, DumpName
-    from benchkit.core.snippets import needs_torch
+    from benchkit.core.measure.snippets import needs_torch
     from benchkit.engines.transfer import read_task
     from benchkit.engines.wall.loop import CompiledLoop
     from benchkit.engines.wall.threads import torch_threads
@@ -182,7 +182,7 @@ def _child(setup, lib, job_path):
 
 
 # What run_job imports (a test checks).
-CHILD_MODULES = ("benchkit.core.callgrind.requests", "benchkit.core.snippets",
+CHILD_MODULES = ("benchkit.core.callgrind.requests", "benchkit.core.measure.snippets",
                  "benchkit.engines.transfer", "benchkit.engines.wall.loop",
                  "benchkit.engines.wall.threads", "benchkit.errors")
 
@@ -192,7 +192,7 @@ def _rehearse():
     loop (read a job, parse, compile, loop), so the children inherit valgrind's translations
     of it instead of each making them again. No threads: a thread's malloc arena would be
     handed on to a child's measuring thread, which must get a fresh one."""
-    from benchkit.core.snippets import needs_torch
+    from benchkit.core.measure.snippets import needs_torch
     from benchkit.engines.transfer import read_task
     from benchkit.engines.wall.loop import CompiledLoop
     task = read_task(json.loads(

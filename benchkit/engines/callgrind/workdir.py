@@ -43,7 +43,8 @@ HEAP_STEP = 4099
 # of them can move counts a little with no change to the code measured. Python snippets run
 # in the collector server and its forks; C++ snippets in a program built by engines/cpp.
 PYTHON_COLLECTOR_SOURCES = (
-    "__init__.py", "errors.py", "core/__init__.py", "core/task.py", "core/snippets.py",
+    "__init__.py", "errors.py", "core/__init__.py", "core/measure/__init__.py",
+    "core/measure/task.py", "core/measure/snippets.py",
     "core/callgrind/__init__.py", "core/callgrind/requests.py", "engines/__init__.py",
     "engines/transfer.py", "engines/wall/__init__.py", "engines/wall/loop.py",
     "engines/wall/threads.py", "engines/callgrind/__init__.py", "engines/callgrind/server.py",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure.task import TaskSpec
 
 
 def callgrind_program(task_spec: TaskSpec) -> tuple[Path, Path]:

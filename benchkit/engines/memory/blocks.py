@@ -5,7 +5,7 @@ import dataclasses
 import gc
 from typing import Callable
 
-from benchkit.core.memory import BlockCounts
+from benchkit.core.measure.memory import BlockCounts
 from benchkit.engines.memory.counter import Counter
 from benchkit.engines.memory.device import DeviceCounter, device_module
 

@@ -16,7 +16,7 @@ import os
 import sysconfig
 from pathlib import Path
 
-from benchkit.core.memory import BlockCounts, Source
+from benchkit.core.measure.memory import BlockCounts, Source
 from benchkit.errors import DependencyMissingError, MemoryCountError
 from benchkit.engines.native import build_cached
 

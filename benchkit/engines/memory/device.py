@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Mapping
 
-from benchkit.core.memory import DeviceCounts
+from benchkit.core.measure.memory import DeviceCounts
 
 _KEYS = {"allocations": "allocation.all.allocated", "frees": "allocation.all.freed",
          "bytes": "allocated_bytes.all.allocated", "freed_bytes": "allocated_bytes.all.freed"}

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from benchkit.core.memory import AllocationSite, SiteKind
+from benchkit.core.measure.memory import AllocationSite, SiteKind
 from benchkit.errors import DependencyMissingError
 
 TOP = 10        # sites kept per kind

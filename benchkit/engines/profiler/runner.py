@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from benchkit.core.stats import format_time
-from benchkit.core.task import Task, TaskSpec
+from benchkit.core.measure.stats import format_time
+from benchkit.core.measure.task import Task, TaskSpec
 from benchkit.engines.wall.clock import default_timer
 from benchkit.engines.wall.loop import CompiledLoop
 from benchkit.engines.wall.threads import torch_threads

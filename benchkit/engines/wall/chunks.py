@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from benchkit.core.measurement import Chunk
+from benchkit.core.measure.measurement import Chunk
 
 PROBE_ITERATIONS = 20000  # about 0.35 ms on a 2020s x86 core
 CHUNK_TIME = 0.025        # seconds of blocks per chunk in this process

@@ -10,7 +10,7 @@ import itertools
 import linecache
 from typing import Any, Callable
 
-from benchkit.core.snippets import normalize
+from benchkit.core.measure.snippets import normalize
 from benchkit.errors import SnippetError, SnippetSyntaxError
 
 _FILENAME_PREFIX = "<benchkit-loop-"

@@ -9,11 +9,11 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
-from benchkit.core import round_verdicts, verdicts
-from benchkit.core.measurement import Measurement
-from benchkit.core.records import AbRecord, AbSide, Failure, Phase, Side
-from benchkit.core.schema import Results
-from benchkit.core.sequential import SequentialPlan
+from benchkit.core.decisions import round_verdicts, verdicts
+from benchkit.core.measure.measurement import Measurement
+from benchkit.core.records.records import AbRecord, AbSide, Failure, Phase, Side
+from benchkit.core.records.schema import Results
+from benchkit.core.decisions.sequential import SequentialPlan
 from benchkit.errors import SuiteError
 from benchkit.orchestration.sampling.runs import (Series, Settings, Slot, advance, check_same,
                                                   nothing_loaded)

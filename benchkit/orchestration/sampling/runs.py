@@ -17,10 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from benchkit.core import validate
-from benchkit.core.measurement import Chunk, Measurement, ProcessSample
-from benchkit.core.records import Benchmark, Failure, FailureKind, Phase
-from benchkit.core.task import Task, TaskSpec
+from benchkit.core.records import validate
+from benchkit.core.measure.measurement import Chunk, Measurement, ProcessSample
+from benchkit.core.records.records import Benchmark, Failure, FailureKind, Phase
+from benchkit.core.measure.task import Task, TaskSpec
 from benchkit.errors import BenchmarkFailed, BenchmarkSkipped, SuiteError, WorkerError
 from benchkit.orchestration.sampling.workers import (Interpreter, Listing, Load, StartWorker,
                                                      SuiteLoad, TasksLoad, Worker,

@@ -36,7 +36,7 @@ class Worker:
 
     def suite(self, paths, keyword=None, num_threads=None):
         """Load suite files: their benchmarks (matching `keyword`), loops built."""
-        from benchkit.core.keywords import keyword_filter
+        from benchkit.core.records.keywords import keyword_filter
         from benchkit.engines.loops import loop_for
         from benchkit.engines.wall.clock import default_timer
         from benchkit.orchestration.suite import discover

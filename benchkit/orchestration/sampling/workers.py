@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import benchkit
-from benchkit.core.gates import Gate
-from benchkit.core.measurement import Chunk
-from benchkit.core.records import Benchmark, Failure
-from benchkit.core.task import TaskSpec
+from benchkit.core.decisions.gates import Gate
+from benchkit.core.measure.measurement import Chunk
+from benchkit.core.records.records import Benchmark, Failure
+from benchkit.core.measure.task import TaskSpec
 from benchkit.errors import (BenchmarkFailed, BenchmarkSkipped, ChannelError, SuiteError,
                              WorkerError)
 from benchkit.system.processes import (JsonLines, aslr_prefix, kill_group, last_lines,

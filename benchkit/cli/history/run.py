@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.cli.history_options import open_db
+from benchkit.cli.history.options import open_db
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
 

@@ -12,7 +12,7 @@ import textwrap
 from typing import Any
 
 from benchkit.core.enums import TextEnum
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure.task import TaskSpec
 
 
 class Source(TextEnum):

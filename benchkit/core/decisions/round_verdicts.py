@@ -12,9 +12,9 @@ from typing import Sequence
 
 import numpy as np
 
-from benchkit.core import sequential
-from benchkit.core.sequential import SequentialPlan
-from benchkit.core.verdicts import (MIN_ROUNDS, Decision, Design, Verdict, _decided,
+from benchkit.core.decisions import sequential
+from benchkit.core.decisions.sequential import SequentialPlan
+from benchkit.core.decisions.verdicts import (MIN_ROUNDS, Decision, Design, Verdict, _decided,
                                     _undecided, mean_interval, t_interval)
 
 

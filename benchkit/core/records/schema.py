@@ -36,9 +36,9 @@ import dataclasses
 import math
 from typing import Any, Callable, Iterable
 
-from benchkit.core.measurement import Measurement, ProcessSample
-from benchkit.core.records import AbRecord, Failure
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure.measurement import Measurement, ProcessSample
+from benchkit.core.records.records import AbRecord, Failure
+from benchkit.core.measure.task import TaskSpec
 from benchkit.errors import SchemaError
 
 FORMAT_NAME = "benchkit-results"
@@ -205,13 +205,13 @@ def callgrind_from_dict(d: dict[str, Any], where: str) -> Any:
 
 def memory_from_dict(d: dict[str, Any], where: str) -> Any:
     """A MemoryStats from valid results-file JSON."""
-    from benchkit.core.memory import MemoryStats
+    from benchkit.core.measure.memory import MemoryStats
     task_spec_from_dict(d["task_spec"], f"{where}.task_spec")
     return MemoryStats.from_dict(d)
 
 
 def _value_from_dict(d: dict[str, Any]) -> Any:
-    from benchkit.core.values import ValueStats
+    from benchkit.core.records.values import ValueStats
     return ValueStats.from_dict(d)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from benchkit.core.enums import TextEnum
-from benchkit.core.gates import Gate, Metric
-from benchkit.core.memory import MemoryStats, format_bytes
+from benchkit.core.decisions.gates import Gate, Metric
+from benchkit.core.measure.memory import MemoryStats, format_bytes
 
 
 class MemoryVerdict(TextEnum):

@@ -12,8 +12,8 @@ import enum
 import math
 from typing import Sequence
 
-from benchkit.core import stats, throughput
-from benchkit.core.measurement import Measurement
+from benchkit.core.measure import stats, throughput
+from benchkit.core.measure.measurement import Measurement
 from benchkit.core.text import printable
 
 
@@ -209,7 +209,7 @@ def by_suite_file(measurements: Sequence[Measurement]) -> list[Measurement]:
     (a grid point's function with the parameters its own layout put in rows), columns = the
     description ("time" where there is none). Measurements that are not `file::function`
     benchmarks are left as they are; `Compare` itself keeps torch's grouping by label."""
-    from benchkit.core.records import Benchmark
+    from benchkit.core.records.records import Benchmark
     out = []
     for m in measurements:
         benchmark = Benchmark.of(m)

@@ -6,9 +6,9 @@ import dataclasses
 import functools
 from typing import Any, Iterable, Sequence
 
-from benchkit.core import stats
-from benchkit.core import throughput
-from benchkit.core.task import TASKSPEC_FIELDS, TaskSpec
+from benchkit.core.measure import stats
+from benchkit.core.measure import throughput
+from benchkit.core.measure.task import TASKSPEC_FIELDS, TaskSpec
 
 
 @dataclasses.dataclass(frozen=True)

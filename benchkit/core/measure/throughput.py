@@ -2,7 +2,7 @@
 written as criterion and Google Benchmark users read it. Pure."""
 from __future__ import annotations
 
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure.task import TaskSpec
 
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 _BINARY = ((2 ** 40, "Ti"), (2 ** 30, "Gi"), (2 ** 20, "Mi"), (2 ** 10, "Ki"))

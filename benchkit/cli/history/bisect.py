@@ -7,7 +7,7 @@ from pathlib import Path
 
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.cli.history_options import metric_type, open_db, revision_options
+from benchkit.cli.history.options import metric_type, open_db, revision_options
 from benchkit.core.text import printable
 
 

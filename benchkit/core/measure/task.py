@@ -111,7 +111,7 @@ class Task:
     @property
     def needs_torch(self) -> bool:
         """Python snippets that use `torch` without importing it or being given it."""
-        from benchkit.core.snippets import needs_torch
+        from benchkit.core.measure.snippets import needs_torch
         return self.language is Language.PYTHON and needs_torch(self.stmt, self.setup,
                                                                 self.globals)
 

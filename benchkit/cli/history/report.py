@@ -5,7 +5,7 @@ import sys
 
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.cli.history_options import db_option, open_db, step_options
+from benchkit.cli.history.options import db_option, open_db, step_options
 from benchkit.errors import ReportError
 from benchkit.system.files import check_site_dir
 

@@ -10,14 +10,16 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
-from benchkit.core import environment, round_verdicts, sequential, stats, verdicts
-from benchkit.core.bands import Band, CountVerdict, instruction_change
-from benchkit.core.gates import Gate, Metric
-from benchkit.core.memory_compare import MemoryChange, MemoryFigures, MemoryVerdict
-from benchkit.core.records import Benchmark, Failure, Side, benchmark_name
-from benchkit.core.schema import Results
-from benchkit.core.task import TaskSpec
-from benchkit.core.verdicts import Decision, Design, Verdict
+from benchkit.core.records import environment
+from benchkit.core.decisions import round_verdicts, sequential, verdicts
+from benchkit.core.measure import stats
+from benchkit.core.decisions.bands import Band, CountVerdict, instruction_change
+from benchkit.core.decisions.gates import Gate, Metric
+from benchkit.core.decisions.memory_compare import MemoryChange, MemoryFigures, MemoryVerdict
+from benchkit.core.records.records import Benchmark, Failure, Side, benchmark_name
+from benchkit.core.records.schema import Results
+from benchkit.core.measure.task import TaskSpec
+from benchkit.core.decisions.verdicts import Decision, Design, Verdict
 
 DEFAULT_NOISE = {Design.RUNS: 0.05, Design.ROUNDS: 0.02}
 DEFAULT_ALPHA = 0.01

@@ -11,8 +11,8 @@ from benchkit.errors import BenchkitError
 
 def format_value(metric, value: float, unit: str = "") -> str:
     """A value of `metric` as people read it (time, bytes, counts, a track's unit)."""
-    from benchkit.core.memory import format_bytes
-    from benchkit.core.stats import format_time
+    from benchkit.core.measure.memory import format_bytes
+    from benchkit.core.measure.stats import format_time
     if str(metric) == "time":
         return format_time(value)
     if str(metric) in ("mem", "peakmem"):

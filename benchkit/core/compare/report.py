@@ -8,12 +8,12 @@ from typing import Any, Sequence
 
 from tabulate import tabulate
 
-from benchkit.core.bands import CountVerdict
-from benchkit.core.comparison import Comparison, finite
-from benchkit.core.records import benchmark_name
-from benchkit.core.stats import format_time
+from benchkit.core.decisions.bands import CountVerdict
+from benchkit.core.compare.comparison import Comparison, finite
+from benchkit.core.records.records import benchmark_name
+from benchkit.core.measure.stats import format_time
 from benchkit.core.text import one_line
-from benchkit.core.verdicts import Design, Verdict
+from benchkit.core.decisions.verdicts import Design, Verdict
 
 
 def _pct(change: float | None, digits: int = 1) -> str:
@@ -43,7 +43,7 @@ def _settle(w) -> str:
 
 def _throughput(r) -> str:
     """NEW's rates (wall time) or instructions per unit (counts), where it states its work."""
-    from benchkit.core import throughput
+    from benchkit.core.measure import throughput
     if r.work is None:
         return "-"
     if r.wall:
@@ -305,7 +305,7 @@ def format_callgrind(items: Sequence[Any], markdown: bool = False) -> str:
 
 def format_memory(items: Sequence[Any], markdown: bool = False) -> str:
     """One row of memory per run per MemoryStats."""
-    from benchkit.core.memory import Source, format_bytes
+    from benchkit.core.measure.memory import Source, format_bytes
     rows = [[one_line(benchmark_name(m)), f"{m.allocations_per_run:,.4g}",
              f"{m.frees_per_run:,.4g}", format_bytes(m.bytes_per_run),
              format_bytes(m.retained_bytes_per_run), format_bytes(m.peak_bytes),
@@ -318,7 +318,7 @@ def format_memory(items: Sequence[Any], markdown: bool = False) -> str:
 
 def format_sites(items: Sequence[Any], markdown: bool = False, top: int = 5) -> str:
     """The top allocation sites of each MemoryStats that has them, a table per benchmark."""
-    from benchkit.core.memory import SiteKind, format_bytes
+    from benchkit.core.measure.memory import SiteKind, format_bytes
     out = []
     for m in items:
         rows = [[kind.value, one_line(s.location), f"{s.allocations:,.4g}",

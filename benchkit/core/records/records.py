@@ -7,9 +7,9 @@ import dataclasses
 from typing import Any, Mapping
 
 from benchkit.core.enums import TextEnum
-from benchkit.core.gates import Gate
-from benchkit.core.sequential import SequentialPlan
-from benchkit.core.task import Task
+from benchkit.core.decisions.gates import Gate
+from benchkit.core.decisions.sequential import SequentialPlan
+from benchkit.core.measure.task import Task
 
 
 class Side(TextEnum):

@@ -233,5 +233,5 @@ def series_of(items: Sequence[tuple[str, dict, Point]], param: str | None) -> li
 
 def name_value(value) -> str:
     """A stored parameter value as a name shows it."""
-    from benchkit.core.params import format_value
+    from benchkit.core.measure.params import format_value
     return format_value(value)

@@ -10,7 +10,7 @@ import statistics
 from typing import Any, Sequence
 
 from benchkit.core.enums import TextEnum
-from benchkit.core.task import TaskSpec
+from benchkit.core.measure.task import TaskSpec
 
 
 class ValueKind(TextEnum):
@@ -51,7 +51,7 @@ class ValueStats:
 
 def _shown(unit: str, x: float) -> str:
     """A value with its unit; bytes in B/KiB/MiB."""
-    from benchkit.core.memory import format_bytes
+    from benchkit.core.measure.memory import format_bytes
     return format_bytes(x) if unit == "bytes" else f"{x:.6g} {unit}".rstrip()
 
 
@@ -60,7 +60,7 @@ def format_values(items: Sequence[ValueStats]) -> str:
     KiB/MiB), the spread over processes."""
     from tabulate import tabulate
 
-    from benchkit.core.records import benchmark_name
+    from benchkit.core.records.records import benchmark_name
     from benchkit.core.text import one_line
     rows = [[one_line(benchmark_name(v)), str(v.kind), _shown(v.unit, v.median),
              "" if min(v.values) == max(v.values) else
@@ -95,7 +95,7 @@ class ValueChange:
 def compare_values(base: Sequence[ValueStats], new: Sequence[ValueStats]
                    ) -> list[ValueChange]:
     """The benchmarks with a value in both, in NEW's order, as ValueChanges of medians."""
-    from benchkit.core.records import benchmark_name
+    from benchkit.core.records.records import benchmark_name
     before = {(benchmark_name(v), v.kind): v for v in base}
     out = []
     for v in new:

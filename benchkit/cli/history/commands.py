@@ -10,11 +10,11 @@ from pathlib import Path
 
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import ExitCode
-from benchkit.cli.history_confirm import confirmed
-from benchkit.cli.history_options import (db_option, metric_type, open_db, revision_options,
+from benchkit.cli.history.confirm import confirmed
+from benchkit.cli.history.options import (db_option, metric_type, open_db, revision_options,
                                          step_options)
-from benchkit.cli.history_run_command import cmd_run
-from benchkit.cli.history_output import (breaks_a_gate, check_gates, format_value, place,
+from benchkit.cli.history.run import cmd_run
+from benchkit.cli.history.output import (breaks_a_gate, check_gates, format_value, place,
                                          warn_by_date)
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
