@@ -13,7 +13,7 @@ from benchkit.cli import args as types
 from benchkit.cli import saving
 from benchkit.cli.history import commands as history_commands
 from benchkit.cli.history import options as history_options
-from benchkit.cli.exit_codes import comparison_exit
+from benchkit.cli.exit_codes import Outcome, comparison_outcome
 from benchkit.cli.run_command import DEFAULT_TIMEOUT
 from benchkit.errors import ArgumentCombinationError, BenchkitError, InvalidArgumentError
 
@@ -80,7 +80,7 @@ def add_parsers(sub) -> None:
     history_options.history_option(ab)
 
 
-def cmd_ab(args) -> int:
+def cmd_ab(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit ab`: interleaved A/B of two environments, with verdicts and gates."""
     from benchkit.core.compare import comparison
     from benchkit.core.records.records import Side
@@ -145,7 +145,8 @@ def cmd_ab(args) -> int:
     saving.report_failures(saved.failures, json_output=args.json)
     if args.history:
         history_commands.add_to_history(args, written, rev=args.new_rev)
-    return saving.exit_code(comparison_exit(compared, allow_missing=args.allow_missing), stored)
+    return (comparison_outcome(compared, allow_missing=args.allow_missing),
+            saving.outcome(stored))
 
 
 def _stopping(args):

@@ -1,7 +1,8 @@
 """`benchkit` command line: the only place that prints and picks exit codes.
 
-Exit codes (cli.exit_codes): 0 fine, 1 a gate caught a regression (or a check found
-problems), 2 a usage or input error, 130 interrupted.
+Each command ends with an Outcome; `cli.exit_codes.exit_code` alone turns outcomes into the
+exit code: 0 fine, 1 a regression, a failed measurement or problems found, 2 a usage or input
+error, 130 interrupted, 141 output cut short, 143 terminated.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 from benchkit.cli import (ab_command, profile_commands, results_commands, run_command,
                           scaling_command)
 from benchkit.cli.history import bisect, commands as history_commands, report
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import Outcome, exit_code
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError, Terminated
 from benchkit.system.processes import sigterm_as_interrupt
@@ -26,7 +27,8 @@ class OneLineErrors(argparse.ArgumentParser):
 
     def error(self, message: str):
         """Exit 2 with the message on one line."""
-        self.exit(ExitCode.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(exit_code(Outcome.BAD_INPUT),
+                  f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,29 +55,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; returns its exit code."""
+    """Run one command; returns its exit code (`exit_code` of the outcomes it ended with)."""
+    return exit_code(*_outcomes(argv))
+
+
+def _outcomes(argv: list[str] | None) -> tuple[Outcome, ...]:
     args = build_parser().parse_args(argv)
     handler = next(m.COMMANDS[args.command] for m in MODULES if args.command in m.COMMANDS)
     try:
         with sigterm_as_interrupt():
-            return handler(args)
+            ended = handler(args)
+            return ended if isinstance(ended, tuple) else (ended,)
     except BenchkitError as error:
         print(f"benchkit {args.command}: error: {printable(error)}", file=sys.stderr)
         theirs = getattr(error, "user_traceback", "")
         if theirs:
             print("-- where it happened in your code:\n" + printable(theirs.rstrip()),
                   file=sys.stderr)
-        return ExitCode.USAGE
+        return (Outcome.BAD_INPUT,)
     except BrokenPipeError:
         # Python would print a traceback at exit flushing stdout again: point it nowhere.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return ExitCode.BROKEN_PIPE
+        return (Outcome.BROKEN_PIPE,)
     except Terminated:
         print("terminated (SIGTERM)", file=sys.stderr)
-        return ExitCode.TERMINATED
+        return (Outcome.TERMINATED,)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return ExitCode.INTERRUPTED
+        return (Outcome.INTERRUPTED,)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import json
 import re
 
 from benchkit.cli import args as types
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import Outcome
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 
@@ -81,7 +81,7 @@ def add_parsers(sub) -> None:
     va.add_argument("trace")
 
 
-def cmd_profile(args) -> int:
+def cmd_profile(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit profile`: each selected benchmark under torch.profiler, tables and traces."""
     from pathlib import Path
 
@@ -103,10 +103,10 @@ def cmd_profile(args) -> int:
             f"{output.name.split('.')[0]}-{i}.json.gz")
         result.export_chrome_trace(path)
         print(f"wrote {one_line(path)}\n")
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_analyze(args) -> int:
+def cmd_analyze(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit analyze`: per-op analysis of a chrome trace."""
     from benchkit.core.trace.analysis import analyze, format_analysis
     from benchkit.system.trace_files import read_slices
@@ -115,20 +115,20 @@ def cmd_analyze(args) -> int:
                      aggregate_by=args.aggregate_by, aggregate=args.aggregate,
                      order_by=args.order_by, top=args.top)
     print(format_analysis(result, markdown=args.markdown))
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_trace_diff(args) -> int:
+def cmd_trace_diff(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit trace-diff`: per-op self-time and call deltas of two traces."""
     from benchkit.system.trace_files import read_slices
     from benchkit.core.trace.diff import diff_traces, format_trace_diff
     rows = diff_traces(read_slices(args.base), read_slices(args.new),
                        by_region=args.by_region)
     print(format_trace_diff(rows, top=args.top, markdown=args.markdown))
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_trace_merge(args) -> int:
+def cmd_trace_merge(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit trace-merge`: add device events to a trace, with launch flows."""
     from benchkit.core.trace.merge import add_device_events
     from benchkit.system.trace_files import load_trace, save_trace
@@ -147,10 +147,10 @@ def cmd_trace_merge(args) -> int:
     problems = validate(merged)
     print(f"wrote {one_line(args.output)}: {len(events)} {one_line(args.track)} events"
           + (f"; {len(problems)} problems (run validate-trace)" if problems else ", valid"))
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_validate(args) -> int:
+def cmd_validate(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit validate-trace`: what would keep a trace from opening cleanly in Perfetto."""
     from benchkit.system.trace_files import load_trace
     from benchkit.core.trace.validate import validate
@@ -158,7 +158,7 @@ def cmd_validate(args) -> int:
     for p in problems:
         print(p)
     print(f"{one_line(args.trace)}: {'OK' if not problems else f'{len(problems)} problems'}")
-    return ExitCode.FAILED if problems else ExitCode.OK
+    return Outcome.PROBLEMS if problems else Outcome.OK
 
 
 COMMANDS = {"profile": cmd_profile, "analyze": cmd_analyze, "trace-diff": cmd_trace_diff,

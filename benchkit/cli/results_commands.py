@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli.exit_codes import ExitCode, comparison_exit
+from benchkit.cli.exit_codes import Outcome, comparison_outcome
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 
@@ -48,7 +48,7 @@ def add_parsers(sub) -> None:
     merge.add_argument("files", nargs="+", metavar="FILE")
 
 
-def cmd_show(args) -> int:
+def cmd_show(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit show`: the tables of a results file."""
     import benchkit
     from benchkit.api.compare import Compare
@@ -89,10 +89,10 @@ def cmd_show(args) -> int:
     if not (results.measurements or results.callgrind or results.memory or results.values
             or results.failures):
         print(f"{one_line(args.file)} holds no results")
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_compare(args) -> int:
+def cmd_compare(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit compare`: verdicts between two results files (or of one ab file), gates."""
     import benchkit
     from benchkit.core.compare import comparison
@@ -129,10 +129,10 @@ def cmd_compare(args) -> int:
                                     width=types.table_width(args)))
         if values:
             print(format_value_changes(values))
-    return comparison_exit(compared, allow_missing=args.allow_missing)
+    return comparison_outcome(compared, allow_missing=args.allow_missing)
 
 
-def cmd_diff(args) -> int:
+def cmd_diff(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit diff`: per-function instruction-count differences."""
     import benchkit
     from benchkit.core.callgrind.counts import diff_counts
@@ -166,10 +166,10 @@ def cmd_diff(args) -> int:
             print(f"   layout bands (per run): {band_a} -> {band_b}: {verdict}")
         print(diff_counts(a, b).format(top=args.top or None))
         print()
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_plot(args) -> int:
+def cmd_plot(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit plot`: a PNG of the distributions (and of an A/B comparison)."""
     import benchkit
     from benchkit.api.plot import render_png
@@ -184,10 +184,10 @@ def cmd_plot(args) -> int:
         compared = comparison.of_ab(results)
     atomic_write_bytes(args.output, render_png(loaded, compared))
     print(f"wrote {one_line(args.output)}")
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_merge(args) -> int:
+def cmd_merge(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit merge`: several results files in one."""
     import benchkit
     from benchkit.cli import saving
@@ -197,10 +197,10 @@ def cmd_merge(args) -> int:
     stored = saving.save(output, merged, "the merged results")
     print(f"{len(merged.measurements)} measurements, {len(merged.callgrind)} callgrind stats "
           f"from {len(args.files)} files")
-    return saving.exit_code(ExitCode.OK, stored)
+    return Outcome.OK, saving.outcome(stored)
 
 
-def cmd_import_torch(args) -> int:
+def cmd_import_torch(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit import-torch`: torch.utils.benchmark pickles as a benchkit results file."""
     import benchkit
     from benchkit.api.torch_compat import load_torch_pickle
@@ -213,7 +213,7 @@ def cmd_import_torch(args) -> int:
         kinds[type(item).__name__] = kinds.get(type(item).__name__, 0) + 1
     print(f"wrote {one_line(output)}: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) +
           f" from {len(args.files)} torch.utils.benchmark pickle(s)")
-    return ExitCode.OK
+    return Outcome.OK
 
 
 COMMANDS = {"import-torch": cmd_import_torch, "show": cmd_show, "compare": cmd_compare,

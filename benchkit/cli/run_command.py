@@ -12,7 +12,7 @@ from benchkit.cli import args as types
 from benchkit.cli import saving
 from benchkit.cli.history import commands as history_commands
 from benchkit.cli.history import options as history_options
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import Outcome
 from benchkit.core.records.records import Benchmark, Failure, Phase
 from benchkit.errors import BenchkitError
 
@@ -258,7 +258,7 @@ def _memory(args, state: _Run) -> None:
         bar.close()
 
 
-def cmd_run(args) -> int:
+def cmd_run(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit run`: measure suites across worker processes (and count instructions)."""
     from benchkit.system.results_files import check_writable
 
@@ -346,8 +346,8 @@ def _run_into(args, output: Path) -> int:
             results, Path(args.asv_results) if args.asv_results else default_results_dir(
                 Path.cwd()), cwd=Path.cwd(), machine=args.asv_machine)
         print(f"asv results: {written}")
-    return saving.exit_code(ExitCode.FAILED if saving.real_failures(results.failures)
-                            else ExitCode.OK, stored)
+    return (Outcome.MEASUREMENT_FAILED if saving.real_failures(results.failures)
+            else Outcome.OK, saving.outcome(stored))
 
 
 COMMANDS = {"run": cmd_run}

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import Outcome
 from benchkit.core.records.records import Failure, FailureKind
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError, Terminated
@@ -85,10 +85,9 @@ def output_lock(path: Path) -> Iterator[None]:
         handle.close()
 
 
-def exit_code(code: int, saved: Saved) -> int:
-    """`code`, or USAGE when the results were not written where the user asked: CI must
-    notice a file that is not where its next step will look."""
-    return code if saved.where_asked else max(int(code), int(ExitCode.USAGE))
+def outcome(saved: Saved) -> Outcome:
+    """NOT_SAVED when the results were not written where the user asked, else OK."""
+    return Outcome.OK if saved.where_asked else Outcome.NOT_SAVED
 
 
 def why_stopped(stop: BaseException, phase: str) -> str:

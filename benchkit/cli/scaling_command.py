@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import math
 
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import Outcome
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 
@@ -64,7 +64,7 @@ def _items(results, metric: str, raw: bool):
             yield benchmark_name(c), Benchmark.of(c).params, Point(0, c.per_run())
 
 
-def cmd_scaling(args) -> int:
+def cmd_scaling(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit scaling`."""
     import benchkit
     from benchkit.core.measure.scaling import ComplexityGate, fit, series_of
@@ -101,7 +101,7 @@ def cmd_scaling(args) -> int:
         atomic_write_bytes(args.plot, render_scaling_png(fits, metric))
         if not args.json:
             print(f"wrote {one_line(args.plot)}")
-    return ExitCode.FAILED if any(broken.values()) else ExitCode.OK
+    return Outcome.REGRESSION if any(broken.values()) else Outcome.OK
 
 
 def format_fits(fits, metric: str, broken: dict[str, list[str]], gated: bool) -> str:

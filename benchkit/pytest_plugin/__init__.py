@@ -250,7 +250,9 @@ def pytest_sessionfinish(session, exitstatus):
     from benchkit.pytest_plugin.session import finish
     failed = finish(session.config, state)
     if state.interrupted:
-        session.exitstatus = 143 if "SIGTERM" in state.interrupted else 130
+        from benchkit.cli.exit_codes import Outcome, exit_code
+        session.exitstatus = int(exit_code(Outcome.TERMINATED if "SIGTERM" in state.interrupted
+                                           else Outcome.INTERRUPTED))
     elif failed and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import Outcome
 from benchkit.cli.history.options import metric_type, open_db, revision_options
 from benchkit.core.text import printable
 
@@ -33,7 +33,7 @@ def add_parsers(sub) -> None:
     bisect.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def cmd_bisect(args) -> int:
+def cmd_bisect(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit bisect PATH... --good REV --bad REV --benchmark NAME`."""
     import tempfile
     from benchkit.orchestration import history
@@ -62,7 +62,7 @@ def cmd_bisect(args) -> int:
         found = bisection.bisect(judge, commits, good, on_step=report)
     if args.json:
         print(json.dumps(found.to_json(), indent=1))
-        return ExitCode.OK
+        return Outcome.OK
     change = "?" if found.change is None else f"{found.change:+.2%}"
     print(f"first bad commit: {found.first_bad.sha} {printable(found.first_bad.message)!r}")
     print(f"  {args.metric} {change} against {good.sha[:12]}; last good "
@@ -70,7 +70,7 @@ def cmd_bisect(args) -> int:
           f"(of {len(commits)} commits)")
     for f in found.functions:
         print(f"    {f.delta:+14,.1f}  {printable(f.function)}")
-    return ExitCode.OK
+    return Outcome.OK
 
 
 COMMANDS = {"bisect": cmd_bisect}

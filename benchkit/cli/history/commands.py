@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from benchkit.cli import args as types
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import Outcome
 from benchkit.cli.history.confirm import confirmed
 from benchkit.cli.history.options import (db_option, metric_type, open_db, revision_options,
                                          step_options)
@@ -117,7 +117,7 @@ def add_to_history(args, path: Path, rev: str | None = None) -> None:
         print(f"{added.observations} observations added to {db.path}", file=sys.stderr)
 
 
-def cmd_add(args) -> int:
+def cmd_add(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history add FILE...`."""
     from benchkit.orchestration.history import add_file
     for path in args.files:
@@ -131,10 +131,10 @@ def cmd_add(args) -> int:
             else:
                 print(f"{printable(path)}: {added.observations} observations added to "
                       f"{db.path}")
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_list(args) -> int:
+def cmd_list(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history list`."""
     from tabulate import tabulate
     with open_db(args, create=False) as db:
@@ -150,10 +150,10 @@ def cmd_list(args) -> int:
     for sha, machine, when, message in failures:
         print(f"failed revision {sha[:12]} on {printable(machine)} ({when}): "
               f"{printable(message.splitlines()[0] if message else '')}")
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_show(args) -> int:
+def cmd_show(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history show BENCHMARK`."""
     from tabulate import tabulate
     with open_db(args, create=False) as db:
@@ -183,10 +183,10 @@ def cmd_show(args) -> int:
         print(tabulate(rows, headers=("commit", "date", str(series.metric), "range", "runs",
                                       "message")))
         print()
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_export(args) -> int:
+def cmd_export(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history export`."""
     with open_db(args, create=False) as db:
         rows = list(db.rows())
@@ -204,10 +204,10 @@ def cmd_export(args) -> int:
         print(f"wrote {len(rows)} observations to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_import_asv(args) -> int:
+def cmd_import_asv(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history import-asv`."""
     from benchkit.orchestration.asv_import import import_asv
     from benchkit.orchestration.history import git_root
@@ -241,10 +241,10 @@ def cmd_import_asv(args) -> int:
     if done.ordered_by == "date":
         print("warning: commits are ordered by commit date (UTC); pass --repo with the "
               "project's checkout to order them by its first-parent history", file=sys.stderr)
-    return ExitCode.OK
+    return Outcome.OK
 
 
-def cmd_regressions(args) -> int:
+def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history regressions`."""
     from benchkit.core.history.changes import environment_changes
     from benchkit.orchestration.history import find_steps
@@ -290,14 +290,14 @@ def cmd_regressions(args) -> int:
         print(f"environment change {printable(change.benchmark)} [{change.metric}, "
               f"{printable(change.machine)}]: {printable(change.before)} -> "
               f"{printable(change.after)} at {change.commit.sha[:12]} (not a code change)")
-    return ExitCode.FAILED if broken else ExitCode.OK
+    return Outcome.REGRESSION if broken else Outcome.OK
 
 
 _HISTORY = {"add": cmd_add, "list": cmd_list, "show": cmd_show, "export": cmd_export,
             "regressions": cmd_regressions, "run": cmd_run, "import-asv": cmd_import_asv}
 
 
-def cmd_history(args) -> int:
+def cmd_history(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history ACTION`."""
     return _HISTORY[args.history_command](args)
 

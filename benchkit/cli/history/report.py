@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from benchkit.cli import args as types
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import Outcome
 from benchkit.cli.history.options import db_option, open_db, step_options
 from benchkit.errors import ReportError
 from benchkit.system.files import check_site_dir
@@ -28,7 +28,7 @@ def add_parsers(sub) -> None:
     db_option(report)
 
 
-def cmd_report(args) -> int:
+def cmd_report(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit report`."""
     from benchkit.orchestration.dashboard import gather, markdown_report, write_report
     if not args.out_dir and not args.markdown:
@@ -48,7 +48,7 @@ def cmd_report(args) -> int:
               f"change points: {out / 'index.html'}", file=sys.stderr)
     if args.markdown:
         print(markdown_report(report, args.max_steps), end="")
-    return ExitCode.OK
+    return Outcome.OK
 
 
 COMMANDS = {"report": cmd_report}

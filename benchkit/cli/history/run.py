@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from benchkit.cli.exit_codes import ExitCode
+from benchkit.cli.exit_codes import Outcome
 from benchkit.cli.history.options import open_db
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
@@ -40,7 +40,7 @@ def _from_asv_config(args) -> None:
     args.revs = args.revs or list(config.branches) or ["HEAD"]
 
 
-def cmd_run(args) -> int:
+def cmd_run(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history run PATH... --revs REVSPEC`."""
     from benchkit.orchestration import history
     from benchkit.cli.saving import progress
@@ -84,4 +84,4 @@ def cmd_run(args) -> int:
                                                                 "failed")}
     print(f"{len(outcomes)} revisions: {tally['measured']} measured, {tally['skipped']} "
           f"already there, {tally['failed']} failed; history in {path}")
-    return ExitCode.FAILED if tally["failed"] else ExitCode.OK
+    return Outcome.MEASUREMENT_FAILED if tally["failed"] else Outcome.OK
