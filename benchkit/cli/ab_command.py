@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from benchkit.cli import args as types
+from benchkit.cli import shared_options as shared
 from benchkit.cli import saving
 from benchkit.cli.history import commands as history_commands
 from benchkit.cli.history import options as history_options
@@ -25,8 +26,7 @@ def add_parsers(sub) -> None:
     """The `ab` subcommand."""
     ab = sub.add_parser("ab", help="interleaved A/B of two environments on the same suites")
     ab.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
-    ab.add_argument("-k", dest="keyword", metavar="EXPR", type=types.keyword_expression,
-                    help="only benchmarks whose names match EXPR, as pytest -k")
+    shared.KEYWORD.add(ab)
     for side in ("base", "new"):
         ab.add_argument(f"--{side}-python", metavar="PYTHON",
                         help=f"interpreter of {side.upper()} (default: this one)")
@@ -60,23 +60,20 @@ def add_parsers(sub) -> None:
                     help="back-to-back BASE/NEW trial pairs per benchmark per round (default 20)")
     ab.add_argument("--trial-time", type=types.positive_float, default=0.025, metavar="S",
                     help="seconds of one trial (default 0.025)")
-    ab.add_argument("--num-threads", type=types.positive_int, metavar="N",
-                    help="torch threads in both sides' workers (default: each Timer's own)")
+    shared.NUM_THREADS.add(ab)
     ab.add_argument("--seed", type=int, metavar="N",
                     help="seed of the trial order, for a repeatable schedule (default: random)")
     ab.add_argument("--timeout", type=types.positive_float, default=DEFAULT_TIMEOUT,
                     metavar="S", help="seconds a benchmark's trial may take before the "
                                       f"benchmark is recorded as failed (default "
                                       f"{DEFAULT_TIMEOUT:g})")
-    types.add_verdict_options(ab, "sequential: each benchmark's round spread, at least "
+    shared.add_verdict_options(ab, "sequential: each benchmark's round spread, at least "
                                   "1%%; with --rounds, 2%%")
     ab.add_argument("-o", "--output", metavar="FILE",
                     help="results file holding both sides; default results/ab-<time>.json")
     ab.add_argument("--save-sides", action="store_true",
                     help="also write FILE.base.json and FILE.new.json")
-    ab.add_argument("--memory", action="store_true",
-                    help="also count each side's memory per run (exact: once per side, "
-                         "after the rounds)")
+    shared.MEMORY.add(ab, help_suffix="; once per side, after the rounds")
     history_options.history_option(ab)
 
 

@@ -33,32 +33,6 @@ def keyword_expression(text: str) -> str:
     return text
 
 
-def add_verdict_options(parser, noise_default: str) -> None:
-    """The options of the commands that judge A/B verdicts and gates (`ab`, `compare`),
-    declared once: --fail-on, --allow-missing, --strict, --noise (its default told by
-    `noise_default`), --alpha, --json, --markdown, --wide."""
-    from benchkit.core.compare.comparison import DEFAULT_ALPHA
-    parser.add_argument("--fail-on", type=gate, action="append", default=[], metavar="GATE",
-                        help="exit 1 when a benchmark breaks GATE, e.g. 'slower>5%%' or "
-                             "'instructions>1%%'; 'instructions>0%%' fails on any increase "
-                             "beyond the layout band (repeatable; suite gates take "
-                             "precedence)")
-    parser.add_argument("--allow-missing", action="store_true",
-                        help="a gate that cannot be evaluated (no counts on a side, a "
-                             "benchmark missing or failed on a side) is reported, not failed")
-    parser.add_argument("--strict", action="store_true",
-                        help="a 'slower' gate an inconclusive verdict cannot decide (its CI "
-                             "reaches past the limit) fails too (default: reported as "
-                             "undecided)")
-    parser.add_argument("--noise", type=percent, default=None, metavar="PCT",
-                        help=f"changes inside +-PCT count as noise (default {noise_default})")
-    parser.add_argument("--alpha", type=probability, default=DEFAULT_ALPHA, metavar="ALPHA",
-                        help=f"significance level (default {DEFAULT_ALPHA:g})")
-    parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
-    parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
-    add_wide(parser)
-
-
 def add_wide(parser) -> None:
     """The --wide option of commands that print a verdict table."""
     parser.add_argument("--wide", action="store_true",

@@ -6,6 +6,7 @@ import json
 import re
 
 from benchkit.cli import args as types
+from benchkit.cli import shared_options as shared
 from benchkit.cli.exit_codes import Outcome
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
@@ -30,8 +31,7 @@ def add_parsers(sub) -> None:
     """The subcommands of this module."""
     prof = sub.add_parser("profile", help="profile suite benchmarks with torch.profiler")
     prof.add_argument("paths", nargs="+", metavar="PATH")
-    prof.add_argument("-k", dest="keyword", metavar="EXPR",
-                      type=types.keyword_expression)
+    shared.KEYWORD.add(prof)
     prof.add_argument("-o", "--output", default="trace.json.gz", metavar="TRACE",
                       help="chrome trace to write (one benchmark: this path; several: "
                            "NAME-<i>.json.gz next to it)")

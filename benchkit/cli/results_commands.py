@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from benchkit.cli import args as types
+from benchkit.cli import shared_options as shared
 from benchkit.cli.exit_codes import Outcome, comparison_outcome
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
@@ -21,7 +22,7 @@ def add_parsers(sub) -> None:
                                           "one `benchkit ab` file)")
     comp.add_argument("base")
     comp.add_argument("new", nargs="?", help="omit when BASE is a `benchkit ab` results file")
-    types.add_verdict_options(comp, "5%% for separate runs, 2%% for an A/B file")
+    shared.add_verdict_options(comp, "5%% for separate runs, 2%% for an A/B file")
 
     diff = sub.add_parser("diff", help="per-function instruction-count diff")
     diff.add_argument("base")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from benchkit.cli import args as types
+from benchkit.cli import shared_options as shared
 from benchkit.cli import saving
 from benchkit.cli.history import commands as history_commands
 from benchkit.cli.history import options as history_options
@@ -16,7 +17,8 @@ from benchkit.cli.exit_codes import Outcome
 from benchkit.core.records.records import Benchmark, Failure, Phase
 from benchkit.errors import BenchkitError
 
-FAST = {"processes": 3, "min_run_time": 0.05}
+PROCESSES = 10          # fresh worker processes per benchmark
+MIN_RUN_TIME = 0.1      # seconds each process measures each benchmark
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -26,17 +28,10 @@ def add_parsers(sub) -> None:
     run.add_argument("paths", nargs="*", metavar="PATH",
                      help="suite files or directories (an asv benchmark directory runs as it "
                           "is; none: the benchmark_dir of ./asv.conf.json)")
-    run.add_argument("-k", dest="keyword", metavar="EXPR",
-                     type=types.keyword_expression,
-                     help="only benchmarks whose name matches (words, and/or/not)")
-    run.add_argument("--processes", type=types.positive_int, default=10, metavar="N",
-                     help="fresh worker processes that each measure every benchmark "
-                          "(default 10)")
-    run.add_argument("--min-run-time", type=types.positive_float, default=0.1, metavar="S",
-                     help="seconds each process measures each benchmark (default 0.1)")
-    run.add_argument("--fast", action="store_true",
-                     help=f"quick look: {FAST['processes']} processes of "
-                          f"{FAST['min_run_time']} s (weaker verdicts)")
+    shared.KEYWORD.add(run)
+    shared.PROCESSES.add(run, default=PROCESSES)
+    shared.MIN_RUN_TIME.add(run, default=MIN_RUN_TIME)
+    shared.FAST.add(run)
     run.add_argument("--in-process", action="store_true",
                      help="measure in this process with blocked_autorange, as "
                           "torch.utils.benchmark (no between-process evidence)")
@@ -45,7 +40,7 @@ def add_parsers(sub) -> None:
                      metavar="S", help="seconds a benchmark may take in one process (wall "
                                        "time) or one collection (--callgrind) before it is "
                                        f"recorded as failed (default {DEFAULT_TIMEOUT:g})")
-    run.add_argument("--callgrind", action="store_true", help="also count instructions")
+    shared.CALLGRIND.add(run)
     run.add_argument("--cache-sim", action="store_true",
                      help="with --callgrind: simulate caches (misses, estimated cycles)")
     run.add_argument("--layouts", type=types.positive_int, default=1, metavar="K",
@@ -56,18 +51,14 @@ def add_parsers(sub) -> None:
     run.add_argument("--scheduler", metavar="ADDRESS",
                      help="with --callgrind: collect on the workers of a dask.distributed "
                           "scheduler (tcp://HOST:PORT; needs benchkit-perf[distributed])")
-    run.add_argument("--num-threads", type=types.positive_int, metavar="N",
-                     help="override every benchmark's num_threads")
+    shared.NUM_THREADS.add(run)
     run.add_argument("-o", "--output", metavar="FILE",
                      help="results file (.json or .json.gz); default results/run-<time>.json")
-    run.add_argument("--memory", action="store_true",
-                     help="also count memory per run: allocations, bytes, peak, retained "
-                          "(exact; a counting allocator in a worker process)")
+    shared.MEMORY.add(run)
     run.add_argument("--memory-sites", action="store_true",
                      help="with --memory (implied): also find each benchmark's top allocation "
                           "sites, Python lines and native functions (needs memray)")
-    run.add_argument("--no-wall-time", action="store_true",
-                     help="with --callgrind or --memory: skip wall-time measurement")
+    shared.NO_WALL_TIME.add(run)
     history_options.history_option(run)
     run.add_argument("--format", choices=("benchkit", "asv"), default="benchkit",
                      help="asv: also write the results into asv's results directory, as "
@@ -298,8 +289,8 @@ def _run_into(args, output: Path) -> int:
     from benchkit.core.compare.report import format_callgrind, format_memory, format_sites
     from benchkit.orchestration.sampling import runs
     settings = runs.Settings(
-        processes=FAST["processes"] if args.fast else args.processes,
-        min_run_time=FAST["min_run_time"] if args.fast else args.min_run_time, seed=args.seed,
+        processes=shared.FAST_PROCESSES if args.fast else args.processes,
+        min_run_time=shared.FAST_MIN_RUN_TIME if args.fast else args.min_run_time, seed=args.seed,
         timeout=args.timeout)
     state = _Run()
     if args.scheduler:      # connected before any work: a wrong address costs nothing

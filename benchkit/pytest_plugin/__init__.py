@@ -61,7 +61,10 @@ _STATE = pytest.StashKey[SessionState]()
 
 
 def pytest_addoption(parser):
-    """The --benchkit-* options."""
+    """The --benchkit-* options (those `benchkit run` and `ab` have too are declared once,
+    in benchkit.cli.shared_options)."""
+    from benchkit.cli import args as types
+    from benchkit.cli import shared_options as shared
     group = parser.getgroup("benchkit")
     group.addoption("--benchkit-save", metavar="PATH", default=None,
                     help="write this session's measurements (and counts) to PATH "
@@ -72,27 +75,17 @@ def pytest_addoption(parser):
                     default=None,
                     help="compare with a saved results file (default: the latest autosave) "
                          "and print verdicts")
-    group.addoption("--benchkit-fail-on", metavar="GATE", action="append", default=[],
-                    help="fail the session when a benchmark breaks GATE against the "
-                         "--benchkit-compare baseline, e.g. 'slower>10%%', "
-                         "'instructions>1%%' (repeatable; markers' fail_on take precedence)")
-    group.addoption("--benchkit-allow-missing", action="store_true",
-                    help="a gate that cannot be evaluated (a test missing from the baseline, "
-                         "no counts on a side) is reported instead of failing the session")
-    group.addoption("--benchkit-strict", action="store_true",
-                    help="a 'slower' gate an inconclusive verdict cannot decide fails the "
-                         "session too (default: reported as undecided)")
-    group.addoption("--benchkit-callgrind", action="store_true",
-                    help="also count instructions of each benchmark (valgrind; "
-                         "deterministic gates for CI)")
-    group.addoption("--benchkit-memory", action="store_true",
-                    help="also count memory per run of each benchmark: allocations, bytes, "
-                         "peak, retained (exact; gates 'allocations>0', 'retained>0', ...)")
-    group.addoption("--benchkit-processes", type=int, default=0, metavar="N",
+    shared.FAIL_ON.add(group, prefix="benchkit-",
+                       help_suffix=" (needs --benchkit-compare: the baseline)")
+    shared.ALLOW_MISSING.add(group, prefix="benchkit-")
+    shared.STRICT.add(group, prefix="benchkit-")
+    shared.CALLGRIND.add(group, prefix="benchkit-")
+    shared.MEMORY.add(group, prefix="benchkit-")
+    group.addoption("--benchkit-processes", type=types.non_negative_int, default=0,
+                    metavar="N",
                     help="measure each benchmark in N fresh worker processes (needs "
-                         "picklable targets; default: in this process, in chunks)")
-    group.addoption("--benchkit-min-run-time", type=float, default=0.2, metavar="S",
-                    help="seconds of measurement per benchmark (default 0.2)")
+                         "picklable targets; default 0: in this process, in chunks)")
+    shared.MIN_RUN_TIME.add(group, prefix="benchkit-", default=0.2)
     group.addoption("--benchkit-skip", action="store_true",
                     help="skip the tests that use the benchkit fixture")
     group.addoption("--benchkit-disable", action="store_true",
@@ -131,7 +124,6 @@ def pytest_configure(config):
                                        "for this test; cprofile: one more call, profiled")
     state = SessionState()
     config.stash[_STATE] = state
-    _check_numbers(config)
     if _alias_wanted(config):
         if config.pluginmanager.hasplugin("benchmark"):
             raise pytest.UsageError(
@@ -164,16 +156,6 @@ def pytest_unconfigure(config):
 
 def _is_xdist_worker(config) -> bool:
     return hasattr(config, "workerinput")
-
-
-def _check_numbers(config) -> None:
-    """Numeric options, checked whenever given (the rules of benchkit.core.records.validate)."""
-    from benchkit.core.records import validate
-    for option, rule in (("--benchkit-processes", validate.NON_NEGATIVE_INT),
-                         ("--benchkit-min-run-time", validate.POSITIVE_SECONDS)):
-        value = config.getoption(option)
-        if not rule.accepts(value):
-            raise pytest.UsageError(f"{option} {value}: {rule.must}")
 
 
 def _active(config) -> bool:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.core.decisions.gates import Gate
 from benchkit.core.text import one_line
 from benchkit.errors import BenchkitError
 from benchkit.pytest_plugin import AUTOSAVE_DIR, SessionState
@@ -19,8 +18,6 @@ def check_options(config) -> list[str]:
     from benchkit.system.results_files import check_writable
     opt = config.getoption
     try:
-        for gate in opt("--benchkit-fail-on"):
-            Gate.parse(gate)
         if opt("--benchkit-save"):
             check_writable(opt("--benchkit-save"))
         compare = opt("--benchkit-compare")
@@ -153,7 +150,7 @@ def finish(config, state: SessionState) -> bool:
     except BenchkitError as error:
         state.problems.append(str(error))
         return True
-    gates = [Gate.parse(g) for g in opt("--benchkit-fail-on")]
+    gates = list(opt("--benchkit-fail-on"))  # parsed by the option's type
     state.baseline = str(baseline)
     state.comparison = comparison.of_runs(base, results, gates,
                                           allow_missing=opt("--benchkit-allow-missing"),

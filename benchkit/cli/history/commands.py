@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from benchkit.cli import args as types
+from benchkit.cli import shared_options as shared
+from benchkit.cli.run_command import MIN_RUN_TIME, PROCESSES
 from benchkit.cli.exit_codes import Outcome
 from benchkit.cli.history.confirm import confirmed
 from benchkit.cli.history.options import (db_option, metric_type, open_db, revision_options,
@@ -93,14 +95,11 @@ def add_parsers(sub) -> None:
                      help="at most N revisions, spread evenly over the range")
     run.add_argument("--skip-existing", action=argparse.BooleanOptionalAction,
                      default=True, help="skip commits the history already holds (default)")
-    run.add_argument("--callgrind", action="store_true", help="also count instructions")
-    run.add_argument("--no-wall-time", action="store_true",
-                     help="with --callgrind: counts only")
-    run.add_argument("--fast", action="store_true", help="`benchkit run --fast`")
-    run.add_argument("--processes", type=types.positive_int, metavar="N",
-                     help="`benchkit run --processes N` (wall time)")
-    run.add_argument("--min-run-time", type=types.positive_float, metavar="S",
-                     help="`benchkit run --min-run-time S` (wall time)")
+    shared.CALLGRIND.add(run)
+    shared.NO_WALL_TIME.add(run)
+    shared.FAST.add(run)
+    shared.PROCESSES.add(run, default=PROCESSES)
+    shared.MIN_RUN_TIME.add(run, default=MIN_RUN_TIME)
 
 
 def add_to_history(args, path: Path, rev: str | None = None) -> None:

@@ -12,6 +12,7 @@ from benchkit.errors import BenchkitError
 
 RUN_PASSTHROUGH = ("callgrind", "no_wall_time", "fast")
 
+
 def _run_args(args) -> list[str]:
     out = [f"--{name.replace('_', '-')}" for name in RUN_PASSTHROUGH
            if getattr(args, name, False)]
