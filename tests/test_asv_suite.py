@@ -107,7 +107,9 @@ print(json.dumps(statistics.median(timer.timeit(1) for _ in range(5))))
         [sys.executable, "-c", asv_timing, str(root / "benchmarks"),
          "arith.TimeRaw.timeraw_sorted-1"],
         capture_output=True, text=True, check=True, cwd=root).stdout)
-    assert 1 / 3 < large.median / theirs < 3, (large.times, theirs)
+    # the statement's time, not the interpreter's start (tens of ms, 100x more): the
+    # fastest sample, as a cold process on a busy machine can be 3x slower than asv's
+    assert 1 / 10 < min(large.times) / theirs < 10, (large.times, theirs)
     assert "arith.timeraw_import_json" in times
 
 

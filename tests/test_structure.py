@@ -266,3 +266,35 @@ def test_every_child_process_is_started_by_one_launcher(name):
 def test_the_launcher_check_can_fail():
     assert launches("import subprocess\nsubprocess.run(['true'])\nos.system('x')\n") == [
         "os.system", "subprocess.run"]
+
+
+REPEAT_LINES = 6      # a block this long (and at least REPEAT_CHARS) in two modules is a copy
+REPEAT_CHARS = 150
+
+
+def repeated_blocks(sources: dict[str, str]) -> list[str]:
+    """Blocks of REPEAT_LINES statements lines (blank lines, comments, imports and lone
+    brackets left out) that appear in more than one module: one concept, one home."""
+    seen: dict[tuple[str, ...], set[str]] = {}
+    for name, source in sources.items():
+        lines = [line.strip() for line in source.splitlines()]
+        lines = [line for line in lines if line and not line.startswith(("#", "import ", "from "))
+                 and line not in (")", "]", "}", '"""')]
+        for k in range(len(lines) - REPEAT_LINES + 1):
+            block = tuple(lines[k:k + REPEAT_LINES])
+            if sum(map(len, block)) >= REPEAT_CHARS:
+                seen.setdefault(block, set()).add(name)
+    return sorted(" and ".join(sorted(names)) + ": " + block[0]
+                  for block, names in seen.items() if len(names) > 1)
+
+
+def test_no_block_is_copied_between_modules():
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    assert repeated_blocks(sources) == []
+
+
+def test_the_copy_check_can_fail():
+    block = "\n".join(f"value_{i} = compute_something_long(argument_{i}, other_{i})"
+                      for i in range(REPEAT_LINES))
+    assert repeated_blocks({"a": block, "b": "x = 1\n" + block, "c": "y = 2"}) == [
+        "a and b: value_0 = compute_something_long(argument_0, other_0)"]

@@ -17,8 +17,6 @@ from benchkit.cli.exit_codes import Outcome
 from benchkit.core.records.records import Benchmark, Failure, Phase
 from benchkit.errors import BenchkitError
 
-PROCESSES = 10          # fresh worker processes per benchmark
-MIN_RUN_TIME = 0.1      # seconds each process measures each benchmark
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -29,8 +27,8 @@ def add_parsers(sub) -> None:
                      help="suite files or directories (an asv benchmark directory runs as it "
                           "is; none: the benchmark_dir of ./asv.conf.json)")
     shared.KEYWORD.add(run)
-    shared.PROCESSES.add(run, default=PROCESSES)
-    shared.MIN_RUN_TIME.add(run, default=MIN_RUN_TIME)
+    shared.PROCESSES.add(run, default=shared.RUN_PROCESSES)
+    shared.MIN_RUN_TIME.add(run, default=shared.RUN_MIN_RUN_TIME)
     shared.FAST.add(run)
     run.add_argument("--in-process", action="store_true",
                      help="measure in this process with blocked_autorange, as "

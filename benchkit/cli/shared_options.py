@@ -9,7 +9,10 @@ from typing import Any, Callable
 
 from benchkit.cli import args as types
 
-# `benchkit run --fast`: a quick look, weaker verdicts
+# `benchkit run` (and `history run`, which runs it): worker processes per benchmark and
+# the seconds each measures it; --fast: a quick look, weaker verdicts
+RUN_PROCESSES = 10
+RUN_MIN_RUN_TIME = 0.1
 FAST_PROCESSES = 3
 FAST_MIN_RUN_TIME = 0.05
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from benchkit.cli import args as types
 from benchkit.cli import shared_options as shared
-from benchkit.cli.run_command import MIN_RUN_TIME, PROCESSES
 from benchkit.cli.exit_codes import Outcome
 from benchkit.cli.history.confirm import confirmed
 from benchkit.cli.history.options import (db_option, metric_type, open_db, revision_options,
@@ -98,8 +97,8 @@ def add_parsers(sub) -> None:
     shared.CALLGRIND.add(run)
     shared.NO_WALL_TIME.add(run)
     shared.FAST.add(run)
-    shared.PROCESSES.add(run, default=PROCESSES)
-    shared.MIN_RUN_TIME.add(run, default=MIN_RUN_TIME)
+    shared.PROCESSES.add(run, default=shared.RUN_PROCESSES)
+    shared.MIN_RUN_TIME.add(run, default=shared.RUN_MIN_RUN_TIME)
 
 
 def add_to_history(args, path: Path, rev: str | None = None) -> None:

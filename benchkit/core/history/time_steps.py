@@ -17,8 +17,9 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    (Mann-Whitney, so a very slow commit is one rank; or no overlap at all, which is as
    much as a short level can show), alpha shared among the boundaries of the series by
    Holm's step-down (a series with several real steps does not lose one), and its change
-   must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise (median absolute difference of neighbouring commits); the
-   weakest failing boundary is dropped and its neighbours judged again until all pass;
+   must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
+   (the median absolute difference of neighbouring commits); the weakest failing boundary
+   is dropped and its neighbours judged again until all pass;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step that a later one takes back (the level returns to within the minimum effect) is
@@ -33,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -212,10 +213,20 @@ def _apart(before: np.ndarray, after: np.ndarray) -> bool:
         before.max() < after.min() or before.min() > after.max())
 
 
+class _Boundary(NamedTuple):
+    """A boundary between two levels, as judged: the first commit after it (refined), the
+    change of the filtered level (log), the rank test's p (1.0: not tested) and whether
+    the sides do not overlap at all."""
+
+    at: int
+    change: float
+    p: float
+    apart: bool
+
+
 def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float,
-            envelope_shift: bool = True) -> list[tuple[int, float, float, bool]]:
-    """(refined position, change, rank p, sides apart) of each boundary between its
-    neighbours."""
+            envelope_shift: bool = True) -> list[_Boundary]:
+    """Each boundary judged between its neighbours."""
     edges = [0, *bounds, len(raw)]
     envelope = logs.tolist()
     out = []
@@ -224,7 +235,7 @@ def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float,
         change = float(np.median(logs[at:min(end, at + WINDOW)])
                        - np.median(logs[max(start, at - WINDOW):at]))
         if abs(change) <= effect:
-            out.append((at, change, 1.0, False))
+            out.append(_Boundary(at, change, 1.0, False))
             continue
         # the envelope's best split, then the commit it stands for: a rise shows in the
         # envelope one commit late, a fall one commit early
@@ -236,22 +247,21 @@ def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float,
         if moved * change <= 0:
             # at the commit it stands for, the raw values do not move that way: a mixed
             # stretch (two steps closer than a level), not one step at this commit
-            out.append((cut, change, 1.0, False))
+            out.append(_Boundary(cut, change, 1.0, False))
             continue
-        out.append((cut, change, _rank_p(before, after), _apart(before, after)))
+        out.append(_Boundary(cut, change, _rank_p(before, after), _apart(before, after)))
     return out
 
 
-def _failing(judged: Sequence[tuple[int, float, float, bool]], effect: float,
-             alpha: float) -> list[int]:
+def _failing(judged: Sequence[_Boundary], effect: float, alpha: float) -> list[int]:
     """The boundaries that fail: a change within `effect`, or a rank test that fails Holm's
     step-down at `alpha` for the series (the smallest p against alpha / m, the next against
     alpha / (m - 1), ...; the first that fails fails all after it) and sides that overlap."""
-    failing = {i for i, (_, change, _, _) in enumerate(judged) if abs(change) <= effect}
-    order = sorted(range(len(judged)), key=lambda i: judged[i][2])
+    failing = {i for i, b in enumerate(judged) if abs(b.change) <= effect}
+    order = sorted(range(len(judged)), key=lambda i: judged[i].p)
     for k, i in enumerate(order):
-        if judged[i][2] >= alpha / (len(judged) - k):
-            failing |= {j for j in order[k:] if not judged[j][3]}
+        if judged[i].p >= alpha / (len(judged) - k):
+            failing |= {j for j in order[k:] if not judged[j].apart}
             break
     return sorted(failing)
 
@@ -283,13 +293,13 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # Bonferroni's alpha / m for all: with Bonferroni a series with four real steps lost
     # one, and the cascade moved another to the middle of a ramp (astropy's
     # time_quantity_init_scalar).
-    judged: list[tuple[int, float, float, bool]] = []
+    judged: list[_Boundary] = []
     while bounds:
         judged = _judged(raw, logs, bounds, effect, envelope)
         failing = _failing(judged, effect, alpha)
         if not failing:
             break
-        del bounds[max(failing, key=lambda i: (judged[i][2], -abs(judged[i][1])))]
+        del bounds[max(failing, key=lambda i: (judged[i].p, -abs(judged[i].change)))]
         judged = []
     edges = [0, *bounds, len(raw)]
     steps: list[Step] = []
