@@ -123,6 +123,25 @@ def flatten(values: np.ndarray, keep_spells: int) -> np.ndarray:
     return out * float(np.median(values))
 
 
+def recall_interval(hits: int, trials: int) -> list[float]:
+    """Wilson's 95 % interval of a recall of hits / trials."""
+    if trials == 0:
+        return [math.nan, math.nan]
+    z, share = 1.96, hits / trials
+    middle = (share + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials)) / (
+        1 + z * z / trials)
+    return [max(0.0, middle - half), min(1.0, middle + half)]
+
+
+def rate_interval(count: int, runs: int) -> list[float]:
+    """Garwood's exact 95 % interval of a Poisson rate of count events in runs series."""
+    from scipy.stats import chi2
+    low = chi2.ppf(0.025, 2 * count) / 2 if count else 0.0
+    high = chi2.ppf(0.975, 2 * count + 2) / 2
+    return [low / runs, high / runs]
+
+
 def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_spells: int,
           seed: int):
     rng = np.random.default_rng(seed)
@@ -157,6 +176,11 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
         "recall": {name: {f"{size:.0%}": found[name][size] / trials for size in SIZES}
                    for name in DETECTORS},
         "false_steps_per_series": {name: false[name] / runs[name] for name in DETECTORS},
+        # 95 % intervals: the estimates above rest on a few hundred trials
+        "recall_95": {name: {f"{size:.0%}": recall_interval(found[name][size], trials)
+                             for size in SIZES} for name in DETECTORS},
+        "false_steps_per_series_95": {name: rate_interval(false[name], runs[name])
+                                      for name in DETECTORS},
         "seconds_per_series": {name: seconds[name] / runs[name] for name in DETECTORS},
     }
 
@@ -213,7 +237,9 @@ def main() -> None:
             print(f"{name:10}" + "".join(f"{scored['recall'][name][f'{s:.0%}']:>14.1%}"
                                          for s in SIZES)
                   + f"{scored['false_steps_per_series'][name]:>14.3f}"
-                  + f"{scored['seconds_per_series'][name] * 1000:>11.1f}")
+                  + f"{scored['seconds_per_series'][name] * 1000:>11.1f}"
+                  + "   false 95 %: [{:.3f}, {:.3f}]".format(
+                      *scored["false_steps_per_series_95"][name]))
     if args.output:
         args.output.write_text(json.dumps(result, indent=1) + "\n")
         print(f"wrote {args.output}")
