@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
+from benchkit.core.history.metrics import kind_of
 from benchkit.core.history.series import Commit, HistoryMetric, Series, observations
 from benchkit.core.history.step import steps_from_records, steps_to_records
 from benchkit.core.history.steps import DEFAULT_ALPHA, DEFAULT_NOISE, Step, steps_of
@@ -250,7 +251,7 @@ def _detector_version() -> str:
 def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float
                ) -> list[Step]:
     """The steps of each series, oldest first within each."""
-    jobs = [(series, {} if series.metric.exact else {"alpha": alpha, "noise": noise})
+    jobs = [(series, {} if kind_of(series.metric).exact else {"alpha": alpha, "noise": noise})
             for series in series_list]
     found: list[list[Step] | None] = [None] * len(jobs)
     plain = [i for i, (series, _) in enumerate(jobs) if not series.evidence]

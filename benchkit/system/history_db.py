@@ -22,9 +22,10 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from benchkit.core.records import schema
+from benchkit.core.history.metrics import kind_of
 from benchkit.core.history.series import (Commit, HistoryMetric, Observation, Point, Series,
                                           Summary, series_from_rows, summaries, utc_date)
+from benchkit.core.records import schema
 from benchkit.errors import HistoryError, SchemaError
 from benchkit.system.bulk import paused_gc
 from benchkit.system.git import toplevel as git_toplevel
@@ -354,8 +355,7 @@ class HistoryDB:
             "AND r.sha = ? AND o.evidence IS NOT NULL AND o.status = 'ok' ORDER BY r.id",
             (series.benchmark, str(series.metric), series.machine, series.environment,
              point.commit.sha))
-        key = "callgrind" if series.metric is HistoryMetric.INSTRUCTIONS else "measurements"
-        out = []
+        key, out = kind_of(series.metric).evidence or "measurements", []
         for version, blob in rows:
             try:
                 if not isinstance(blob, bytes):

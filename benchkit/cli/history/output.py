@@ -11,15 +11,8 @@ from benchkit.errors import BenchkitError
 
 def format_value(metric, value: float, unit: str = "") -> str:
     """A value of `metric` as people read it (time, bytes, counts, a track's unit)."""
-    from benchkit.core.measure.memory import format_bytes
-    from benchkit.core.measure.stats import format_time
-    if str(metric) == "time":
-        return format_time(value)
-    if str(metric) in ("mem", "peakmem"):
-        return format_bytes(value)
-    if str(metric) == "track":
-        return f"{value:,.6g}" + (f" {unit}" if unit else "")
-    return f"{value:,.0f}"
+    from benchkit.core.history.metrics import kind_of
+    return kind_of(metric).text(value, unit)
 
 
 def place(series_or_step) -> str:

@@ -10,12 +10,11 @@ import re
 from typing import Any, Sequence
 
 from benchkit.core.history.changes import EnvironmentChange
+from benchkit.core.history.metrics import kind_of
 from benchkit.core.history.series import Commit, HistoryMetric, Point, Series
 from benchkit.core.history.steps import Step
 from benchkit.core.text import printable
 
-# Time is shown in the unit that suits a series' median (the axis cannot change unit).
-_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -36,13 +35,6 @@ def series_name(series: Series) -> str:
     """How a chart's legend names a series: its machine, and its environment when set."""
     return printable(series.machine) + (f" · {printable(series.environment)}"
                                         if series.environment else "")
-
-
-def time_unit(values: Sequence[float]) -> tuple[float, str]:
-    """(scale, unit) for times around the median of `values`."""
-    finite = sorted(v for v in values if math.isfinite(v) and v > 0)
-    middle = finite[len(finite) // 2] if finite else 1.0
-    return next(((s, u) for s, u in _TIME_UNITS if middle >= s), _TIME_UNITS[-1])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,32 +91,6 @@ def commit_axis(series: Sequence[Series]) -> list[Commit]:
     return sorted(seen.values(), key=lambda c: (c.date, c.sha))
 
 
-_BYTES = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
-
-
-def value_unit(metric: HistoryMetric, values: Sequence[float], unit: str = ""
-               ) -> tuple[float, str]:
-    """(scale, unit) for a chart axis or a table cell of `metric`."""
-    if metric is HistoryMetric.TIME:
-        return time_unit(values)
-    if metric in (HistoryMetric.MEM, HistoryMetric.PEAKMEM):
-        finite = sorted(v for v in values if math.isfinite(v) and v > 0)
-        middle = finite[len(finite) // 2] if finite else 1.0
-        return next(((s, u) for s, u in _BYTES if middle >= s), _BYTES[-1])
-    if metric is HistoryMetric.INSTRUCTIONS:
-        return 1.0, "instructions"
-    return 1.0, unit
-
-
-def format_value(metric: HistoryMetric, value: float, unit: str = "") -> str:
-    """A value as tables show it: a time or a size with its unit, a count with
-    separators, a tracked value with the unit its benchmark declares."""
-    if metric is HistoryMetric.INSTRUCTIONS:
-        return f"{value:,.0f}"
-    scale, shown = value_unit(metric, [value], unit)
-    return f"{value / scale:.4g}" + (f" {shown}" if shown else "")
-
-
 def _short(value: float) -> float:
     """A chart value to 5 significant digits: what a chart can show, a third of the JSON."""
     return float(f"{value:.5g}")
@@ -144,13 +110,9 @@ def figure(view: BenchmarkView, metric: HistoryMetric, position: dict[str, int]
     series = view.of(metric)
     if not series:
         return None
-    scale, unit = value_unit(metric, [p.value for s in series for p in s.points],
-                             series[0].unit)
-    title = {HistoryMetric.TIME: "time per run", HistoryMetric.INSTRUCTIONS:
-             "instructions per run", HistoryMetric.MEM: "size of the returned object",
-             HistoryMetric.PEAKMEM: "peak memory"}.get(metric, f"{metric}")
-    if unit and metric is not HistoryMetric.INSTRUCTIONS:
-        title += f" ({unit})"
+    kind = kind_of(metric)
+    scale, unit = kind.axis([p.value for s in series for p in s.points], series[0].unit)
+    title = kind.chart_title(unit)
     data, shapes = [], []
     for s in series:
         pts = s.points
@@ -204,8 +166,8 @@ def figure(view: BenchmarkView, metric: HistoryMetric, position: dict[str, int]
     return {"data": data, "layout": {
         "title": {"text": title}, "height": 380, "margin": {"l": 70, "r": 20, "t": 40, "b": 80},
         "xaxis": {"title": {"text": "commit (oldest to newest)"}, "zeroline": False},
-        "yaxis": {"title": {"text": title}, "rangemode": "tozero" if metric
-                  is HistoryMetric.INSTRUCTIONS else "normal"},
+        "yaxis": {"title": {"text": title}, "rangemode": "tozero" if kind.from_zero
+                  else "normal"},
         "hovermode": "closest", "shapes": shapes,
         "legend": {"orientation": "h", "y": -0.3}}}
 
@@ -259,7 +221,7 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20) -> str:
             continue
         point, change = latest(s)
         lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(s.machine)} | "
-                     f"{len(s.points)} | {format_value(s.metric, point.value)} | "
+                     f"{len(s.points)} | {kind_of(s.metric).cell(point.value)} | "
                      f"{'-' if change is None else f'{change:+.2%}'} |")
     lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

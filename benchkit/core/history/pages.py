@@ -7,7 +7,8 @@ import json
 from html import escape
 from typing import Sequence
 
-from benchkit.core.history.dashboard import (BenchmarkView, format_value, latest,
+from benchkit.core.history.metrics import kind_of
+from benchkit.core.history.dashboard import (BenchmarkView, latest,
                                              series_name, sparkline, step_anchor)
 from benchkit.core.history.series import HistoryMetric
 from benchkit.core.text import printable
@@ -154,7 +155,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
             if not shown:
                 continue
             latest_cells = "".join(
-                f"<li>{_e(format_value(metric, latest(s)[0].value, s.unit))} "
+                f"<li>{_e(kind_of(metric).cell(latest(s)[0].value, s.unit))} "
                 f'<span class="muted">{_e(series_name(s))}</span></li>' for s in shown)
             steps = [st for st in v.steps if st.metric is metric and not st.transient]
             step = v.latest_step(metric)
@@ -222,8 +223,8 @@ def benchmark_page(view: BenchmarkView, figures: dict[HistoryMetric, dict], *,
             f'{st.metric} on {where} at <code>{st.commit.sha[:12]}</code></h3>'
             f'<p>{_e(st.commit.message)} <span class="muted">({_e(st.commit.date)}; in the '
             f'range <code>{st.previous.sha[:12]}..{st.commit.sha[:12]}</code>)</span><br>'
-            f'{_e(format_value(st.metric, st.before))} &rarr; '
-            f'{_e(format_value(st.metric, st.after))}, interval {st.ci_low:+.2%} .. '
+            f'{_e(kind_of(st.metric).cell(st.before))} &rarr; '
+            f'{_e(kind_of(st.metric).cell(st.after))}, interval {st.ci_low:+.2%} .. '
             f'{st.ci_high:+.2%}; {_e(st.evidence)}{confirmed}</p>' + _functions(st)
             + "</section>")
     if view.environment_changes:

@@ -18,18 +18,13 @@ class HistoryMetric(TextEnum):
     """What a series follows: wall time per run (seconds), instructions per run, and the
     metrics of asv's benchmark types: `mem` (the size of a returned object, bytes),
     `peakmem` (peak resident memory, bytes) and `track` (a returned number, in the unit the
-    benchmark declares)."""
+    benchmark declares). What the history knows about each: history.metrics.kind_of."""
 
     TIME = "time"
     INSTRUCTIONS = "instructions"
     MEM = "mem"
     PEAKMEM = "peakmem"
     TRACK = "track"
-
-    @property
-    def exact(self) -> bool:
-        """Whether any change of value is a change (counted, not timed)."""
-        return self in (HistoryMetric.INSTRUCTIONS, HistoryMetric.MEM)
 
 
 class Status(TextEnum):

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from benchkit.core.decisions.bands import instruction_change
-from benchkit.core.history.series import HistoryMetric, Point, Series
+from benchkit.core.history.metrics import kind_of
+from benchkit.core.history.series import Point, Series
 from benchkit.core.history.step import MovedFunction, Step
 from benchkit.core.history.time_steps import (DEFAULT_ALPHA, DEFAULT_NOISE, lower_envelope,
                                               time_steps)
@@ -61,8 +62,8 @@ def steps_of(series: Series, evidence=None, **options) -> list[Step]:
     """The steps of a series of any metric: exact metrics (instructions, asv's mem) step on
     any change beyond their bands; measured ones (time, peakmem, track) as time does.
     Evidence is read for the metrics that store it (instructions and time)."""
-    if series.metric.exact:
-        return instruction_steps(
-            series, evidence if series.metric is HistoryMetric.INSTRUCTIONS else None)
-    return time_steps(series, evidence if series.metric is HistoryMetric.TIME else None,
-                      **options)
+    kind = kind_of(series.metric)
+    kept = evidence if kind.evidence else None
+    if kind.exact:
+        return instruction_steps(series, kept)
+    return time_steps(series, kept, **options)
