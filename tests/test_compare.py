@@ -172,3 +172,11 @@ def test_compare_as_markdown_is_a_real_markdown_table():
         "| 2         | b  | 20.0  |\n"
         "\n"
         "Times are in microseconds (us).\n")
+
+
+def test_every_gate_metric_has_one_judge():
+    from benchkit.core.compare.gate_checks import JUDGES, judge_of
+    from benchkit.core.decisions.gates import Gate, Metric
+    assert set(JUDGES) == set(Metric)
+    assert judge_of(Gate.parse("bytes>10%")) is judge_of(Gate.parse("retained>0"))
+    assert judge_of(Gate.parse("slower>5%")).figures == "wall time"

@@ -14,7 +14,8 @@ from benchkit.core.records import environment
 from benchkit.core.decisions import round_verdicts, sequential, verdicts
 from benchkit.core.measure import stats
 from benchkit.core.decisions.bands import Band, CountVerdict, instruction_change
-from benchkit.core.decisions.gates import Gate, Metric
+from benchkit.core.compare.gate_checks import judge_of
+from benchkit.core.decisions.gates import Gate
 from benchkit.core.decisions.memory_compare import MemoryChange, MemoryFigures, MemoryVerdict
 from benchkit.core.records.records import Benchmark, Failure, Side, benchmark_name
 from benchkit.core.records.schema import Results
@@ -162,13 +163,10 @@ def _unevaluable(gate: Gate, name: str, base: _Side, new: _Side) -> str | None:
             return f"it failed in {side.label} ({failure.kind.value} in {failure.phase.value})"
         if name not in side.names():
             return f"not in {side.label}"
+    judge = judge_of(gate)
     for side in (base, new):
-        if gate.metric is Metric.SLOWER and name not in side.measurements:
-            return f"{side.label} has no wall time for it"
-        if gate.metric is Metric.INSTRUCTIONS and name not in side.counts:
-            return f"{side.label} has no instruction counts for it (collect with --callgrind)"
-        if gate.metric.is_memory and name not in side.memory:
-            return f"{side.label} has no memory figures for it (collect with --memory)"
+        if not judge.holds(side, name):
+            return f"{side.label} has no {judge.figures} for it{judge.hint}"
     return None
 
 
@@ -182,36 +180,14 @@ def _check(row: Row, gates: Sequence[Gate], base: _Side, new: _Side,
         why = _unevaluable(gate, row.name, base, new)
         if why is not None:
             (skipped if allow_missing else failures).append(f"{gate}: cannot be evaluated: {why}")
-        elif gate.metric is Metric.SLOWER and row.wall is not None:
-            if row.wall.verdict is Verdict.SLOWER and row.wall.change > gate.limit:
-                failures.append(f"{gate}: {row.wall.change:+.1%} (p={row.wall.p_value:.2g})")
-            elif _leaves_open(row.wall, gate):
-                (failures if strict else undecided).append(
-                    f"{gate}: not decided (inconclusive, CI up to "
-                    f"{_upper(row.wall)})")
-        elif gate.metric is Metric.INSTRUCTIONS and row.base_instructions and row.new_instructions:
-            change = instruction_change(row.base_instructions, row.new_instructions)
-            if change > gate.limit:
-                failures.append(f"{gate}: {change:+.2%} instructions beyond the layout band")
-        elif gate.metric.is_memory and row.memory is not None:
-            broken = row.memory.breaks(gate)
-            if broken:
-                failures.append(broken)
+            continue
+        judged = judge_of(gate).judge(row, gate)
+        if judged.broken:
+            failures.append(judged.broken)
+        elif judged.open:
+            (failures if strict else undecided).append(judged.open)
     return dataclasses.replace(row, failures=tuple(failures), skipped=tuple(skipped),
                                undecided=tuple(undecided))
-
-
-def _leaves_open(wall: Decision, gate: Gate) -> bool:
-    """An inconclusive verdict whose interval reaches past the gate's limit (or has none):
-    the data cannot say whether the gate holds. One whose interval ends below the limit
-    decides the gate after all."""
-    if wall.verdict is not Verdict.INCONCLUSIVE:
-        return False
-    return not math.isfinite(wall.ci_high) or wall.ci_high - 1 > gate.limit
-
-
-def _upper(wall: Decision) -> str:
-    return f"{wall.ci_high - 1:+.1%}" if math.isfinite(wall.ci_high) else "unknown"
 
 
 def _index(items) -> dict[str, Any]:
