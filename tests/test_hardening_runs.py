@@ -53,6 +53,25 @@ FAILING = '''
 '''
 
 
+def test_a_short_timeout_bounds_a_benchmark_not_the_import_of_its_suite(tmp_path):
+    """--timeout 0.3 with a suite that takes a second to import (as a loaded machine can
+    make any suite): the benchmarks are measured, the slow one alone times out, and the
+    workers started after it import the suite again within their own limit."""
+    path = suite(tmp_path, '''
+    import time
+    time.sleep(1.0)
+    bench_fine = Timer("sum(range(100))")
+    bench_slow = Timer("while True: pass")
+    bench_after = Timer("sum(range(10))")
+''')
+    cli("run", path, *FAST, "--timeout", "0.3", "-o", "r.json", cwd=tmp_path, check_code=1)
+    results = benchkit.load(tmp_path / "r.json")
+    assert sorted(m.metadata["benchmark"] for m in results.measurements) == [
+        "bench_h::bench_after", "bench_h::bench_fine"]
+    assert [(f.benchmark, f.kind) for f in results.failures] == [
+        ("bench_h::bench_slow", FailureKind.TIMED_OUT)]
+
+
 def test_a_failing_benchmark_is_recorded_and_the_rest_is_measured_and_saved(tmp_path):
     path = suite(tmp_path, FAILING)
     out = cli("run", path, *FAST, "-o", "r.json", cwd=tmp_path, check_code=1)

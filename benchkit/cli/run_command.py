@@ -280,7 +280,7 @@ def cmd_run(args) -> Outcome | tuple[Outcome, ...]:
         return _run_into(args, output)
 
 
-def _run_into(args, output: Path) -> int:
+def _run_into(args, output: Path) -> tuple[Outcome, Outcome]:
     """cmd_run once its output is checked (and, for -o, held)."""
     from benchkit.api.compare import Compare
     from benchkit.core.compare.table import by_suite_file

@@ -28,6 +28,11 @@ from benchkit.orchestration.sampling.workers import (Interpreter, Listing, Load,
 from benchkit.system.processes import owned_prefix
 
 
+# Seconds a fresh worker may take to import the suite (and report its benchmarks) however
+# short --timeout is; a suite that hangs on import still fails, after this long.
+LOAD_TIMEOUT = 120.0
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """How long to measure. `min_run_time` is per benchmark per process (run) or per side
@@ -137,11 +142,18 @@ class Slot:
         if self._worker is None:
             self._worker = self._start(self._where, self.label, self._cpu, self._layout,
                                        self._settings.timeout)
+            # --timeout bounds a benchmark's run, not the import of the suite in a fresh
+            # process: on a loaded machine that alone can take longer than a short limit
+            limit = getattr(self._worker, "timeout", None)
+            if limit is not None:
+                self._worker.timeout = max(limit, LOAD_TIMEOUT)
             try:
                 listing = self._worker.load(self._load)
             except BaseException:
                 self.close()
                 raise
+            if limit is not None:
+                self._worker.timeout = limit
             if self.listing is not None and listing.names() != self.listing.names():
                 self.close()
                 raise SuiteError(f"{self.label} found other benchmarks than before; the suite "
