@@ -8,8 +8,8 @@ import pytest
 
 from benchkit.core.decisions.gates import Gate
 from benchkit.core.measure.measurement import Chunk
-from benchkit.core.records.records import Benchmark, Failure, FailureKind, Phase, Side
 from benchkit.core.measure.task import TaskSpec
+from benchkit.core.records.records import Benchmark, Failure, FailureKind, Phase, Side
 from benchkit.errors import BenchmarkFailed, SuiteError, WorkerError
 from benchkit.orchestration.sampling import interleaved, runs
 from benchkit.orchestration.sampling.workers import Interpreter, Listing

@@ -7,11 +7,11 @@ import dataclasses
 import timeit as _timeit
 from typing import Any, Callable, Sequence
 
-from benchkit.core.records import validate
 from benchkit.core.callgrind.requests import CountRequest
 from benchkit.core.measure.measurement import Measurement
 from benchkit.core.measure.snippets import check_syntax, describe_callable, normalize
 from benchkit.core.measure.task import Language, Task, TaskSpec
+from benchkit.core.records import validate
 from benchkit.engines.loops import loop_for
 from benchkit.engines.wall import autorange
 from benchkit.engines.wall.chunks import CHUNK_TIME, measure_chunks

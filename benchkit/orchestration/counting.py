@@ -12,10 +12,10 @@ import contextvars
 import os
 from typing import Any, Callable, Iterator, Sequence
 
-from benchkit.core.records import validate
 from benchkit.core.callgrind.callgrind_stats import CallgrindStats
 from benchkit.core.callgrind.requests import CallgrindOptions, CountRequest
 from benchkit.core.measure.task import Language, Measurable
+from benchkit.core.records import validate
 from benchkit.engines.callgrind import collect as engine
 from benchkit.engines.callgrind.collector import Collector, JobFailure
 from benchkit.errors import BenchkitError

@@ -80,7 +80,8 @@ def pytest_addoption(parser):
     shared.ALLOW_MISSING.add(group, prefix="benchkit-")
     shared.STRICT.add(group, prefix="benchkit-")
     shared.CALLGRIND.add(group, prefix="benchkit-")
-    shared.MEMORY.add(group, prefix="benchkit-")
+    shared.MEMORY.add(group, prefix="benchkit-",
+                      help_suffix="; gates 'allocations>0', 'retained>0', ...")
     group.addoption("--benchkit-processes", type=types.non_negative_int, default=0,
                     metavar="N",
                     help="measure each benchmark in N fresh worker processes (needs "

@@ -161,7 +161,11 @@ def finish(config, state: SessionState) -> bool:
 def summary_lines(state: SessionState) -> list[str]:
     """The benchkit section of the terminal summary."""
     from benchkit.api.compare import Compare
-    from benchkit.core.compare.report import format_callgrind, format_comparison, format_memory
+    from benchkit.core.compare.report import (
+        format_callgrind,
+        format_comparison,
+        format_memory,
+    )
     lines: list[str] = []
     if state.measurements:
         lines += str(Compare(state.measurements)).splitlines()

@@ -17,8 +17,8 @@ import json
 import sqlite3
 from typing import Callable
 
-from benchkit.core.records.environment import environment_key
 from benchkit.core.history.series import utc_date
+from benchkit.core.records.environment import environment_key
 
 VERSION = 3
 

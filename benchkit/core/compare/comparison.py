@@ -10,17 +10,21 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
-from benchkit.core.records import environment
-from benchkit.core.decisions import round_verdicts, sequential, verdicts
-from benchkit.core.measure import stats
-from benchkit.core.decisions.bands import Band, CountVerdict, instruction_change
 from benchkit.core.compare.gate_checks import judge_of
+from benchkit.core.decisions import round_verdicts, sequential, verdicts
+from benchkit.core.decisions.bands import Band, CountVerdict, instruction_change
 from benchkit.core.decisions.gates import Gate
-from benchkit.core.decisions.memory_compare import MemoryChange, MemoryFigures, MemoryVerdict
+from benchkit.core.decisions.memory_compare import (
+    MemoryChange,
+    MemoryFigures,
+    MemoryVerdict,
+)
+from benchkit.core.decisions.verdicts import Decision, Design, Verdict
+from benchkit.core.measure import stats
+from benchkit.core.measure.task import TaskSpec
+from benchkit.core.records import environment
 from benchkit.core.records.records import Benchmark, Failure, Side, benchmark_name
 from benchkit.core.records.schema import Results
-from benchkit.core.measure.task import TaskSpec
-from benchkit.core.decisions.verdicts import Decision, Design, Verdict
 
 DEFAULT_NOISE = {Design.RUNS: 0.05, Design.ROUNDS: 0.02}
 DEFAULT_ALPHA = 0.01

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from benchkit.core.measure.memory import MemoryStats, format_bytes
 from benchkit.core.compare.table import Cell, Colorize, Grid, Row, TableModel, color_for
+from benchkit.core.measure.memory import MemoryStats, format_bytes
 from benchkit.core.text import printable
 
 NOTE = ("Memory per run: bytes requested (allocations), exact; "

@@ -8,12 +8,12 @@ from typing import Any, Sequence
 
 from tabulate import tabulate
 
-from benchkit.core.decisions.bands import CountVerdict
 from benchkit.core.compare.comparison import Comparison, finite
-from benchkit.core.records.records import benchmark_name
-from benchkit.core.measure.stats import format_time
-from benchkit.core.text import one_line
+from benchkit.core.decisions.bands import CountVerdict
 from benchkit.core.decisions.verdicts import Design, Verdict
+from benchkit.core.measure.stats import format_time
+from benchkit.core.records.records import benchmark_name
+from benchkit.core.text import one_line
 
 
 def _pct(change: float | None, digits: int = 1) -> str:

@@ -6,8 +6,8 @@ cell), which general table renderers do differently.
 """
 from __future__ import annotations
 
-from benchkit.core.measure import stats
 from benchkit.core.compare.table import TableModel
+from benchkit.core.measure import stats
 
 BEST = "\033[92m"
 GOOD = "\033[34m"

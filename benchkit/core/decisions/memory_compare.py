@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from benchkit.core.enums import TextEnum
 from benchkit.core.decisions.gates import Gate, Metric
+from benchkit.core.enums import TextEnum
 from benchkit.core.measure.memory import MemoryStats, format_bytes
 
 

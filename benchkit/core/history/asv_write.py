@@ -18,9 +18,9 @@ import re
 from typing import Any
 
 from benchkit.core.measure.measurement import Measurement
+from benchkit.core.measure.stats import summarize
 from benchkit.core.records.records import FailureKind, benchmark_name
 from benchkit.core.records.schema import Results
-from benchkit.core.measure.stats import summarize
 from benchkit.core.records.values import ValueStats
 
 COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a",

@@ -9,9 +9,9 @@ from typing import Any, NamedTuple, Sequence
 
 from benchkit.core.decisions.bands import Band
 from benchkit.core.enums import TextEnum
+from benchkit.core.measure.stats import summarize
 from benchkit.core.records.records import Side, benchmark_name
 from benchkit.core.records.schema import Results, callgrind_to_dict, measurement_to_dict
-from benchkit.core.measure.stats import summarize
 
 
 class HistoryMetric(TextEnum):

@@ -38,9 +38,9 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from benchkit.core.decisions.verdicts import Interval, ratio_of, t_interval
 from benchkit.core.history.series import Point, Series, probe_relative_times
 from benchkit.core.history.step import Step
-from benchkit.core.decisions.verdicts import Interval, ratio_of, t_interval
 
 DEFAULT_ALPHA = 0.01       # the rank tests' for a whole series (Holm's step-down)
 DEFAULT_NOISE = 0.02       # the smallest step reported unless the series is noisier

@@ -37,8 +37,8 @@ import math
 from typing import Any, Callable, Iterable
 
 from benchkit.core.measure.measurement import Measurement, ProcessSample
-from benchkit.core.records.records import AbRecord, Failure
 from benchkit.core.measure.task import TaskSpec
+from benchkit.core.records.records import AbRecord, Failure
 from benchkit.errors import SchemaError
 
 FORMAT_NAME = "benchkit-results"
