@@ -42,9 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="benchkit",
         description="Micro-benchmarks for Python, PyTorch and NumPy: wall time with A/B "
                     "verdicts, instruction counts, profiles, and a history over commits.",
-        epilog="Exit status: 0 done, 1 a gate caught a regression (or a check found "
-               "problems), 2 a usage or input error, 130 interrupted, 141 output cut short "
-               "(| head), 143 terminated. "
+        epilog="Exit status: 0 done, 1 a gate caught a regression, a benchmark could not "
+               "be measured or a check found problems, 2 a usage or input error (or results "
+               "not written where asked), 130 interrupted, 141 output cut short (| head), "
+               "143 terminated. "
                "`benchkit COMMAND --help` describes each command.")
     parser.add_argument("--version", action="version",
                         version=f"benchkit {installed} (Python {sys.version.split()[0]})")
