@@ -55,7 +55,8 @@ class SeriesKind:
     `evidence`: the results-file section a point's stored evidence is read from (None: the
     step finder takes none); `title`: the chart's; `axis`: (scale, unit) of a chart axis or a
     dashboard cell for these values and the unit the series declares; `text`: a value in a
-    line of text (`history show`, `regressions`); `from_zero`: the chart's axis starts at 0."""
+    line of text (`history show`, `regressions`); `from_zero`: the chart's axis starts at 0;
+    `counted`: a dashboard cell shows the value as `text` writes it (a whole count)."""
 
     metric: HistoryMetric
     title: str
@@ -64,11 +65,12 @@ class SeriesKind:
     axis: Callable[[Sequence[float], str], tuple[float, str]]
     text: Callable[..., str]
     from_zero: bool = False
+    counted: bool = False
 
     def cell(self, value: float, unit: str = "") -> str:
         """A value as a dashboard table shows it: in the unit that suits it (a count as
         `text` writes it)."""
-        if self.exact and self.axis is _count_unit:
+        if self.counted:
             return self.text(value, unit)
         scale, shown = self.axis([value], unit)
         return f"{value / scale:.4g}" + (f" {shown}" if shown else "")
@@ -83,7 +85,7 @@ KINDS: dict[HistoryMetric, SeriesKind] = {kind.metric: kind for kind in (
                axis=time_unit, text=lambda value, unit="": format_time(value)),
     SeriesKind(HistoryMetric.INSTRUCTIONS, "instructions per run", exact=True,
                evidence="callgrind", axis=_count_unit,
-               text=lambda value, unit="": f"{value:,.0f}", from_zero=True),
+               text=lambda value, unit="": f"{value:,.0f}", from_zero=True, counted=True),
     # asv's mem_: the size of a returned object, exact; peakmem_ and track_ are measured
     SeriesKind(HistoryMetric.MEM, "size of the returned object", exact=True, evidence=None,
                axis=bytes_unit, text=lambda value, unit="": format_bytes(value)),
