@@ -18,8 +18,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    much as a short level can show), alpha shared among the boundaries of the series by
    Holm's step-down (a series with several real steps does not lose one), and its change
    must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
-   (the median absolute difference of neighbouring commits); the weakest failing boundary
-   is dropped and its neighbours judged again until all pass;
+   (`noise_of`); the weakest failing boundary is dropped and its neighbours judged again
+   until all pass;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step that a later one takes back (the level returns to within the minimum effect) is
@@ -39,28 +39,38 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from benchkit.core.decisions.verdicts import Interval, ratio_of, t_interval
-from benchkit.core.history.series import Point, Series, probe_relative_times
+from benchkit.core.history.process_evidence import evidence_decision
+from benchkit.core.history.series import Point, Series
 from benchkit.core.history.step import Step
 
 DEFAULT_ALPHA = 0.01       # the rank tests' for a whole series (Holm's step-down)
 DEFAULT_NOISE = 0.02       # the smallest step reported unless the series is noisier
 PENALTY_PER_LOG_N = 1.0    # the penalty of one proposed step: this many times log(points)
-NEIGHBOURS = 5             # commits on each side whose processes confirm a time step
 NOISE_FLOOR = 1e-3         # relative; a series quieter than this is scaled as if it were this
 MIN_LEVEL = 6              # commits a level needs inside a series (shorter: a spell)
 MIN_NEWEST = 3             # commits a level needs at either end of a series
-SIGMAS = 2.0               # a step must be this many times the series' noise, at least
+SIGMAS = 2.5               # a step must be this many times the series' noise, at least
+LAGS = 2                   # noise_of: the commits apart whose differences measure noise
 ONE_SIDED = 1.5            # noise whose slow tail reaches this many times its fast tail
 WINDOW = 30                # commits on each side that judge a step
 
 
-def noise_of(logs: np.ndarray) -> float:
-    """The series' noise (log scale): the median absolute difference of neighbouring
-    commits over sqrt(2), scaled to a standard deviation, never below NOISE_FLOOR."""
-    if len(logs) < 3:
-        return NOISE_FLOOR
-    mad = float(np.median(np.abs(np.diff(logs)))) / (0.6745 * math.sqrt(2))
-    return max(mad, NOISE_FLOOR)
+def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
+             lags: int = 1) -> float:
+    """The series' noise (log scale) as a standard deviation, never below NOISE_FLOOR: the
+    median absolute difference of commits 1 (up to `lags`: the largest) apart, over
+    sqrt(2), counting only pairs inside one of `levels_of` ((start, end) slices; default
+    the whole series). Slow spells last a few commits: lag 1 alone takes a spelly series
+    for a quiet one, and a step no larger than a spell is named at the wrong commit (on
+    numpy's real series, 2 in 5 of those below 3 lag-1 noises)."""
+    pieces = levels_of or [(0, len(logs))]
+    mad = 0.0
+    for lag in range(1, lags + 1):
+        pairs = [np.abs(logs[a + lag:b] - logs[a:b - lag]) for a, b in pieces if b - a > lag]
+        pairs = np.concatenate(pairs) if pairs else np.empty(0)
+        if len(pairs) >= 2:
+            mad = max(mad, float(np.median(pairs)))
+    return max(mad / (0.6745 * math.sqrt(2)), NOISE_FLOOR)
 
 
 def lower_envelope(logs: np.ndarray) -> np.ndarray:
@@ -283,10 +293,15 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     raw = np.log(values)
     logs, envelope = level_filter(raw)
     sigma = noise_of(raw)
-    # a level change must clear the user's minimum effect and the series' own noise
+    proposals = proposed_steps(logs, penalty, sigma)
+    # a level change must clear the user's minimum effect and the series' own noise, as
+    # measured inside its levels (a pair across a real step is not noise)
+    found = levels(logs, proposals, min_level=min_level,
+                   effect=max(math.log1p(noise), SIGMAS * sigma))
+    sigma = noise_of(raw, found, LAGS)
     effect = max(math.log1p(noise), SIGMAS * sigma)
-    bounds = [start for start, _ in levels(logs, proposed_steps(logs, penalty, sigma),
-                                           min_level=min_level, effect=effect)[1:]]
+    bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
+                                           effect=effect)[1:]]
     # Backward elimination: the weakest boundary that fails goes and its neighbours are
     # judged again on the joined level, until every boundary left passes. Each is a test,
     # so alpha is shared among them (the false-step rate is per series). Holm's order, not
@@ -313,7 +328,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         if end == len(points) and end - at < min_level:
             how += (f"; only {end - at} commits after it: measure again (`--confirm`) or "
                     "wait for more")
-        decision = None if evidence is None else _evidence_decision(
+        decision = None if evidence is None else evidence_decision(
             points, at, start, end, evidence, alpha, noise)
         if decision is not None:
             # the level moved beyond the band; the processes next to the step must agree
@@ -362,35 +377,3 @@ def _mark_undone(steps: list[Step], logs: np.ndarray, positions: list[int],
             evidence=steps[i].evidence + f"; transient: undone by {other}" if j > i else
             steps[i].evidence + f"; transient: undoes {other}")
     return out
-
-
-def _evidence_decision(points, at, start, end, evidence, alpha, noise):
-    from benchkit.core.decisions.verdicts import decide_runs
-
-    def measurements(chosen):
-        return [m for p in chosen for m in evidence(p) if m.processes]
-    before = measurements(points[max(start, at - NEIGHBOURS):at])
-    after = measurements(points[at:min(end, at + NEIGHBOURS)])
-    if not before or not after:
-        return None
-    probes = [x for m in before + after for p in m.processes for x in p.probes]
-    reference = float(np.median(probes)) if probes else None
-    return decide_runs(_pooled(before, reference), _pooled(after, reference), alpha=alpha,
-                       noise=noise)
-
-
-def _pooled(ms: Sequence[Any], reference: float | None):
-    """One Measurement holding the processes of several (per-run times). With speed probes
-    on every process, times are taken at the `reference` probe's speed: a commit measured
-    while the machine ran slow counts at the speed of the others."""
-    from benchkit.core.measure.measurement import Measurement, ProcessSample
-    relative = [probe_relative_times(m) for m in ms]
-    scale = reference is not None and None not in relative
-    times, processes = [], []
-    for m, over_probes in zip(ms, relative):
-        per_process = ([[t * reference for t in process] for process in over_probes]
-                       if scale else m.process_times())
-        for sample, process_times in zip(m.processes, per_process):
-            times += process_times
-            processes.append(ProcessSample(sample.chunks, (), None))
-    return Measurement(1, times, ms[0].task_spec, None, processes)
