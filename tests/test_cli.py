@@ -67,9 +67,16 @@ def test_compare_catches_the_slowed_benchmark_and_not_the_unchanged_one(ab_runs)
               check_code=1).stdout
     rows = {line.split()[0]: line for line in out.splitlines()
             if line.startswith("bench_demo::")}
-    assert "slower" in rows["bench_demo::work"] and rows["bench_demo::work"].endswith("FAIL")
+    assert rows["bench_demo::work"].endswith("FAIL")
     broken = out.split("gates broken:")[1].split("\n\n")[0]
-    assert "bench_demo::work: slower>10%" in broken and "bench_demo::work: instructions>1%" in broken
+    # the counts catch it exactly; the wall time catches it unless the two runs were made
+    # while the other test worker loaded the machine so that few chunks ran at full speed
+    # (then the verdict is honestly inconclusive, never faster or unchanged)
+    assert "bench_demo::work: instructions>1%" in broken
+    row = rows["bench_demo::work"]
+    wall = row.split("]")[1].split()[0]
+    assert wall in ("slower", "inconclusive"), row
+    assert ("bench_demo::work: slower>10%" in broken) == (wall == "slower")
     assert "FAIL" not in rows["bench_demo::stable"] and "FAIL" not in rows["bench_demo::bench_other"]
     assert "+0.00% same" in rows["bench_demo::stable"]  # identical instruction counts
     assert "REGRESSION: 1 benchmark(s) broke a gate: bench_demo::work" in out
