@@ -14,8 +14,10 @@ detectors run on the same values:
 
 Recall: a slower step reported within --tolerance commits of the injected one. False steps
 per series: slower steps reported anywhere else, on the flattened series without any
-injected step (null trials) and around the injected ones. The real steps each tool finds in
-the original series are listed too.
+injected step (null trials) and around the injected ones, counted apart in
+`false_steps_where`: on a null series, within NEAR commits of the injected step (that step,
+named at the wrong commit) or elsewhere. The real steps each tool finds in the original
+series are listed too.
 
     .venv/bin/python benchmarks/perf_history_detection.py DIR [DIR ...] [--trials 400]
 
@@ -44,6 +46,7 @@ from benchkit.orchestration.asv_import import import_asv
 from benchkit.system.history_db import HistoryDB
 
 SIZES = (0.05, 0.10, 0.25, 0.50)
+NEAR = 8          # false steps this close to an injected one are that step, misplaced
 
 
 def load_series(dirs: list[Path], min_points: int) -> list[tuple[str, np.ndarray]]:
@@ -149,6 +152,9 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
     usable = [(label, v) for label, v in flat if len(v) >= 2 * margin + 1]
     found = {name: {size: 0 for size in SIZES} for name in DETECTORS}
     false = {name: 0 for name in DETECTORS}
+    # where the false steps are: on a series with no injected step, within NEAR commits of
+    # the injected one (a step found at the wrong commit), or elsewhere
+    where = {name: {"null": 0, "near_injected": 0, "elsewhere": 0} for name in DETECTORS}
     runs = {name: 0 for name in DETECTORS}
     seconds = {name: 0.0 for name in DETECTORS}
     cases = [(None, label, v, None) for label, v in usable]
@@ -169,6 +175,11 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
             hit = at is not None and any(abs(i - at) <= tolerance for i, _ in reported)
             if hit:
                 found[name][size] += 1
+            for i, _ in reported:
+                if at is None:
+                    where[name]["null"] += 1
+                elif abs(i - at) > tolerance:
+                    where[name]["near_injected" if abs(i - at) <= NEAR else "elsewhere"] += 1
             false[name] += sum(1 for i, _ in reported
                                if at is None or abs(i - at) > tolerance)
     return {
@@ -182,6 +193,7 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
         "false_steps_per_series_95": {name: rate_interval(false[name], runs[name])
                                       for name in DETECTORS},
         "seconds_per_series": {name: seconds[name] / runs[name] for name in DETECTORS},
+        "false_steps_where": where,
     }
 
 
@@ -239,7 +251,9 @@ def main() -> None:
                   + f"{scored['false_steps_per_series'][name]:>14.3f}"
                   + f"{scored['seconds_per_series'][name] * 1000:>11.1f}"
                   + "   false 95 %: [{:.3f}, {:.3f}]".format(
-                      *scored["false_steps_per_series_95"][name]))
+                      *scored["false_steps_per_series_95"][name])
+                  + "   false: {null} null, {near_injected} misplaced, {elsewhere} "
+                    "elsewhere".format(**scored["false_steps_where"][name]))
     if args.output:
         args.output.write_text(json.dumps(result, indent=1) + "\n")
         print(f"wrote {args.output}")
