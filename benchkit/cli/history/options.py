@@ -17,10 +17,11 @@ def db_option(parser) -> None:
 
 def step_options(parser) -> None:
     """--noise and --alpha: how sure a wall-time step must be (history regressions, report)."""
-    from benchkit.core.history.time_steps import DEFAULT_ALPHA, DEFAULT_NOISE
+    from benchkit.core.history.time_steps import DEFAULT_ALPHA, DEFAULT_NOISE, SIGMAS
     parser.add_argument("--noise", type=types.percent, default=DEFAULT_NOISE, metavar="PCT",
-                        help="wall-time steps must clear this band and the series' own "
-                             f"noise (default {DEFAULT_NOISE:.0%})".replace("%", "%%"))
+                        help=f"wall-time steps must clear this band and {SIGMAS:g} times the "
+                             f"series' own noise (default {DEFAULT_NOISE:.0%})"
+                             .replace("%", "%%"))
     parser.add_argument("--alpha", type=types.probability, default=DEFAULT_ALPHA,
                         metavar="P", help=f"false-step rate a series may have; lower reports "
                                           f"fewer steps (default {DEFAULT_ALPHA:g})")
