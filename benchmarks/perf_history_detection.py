@@ -27,6 +27,9 @@ asv==0.6.6`, then test/example_results in the archive), numpy's own asv suite ru
 each numpy release since 1.24 on this VM (benchmarks/record_release_history.py, as `make
 bench-history` runs it) and a noise history recorded on this VM with
 benchmarks/record_noise_history.py (200 fresh processes, code unchanged).
+results/history_detection_scipy.json: scipy's suite run against its 21 releases since
+1.10.0 on this VM (record_release_history.py, --min-points 20), recorded after the method
+was chosen, as a check on data it was not tuned on.
 """
 from __future__ import annotations
 
