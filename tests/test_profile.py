@@ -40,11 +40,25 @@ def seed_timer(dtype="double", indices=ARGWHERE):
                  globals={"benchkit": benchkit}, label="MyModule", sub_label=dtype)
 
 
+def _profiled_with_stack():
+    """Seed 000's profile with stacks. torch's parser rarely meets an event name that is not
+    UTF-8 (a torch fault, which benchkit reports as such): then profile again, up to three
+    times; the tables are what the tests below check."""
+    for attempt in range(3):
+        result = seed_timer().profile(with_stack=True, active=2)
+        try:
+            result.table(row_limit=1)
+            return result
+        except BenchkitError as error:
+            if "not valid UTF-8" not in str(error) or attempt == 2:
+                raise
+
+
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
     """Real traces: seed 000 with float64 + argwhere, and with float32 + nonzero."""
     root = tmp_path_factory.mktemp("traces")
-    base = seed_timer().profile(with_stack=True, active=2)
+    base = _profiled_with_stack()
     new = seed_timer("float", NONZERO).profile(active=2)
     return {"result": base, "base": base.export_chrome_trace(root / "base.json.gz"),
             "new": new.export_chrome_trace(root / "new.json"), "root": root}

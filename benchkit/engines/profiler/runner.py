@@ -69,8 +69,16 @@ class ProfileResult:
             raise BenchkitError(f"group_by={group_by!r}: use None, 'input_shapes' or 'stack'")
         if group_by == "stack" and not self.options.get("with_stack"):
             raise BenchkitError("group_by='stack' needs Timer.profile(with_stack=True)")
-        averages = self.profiler.key_averages(group_by_input_shape=group_by == "input_shapes",
-                                              group_by_stack_n=5 if group_by == "stack" else 0)
+        try:
+            averages = self.profiler.key_averages(
+                group_by_input_shape=group_by == "input_shapes",
+                group_by_stack_n=5 if group_by == "stack" else 0)
+        except UnicodeDecodeError:
+            # torch's own parser, on an event whose name it recorded as bytes that are not
+            # UTF-8 (seen once in many runs, with with_stack=True): this profile is lost
+            raise BenchkitError(
+                "torch.profiler recorded an event whose name is not valid UTF-8 (a torch "
+                "profiler fault); profile again") from None
         try:
             text = averages.table(sort_by=key, row_limit=row_limit)
         except (AttributeError, KeyError):
