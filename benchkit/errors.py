@@ -30,6 +30,10 @@ class ArgumentCombinationError(BenchkitError, TypeError):
     """Arguments that cannot be given together (pytest-benchmark raises TypeError there)."""
 
 
+class UnknownMetricError(BenchkitError, ValueError):
+    """A metric name no registered metric has (core.metrics)."""
+
+
 class GateError(BenchkitError, ValueError):
     """A regression gate is not of the form 'slower>5%' or 'instructions>1%'."""
 

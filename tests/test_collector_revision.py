@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchkit.core.compare import comparison
+from benchkit.core.compare import comparison, side_warnings
 from benchkit.core.records import environment
 from benchkit.system import machine
 from benchkit.core.records.schema import Results
@@ -65,7 +65,7 @@ def test_instruction_counts_from_different_machines():
 
 
 def test_wall_time_only_results_get_no_collector_warning():
-    assert comparison._collector_warnings(Results(), Results(callgrind=[stats("a", 1, "r1")])) == []
+    assert side_warnings.collector_warnings(Results(), Results(callgrind=[stats("a", 1, "r1")])) == []
 
 
 def test_collector_revision_follows_the_files_that_shape_the_counted_process(tmp_path,

@@ -102,7 +102,7 @@ def test_print(capsys):
 @pytest.mark.slow
 def test_a_gate_an_inconclusive_verdict_cannot_decide_is_undecided_or_fails_when_strict():
     from benchkit.core.compare import comparison
-    from benchkit.core.decisions.gates import Gate
+    from benchkit.core.metrics.gates import Gate
     from benchkit.core.compare.report import comparison_to_json, format_comparison
     from benchkit.core.records.schema import Results
     from noise_model import Machine
@@ -172,11 +172,3 @@ def test_compare_as_markdown_is_a_real_markdown_table():
         "| 2         | b  | 20.0  |\n"
         "\n"
         "Times are in microseconds (us).\n")
-
-
-def test_every_gate_metric_has_one_judge():
-    from benchkit.core.compare.gate_checks import JUDGES, judge_of
-    from benchkit.core.decisions.gates import Gate, Metric
-    assert set(JUDGES) == set(Metric)
-    assert judge_of(Gate.parse("bytes>10%")) is judge_of(Gate.parse("retained>0"))
-    assert judge_of(Gate.parse("slower>5%")).figures == "wall time"

@@ -13,7 +13,7 @@ import pytest
 from benchkit.core.decisions.bands import Band
 from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
                                              slug, sparkline, step_anchor, views)
-from benchkit.core.history.series import Commit, HistoryMetric, Observation, Point, Series
+from benchkit.core.history.series import Commit, Observation, Point, Series
 from benchkit.core.history.steps import MovedFunction, Step
 from benchkit.core.records.schema import callgrind_to_dict, measurement_to_dict
 from benchkit.errors import ReportError
@@ -32,13 +32,13 @@ def _series(name, metric, values, machine="m"):
                                               for c, v in zip(COMMITS, values)))
 
 
-STEP = Step("b|x", HistoryMetric.INSTRUCTIONS, "m", COMMITS[1], COMMITS[2], 1000.0, 1100.0,
+STEP = Step("b|x", "instructions", "m", COMMITS[1], COMMITS[2], 1000.0, 1100.0,
             0.1, 0.09, 0.11, (MovedFunction("f", 0.0, 100.0),), "outside both layout bands")
 
 
 def test_markdown_lists_steps_newest_first_and_every_series():
-    shown = views([_series("b|x", HistoryMetric.INSTRUCTIONS, [1000, 1000, 1100, 1100]),
-                   _series("b|x", HistoryMetric.TIME, [2e-6, 2e-6, 2e-6, 2.2e-6])], [STEP])
+    shown = views([_series("b|x", "instructions", [1000, 1000, 1100, 1100]),
+                   _series("b|x", "time", [2e-6, 2e-6, 2e-6, 2.2e-6])], [STEP])
     assert markdown(shown) == (
         "## benchkit history\n\n1 change point(s); newest first:\n\n"
         "| benchmark | metric | machine | change | interval | commit | message |\n"
@@ -49,7 +49,7 @@ def test_markdown_lists_steps_newest_first_and_every_series():
         "| --- | --- | --- | --- | --- | --- |\n"
         "| b\\|x | instructions | m | 4 | 1,100 | +0.00% |\n"
         "| b\\|x | time | m | 4 | 2.2 us | +10.00% |\n\n</details>\n")
-    assert markdown(views([_series("a", HistoryMetric.TIME, [1.0])], [])).startswith(
+    assert markdown(views([_series("a", "time", [1.0])], [])).startswith(
         "## benchkit history\n\nNo change points.\n")
 
 
@@ -61,18 +61,18 @@ def test_sparkline_slug_and_figure():
     assert slug("a/b") != slug("a_b") and slug("a/b").startswith("a_b-")
     assert slug("../../etc") .startswith("etc-")
 
-    view = BenchmarkView("b|x", (_series("b|x", HistoryMetric.INSTRUCTIONS,
+    view = BenchmarkView("b|x", (_series("b|x", "instructions",
                                          [1000, 1000, 1100, 1100], "m1"),
-                                 _series("b|x", HistoryMetric.INSTRUCTIONS,
+                                 _series("b|x", "instructions",
                                          [900, 900, 900, 900], "m2")), (STEP,))
     axis = commit_axis(view.series)
     assert [c.sha for c in axis] == [c.sha for c in COMMITS]
-    fig = figure(view, HistoryMetric.INSTRUCTIONS, {c.sha: i for i, c in enumerate(axis)})
+    fig = figure(view, "instructions", {c.sha: i for i, c in enumerate(axis)})
     lines, marks = fig["data"][:2], fig["data"][2]
     assert [t["name"] for t in lines] == ["m1", "m2"] and lines[0]["y"] == [1000, 1000, 1100, 1100]
     assert marks["x"] == [2] and marks["customdata"] == [step_anchor(STEP)]
     assert [s["x0"] for s in fig["layout"]["shapes"]] == [1.5]
-    assert figure(view, HistoryMetric.TIME, {}) is None
+    assert figure(view, "time", {}) is None
     json.dumps(fig)                             # plain data, nothing Plotly-specific
 
 
@@ -130,11 +130,11 @@ def history_db(tmp_path_factory):
                 for name, slower in (("bench_x::grows", 1.1 if c >= 6 else 1.0),
                                      ("bench_x::steady", 1.0)):
                     t = 1e-6 * slower * float(np.exp(rng.normal(0, 0.005)))
-                    obs.append(Observation(name, HistoryMetric.TIME, t, t * 0.99, t * 1.01,
+                    obs.append(Observation(name, "time", t, t * 0.99, t * 1.01,
                                            10, timed))
                     item = tour.callgrind[1 if name.endswith("grows") and c >= 8 else 0]
                     band = Band.of(item)
-                    obs.append(Observation(name, HistoryMetric.INSTRUCTIONS, band.median,
+                    obs.append(Observation(name, "instructions", band.median,
                                            band.low, band.high, band.layouts,
                                            callgrind_to_dict(item)))
                 db.add(obs, commit=Commit(f"{c + 1:02x}" * 20, f"2026-02-{c + 1:02d}T10:00:00",

@@ -182,7 +182,7 @@ def test_instruction_band_and_changes_outside_both_bands():
 def test_instructions_gate_fires_only_beyond_the_bands():
     from benchkit.core.decisions.bands import Band
     from benchkit.core.compare.comparison import Row, _check, _Side
-    from benchkit.core.decisions.gates import Gate
+    from benchkit.core.metrics.gates import Gate
     gate = Gate.parse("instructions>1%")
     sides = [_Side(label, {}, {"x": object()}, {}) for label in ("BASE", "NEW")]
     base = Band(98.0, 100.0, 104.0, 3)

@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from benchkit.core.history.series import Commit, HistoryMetric, Observation
+from benchkit.core.history.series import Commit, Observation
 from benchkit.core.history.step import steps_from_records, steps_to_records
 from benchkit.orchestration import history
 from benchkit.system.history_db import HistoryDB
@@ -19,7 +19,7 @@ from test_history_db import small_disk  # noqa: F401 (a fixture)
 def _fill(db: HistoryDB, commits: int = 24, step_at: int = 12, start: int = 0) -> None:
     for i in range(start, start + commits):
         value = (2e-6 if i >= step_at else 1e-6) * (1 + 0.001 * (i % 3))
-        db.add([Observation("bench", HistoryMetric.TIME, value, value, value, 1, None)],
+        db.add([Observation("bench", "time", value, value, value, 1, None)],
                commit=Commit(f"{i:04x}" + "a" * 36, f"2026-01-01T00:{i:02d}:00+00:00", i),
                machine="box", measured_at="", source=f"{i}.json", digest=f"d{i}",
                environment={"python": "3.11.7"})
@@ -70,7 +70,7 @@ def test_a_damaged_or_foreign_cache_is_found_again_not_trusted(tmp_path, monkeyp
 
 
 def test_step_records_round_trip_and_refuse_wrong_shapes():
-    step = history.Step("b", HistoryMetric.TIME, "box", Commit("a" * 40, "d", 1, "s"),
+    step = history.Step("b", "time", "box", Commit("a" * 40, "d", 1, "s"),
                         Commit("b" * 40, "e", None, ""), 1.0, 2.0, 1.0, float("nan"), 1.5,
                         (), "why", "env", "", True)
     (back,) = steps_from_records(steps_to_records([step]))

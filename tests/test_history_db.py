@@ -12,7 +12,7 @@ import zlib
 import pytest
 
 import benchkit
-from benchkit.core.history.series import Commit, HistoryMetric, observations
+from benchkit.core.history.series import Commit, observations
 from benchkit.errors import HistoryError
 from benchkit.system.history_db import HistoryDB
 
@@ -37,7 +37,7 @@ def test_series_are_ordered_by_commit_date_and_adding_twice_changes_nothing(tmp_
         assert _add(db, "a", "2026-01-01", 1e-6, "d1").run is None
         (series,) = db.series()
         assert [p.commit.sha for p in series.points] == ["a", "b"]
-        assert series.metric is HistoryMetric.TIME and series.machine == "box"
+        assert series.metric == "time" and series.machine == "box"
         assert series.points[0].value == pytest.approx(1.035e-6)
         evidence = db.evidence(series, series.points[1])
         assert evidence[0].task_spec.label == "bench"

@@ -213,13 +213,13 @@ def test_an_interrupted_history_run_keeps_every_finished_revision(project, tmp_p
 def test_confirm_re_measures_a_step_at_its_two_commits(project, tmp_path):
     """A suspected step is run again as `ab` runs it: the real 10 % change at SLOWER_AT is
     confirmed; a 'step' between two commits that changed only a text file is not."""
-    from benchkit.core.history.series import Commit, HistoryMetric
+    from benchkit.core.history.series import Commit
     from benchkit.core.history.step import Step
     from benchkit.orchestration.bisect import confirm_steps
     repo, suite, shas = project
 
     def step(before, after, change):
-        return Step(WORK_NAME, HistoryMetric.TIME, "box", Commit(shas[before], ""),
+        return Step(WORK_NAME, "time", "box", Commit(shas[before], ""),
                     Commit(shas[after], ""), 1.0, 1.0 + change, change, change, change)
     real, noise = confirm_steps([step(SLOWER_AT - 1, SLOWER_AT, 0.1), step(2, 3, 0.1)], repo,
                                 [str(suite)], install=FAST_INSTALL, ab_args=[],

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchkit.core.history.series import Commit, HistoryMetric, Point, Series
+from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import instruction_steps, lower_envelope, time_steps
 from benchkit.core.history.time_steps import level_filter, noise_of, one_sided
 
 
-def _series(values, metric=HistoryMetric.TIME, bands=None):
+def _series(values, metric="time", bands=None):
     points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), v,
                          *(bands[i] if bands else (v, v)), 1, 1) for i, v in enumerate(values))
     return Series("b", metric, "m", points)
@@ -18,13 +18,13 @@ def _series(values, metric=HistoryMetric.TIME, bands=None):
 
 def test_instruction_steps_are_any_change_beyond_both_bands():
     values = [1000.0] * 5 + [1100.0] * 5 + [1034.0] * 5
-    steps = instruction_steps(_series(values, HistoryMetric.INSTRUCTIONS))
+    steps = instruction_steps(_series(values, "instructions"))
     assert [(s.previous.sha, s.commit.sha, round(s.change, 4)) for s in steps] == [
         ("c4", "c5", 0.1), ("c9", "c10", -0.06)]
     # overlapping layout bands: no step claimed
     bands = [(995.0, 1005.0)] * 3 + [(1001.0, 1010.0)] * 3
     assert instruction_steps(_series([1000.0] * 3 + [1005.0] * 3,
-                                     HistoryMetric.INSTRUCTIONS, bands)) == []
+                                     "instructions", bands)) == []
 
 
 def test_the_lower_envelope_drops_slow_spells_and_moves_a_step_by_one_commit():

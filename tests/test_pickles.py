@@ -71,3 +71,12 @@ def test_the_modules_a_pickle_names_are_found_through_the_memo_at_every_protocol
     for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
         assert pickled_modules(pickle.dumps(value, protocol=protocol)) == {
             "collections", "decimal", "fractions", "benchkit"}, protocol
+
+
+def test_a_pickle_of_values_made_while_kinds_were_an_enum_loads_with_plain_names():
+    # written by main at 2637f55, when ValueStats.kind was a ValueKind enum member
+    old = Path(__file__).parent / "fixtures" / "pickles" / "values_made_before_metric_names.pkl"
+    (value,) = pickle.loads(old.read_bytes()).values
+    assert (value.kind, type(value.kind), value.unit, value.values) == (
+        "track", str, "items", [10.0, 12.0])
+    assert benchkit.Results(values=[value]).values[0].median == 11.0

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import benchkit
 from benchkit.api.compare import Compare
 from benchkit.core.compare import comparison
-from benchkit.core.decisions.gates import Gate
+from benchkit.core.metrics.gates import Gate
 from benchkit.core.records.keywords import keyword_filter
 from benchkit.core.compare.report import (comparison_to_json, format_callgrind, format_comparison,
                                   format_environment, format_memory)

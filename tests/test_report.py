@@ -10,7 +10,7 @@ import pytest
 
 from benchkit.core.decisions.bands import Band
 from benchkit.core.compare.comparison import Comparison, Row
-from benchkit.core.decisions.gates import Gate
+from benchkit.core.metrics.gates import Gate
 from benchkit.core.records.records import Failure, FailureKind, Phase
 from benchkit.core.compare.report import comparison_to_json, format_comparison, format_environment
 from benchkit.core.decisions.verdicts import Decision, Design, Verdict

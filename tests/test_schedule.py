@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from benchkit.core.decisions.gates import Gate
+from benchkit.core.metrics.gates import Gate
 from benchkit.core.measure.measurement import Chunk
 from benchkit.core.measure.task import TaskSpec
 from benchkit.core.records.records import Benchmark, Failure, FailureKind, Phase, Side

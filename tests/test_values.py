@@ -9,15 +9,15 @@ import pickle
 import benchkit
 from benchkit.core.records.schema import Results
 from benchkit.core.measure.task import TaskSpec
-from benchkit.core.records.values import ValueKind, ValueStats, compare_values
+from benchkit.core.records.values import ValueStats, compare_values
 from benchkit.system.history_db import HistoryDB
 from test_cli import cli
 
 
 def _values(items: int, size: float) -> list[ValueStats]:
     return [ValueStats(TaskSpec("asv TrackBenchmark", "", label="s.track_items"),
-                       ValueKind.TRACK, "items", [items, items], {"benchmark": "s.track_items"}),
-            ValueStats(TaskSpec("asv MemBenchmark", "", label="s.mem_list"), ValueKind.MEM,
+                       "track", "items", [items, items], {"benchmark": "s.track_items"}),
+            ValueStats(TaskSpec("asv MemBenchmark", "", label="s.mem_list"), "mem",
                        "bytes", [size], {"benchmark": "s.mem_list"})]
 
 

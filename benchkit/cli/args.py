@@ -16,7 +16,7 @@ percent = validate.cli_percent
 
 def gate(text: str):
     """--fail-on GATE: parsed here, so a bad gate stops the command before any work."""
-    from benchkit.core.decisions.gates import Gate
+    from benchkit.core.metrics.gates import Gate
     try:
         return Gate.parse(text)
     except BenchkitError as error:

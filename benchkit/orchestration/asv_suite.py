@@ -28,14 +28,13 @@ from typing import Callable
 from benchkit.core.history.asv import grid_point_names
 from benchkit.core.records.records import Benchmark, Failure, FailureKind, Phase
 from benchkit.core.measure.task import Task, TaskSpec
-from benchkit.core.records.values import ValueKind
 from benchkit.errors import SuiteError
 
 # asv benchmark types benchkit times in its workers, and those taken in fresh processes of
 # their own (engines/asv_value.py): values, and timeraw_'s times (kind None)
 MEASURED = {"TimeBenchmark"}
-VALUES = {"TrackBenchmark": ValueKind.TRACK, "MemBenchmark": ValueKind.MEM,
-          "PeakMemBenchmark": ValueKind.PEAKMEM, "TimerawBenchmark": None}
+VALUES = {"TrackBenchmark": "track", "MemBenchmark": "mem",
+          "PeakMemBenchmark": "peakmem", "TimerawBenchmark": None}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +46,7 @@ class ValueBenchmark:
     name: str
     asv_name: str
     root: str
-    kind: ValueKind | None
+    kind: str | None
     unit: str
     spec: TaskSpec
     file: str

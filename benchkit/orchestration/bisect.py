@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from benchkit.core.history.series import Commit, HistoryMetric
+from benchkit.core.history.series import Commit
 from benchkit.core.history.step import Step
 from benchkit.errors import BenchkitError, RevisionError
 from benchkit.orchestration.history import add_file, measure_revision
@@ -58,7 +58,7 @@ class Judge:
     threshold, in the direction the bad revision moved."""
 
     def __init__(self, db: HistoryDB, repo: Path, paths: Sequence[str], benchmark: str,
-                 metric: HistoryMetric, threshold: float, machine: str, install: str | None,
+                 metric: str, threshold: float, machine: str, install: str | None,
                  run_args: Sequence[str], ab_args: Sequence[str], workdir: Path, log=None):
         self.db, self.repo, self.paths, self.benchmark = db, repo, list(paths), benchmark
         self.metric, self.threshold, self.machine = metric, threshold, machine
@@ -91,7 +91,7 @@ class Judge:
 
     def change(self, good: Commit, commit: Commit) -> tuple[float | None, bool, str]:
         """(change against good, beyond the threshold in the bisected direction, how)."""
-        if self.metric is HistoryMetric.INSTRUCTIONS:
+        if self.metric == "instructions":
             from benchkit.core.decisions.bands import instruction_change
             _, a, _ = self.counted(good)
             _, b, how = self.counted(commit)
@@ -160,7 +160,7 @@ def confirm_steps(steps: Sequence[Step], repo: Path | None, paths: Sequence[str]
     from benchkit.system import git
     out = []
     for step in steps:
-        if step.metric is not HistoryMetric.TIME or step.transient:
+        if step.metric != "time" or step.transient:
             out.append(step)
             continue
         if repo is None:
@@ -219,7 +219,7 @@ def bisect(judge: Judge, commits: Sequence[Commit], good: Commit,
             low = mid
     last_good = good if low < 0 else commits[low]
     functions = ()
-    if judge.metric is HistoryMetric.INSTRUCTIONS:
+    if judge.metric == "instructions":
         from benchkit.core.history.steps import moved_functions
         series, before, _ = judge.counted(last_good)
         _, after, _ = judge.counted(commits[high])

@@ -10,7 +10,8 @@ from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, commit_
                                              figure, markdown, views)
 from benchkit.core.history.pages import (COMMITS, SCRIPT, benchmark_page, commits_script,
                                          index_page)
-from benchkit.core.history.series import Commit, HistoryMetric
+from benchkit.core.metrics.metric import history_metrics
+from benchkit.core.history.series import Commit
 from benchkit.core.history.steps import DEFAULT_ALPHA, DEFAULT_NOISE
 from benchkit.errors import ReportError
 from benchkit.orchestration.history import find_steps
@@ -68,7 +69,7 @@ def write_report(report: Report, out_dir: str | Path, *, source: str) -> Path:
                                       commits=report.commits).encode("utf-8")}
     for view in report.views:
         figures = {}
-        for metric in HistoryMetric:
+        for metric in history_metrics():
             fig = figure(view, metric, position)
             if fig is not None:
                 figures[metric] = fig

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from benchkit.core.history.metrics import kind_of
-from benchkit.core.history.series import Commit, HistoryMetric, Series, observations
+from benchkit.core.metrics.metric import metric_named
+from benchkit.core.history.series import Commit, Series, observations
 from benchkit.core.history.step import steps_from_records, steps_to_records
 from benchkit.core.history.steps import DEFAULT_ALPHA, DEFAULT_NOISE, Step, steps_of
 from benchkit.errors import BenchkitError, HistoryError, RevisionError
@@ -197,7 +197,7 @@ def _plain_steps(index: int) -> list[Step]:
 
 
 def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | None = None,
-               metric: HistoryMetric | None = None, since: str | None = None,
+               metric: str | None = None, since: str | None = None,
                alpha: float = DEFAULT_ALPHA, noise: float = DEFAULT_NOISE,
                series_list: Sequence[Series] | None = None) -> list[Step]:
     """The steps of every series (filtered; or of `series_list`, read from `db` with the
@@ -251,7 +251,7 @@ def _detector_version() -> str:
 def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float
                ) -> list[Step]:
     """The steps of each series, oldest first within each."""
-    jobs = [(series, {} if kind_of(series.metric).exact else {"alpha": alpha, "noise": noise})
+    jobs = [(series, {} if metric_named(series.metric).exact else {"alpha": alpha, "noise": noise})
             for series in series_list]
     found: list[list[Step] | None] = [None] * len(jobs)
     plain = [i for i, (series, _) in enumerate(jobs) if not series.evidence]
@@ -308,7 +308,7 @@ def measure_revision(repo: Path, commit: Commit, paths: Sequence[str], run_args:
 def run_history(db: HistoryDB, repo: Path, commits: Sequence[Commit], paths: Sequence[str],
                 run_args: Sequence[str], *, machine: str, install: str | None = None,
                 skip_existing: bool = True,
-                metrics: Sequence[HistoryMetric] = (HistoryMetric.TIME,),
+                metrics: Sequence[str] = ("time",),
                 log: Callable[[str], None] | None = None,
                 on_revision: Callable[[RevisionOutcome], None] | None = None
                 ) -> list[RevisionOutcome]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from benchkit.core.measure import params
-from benchkit.core.decisions.gates import Gate
+from benchkit.core.metrics.gates import Gate
 from benchkit.core.records.keywords import keyword_filter
 from benchkit.core.measure.params import check_grid
 from benchkit.core.records.records import Benchmark, Failure, FailureKind, Phase

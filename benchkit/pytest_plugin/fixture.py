@@ -24,7 +24,7 @@ import inspect
 import statistics
 from typing import Any, Callable
 
-from benchkit.core.decisions.gates import Gate
+from benchkit.core.metrics.gates import Gate
 from benchkit.core.records.records import Benchmark
 from benchkit.core.records.schema import storable
 from benchkit.errors import (ArgumentCombinationError, BenchkitError, DependencyMissingError,

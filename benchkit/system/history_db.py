@@ -22,8 +22,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from benchkit.core.history.metrics import kind_of
-from benchkit.core.history.series import (Commit, HistoryMetric, Observation, Point, Series,
+from benchkit.core.metrics.metric import metric_named
+from benchkit.core.history.series import (Commit, Observation, Point, Series,
                                           Summary, series_from_rows, summaries, utc_date)
 from benchkit.core.records import schema
 from benchkit.errors import HistoryError, SchemaError
@@ -195,7 +195,7 @@ class HistoryDB:
         for o in observations:
             blob = None if o.evidence is None else zlib.compress(
                 json.dumps(o.evidence, allow_nan=False).encode(), 6)
-            rows.append(((o.benchmark, o.metric.value), o.value, o.low, o.high, o.units,
+            rows.append(((o.benchmark, str(o.metric)), o.value, o.low, o.high, o.units,
                          o.relative, o.unit, o.status.value, schema.FORMAT_VERSION, blob))
         with self._write(), self._guard("add to"):
             if self._db.execute("SELECT 1 FROM runs WHERE digest = ?", (digest,)).fetchone():
@@ -276,7 +276,7 @@ class HistoryDB:
         with self._guard("read"):
             return self._db.execute(sql, params).fetchall()
 
-    def has_commit(self, sha: str, machine: str, *, metric: HistoryMetric | None = None
+    def has_commit(self, sha: str, machine: str, *, metric: str | None = None
                    ) -> bool:
         """Whether values (of `metric`, if given) exist for this commit and machine."""
         query = ("SELECT 1 FROM runs r JOIN observations o ON o.run = r.id JOIN benchmarks b "
@@ -302,7 +302,7 @@ class HistoryDB:
         return [r[0] for r in self._query(
             "SELECT sha FROM commits WHERE substr(sha, 1, ?) = ?", (len(prefix), prefix))]
 
-    def series(self, *, benchmark: str | None = None, metric: HistoryMetric | None = None,
+    def series(self, *, benchmark: str | None = None, metric: str | None = None,
                machine: str | None = None, environment: str | None = None) -> list[Series]:
         """Every series (filtered): one per benchmark, metric, machine and environment, its
         points in commit order (Commit), with the commits where it failed. Points carry no
@@ -355,7 +355,7 @@ class HistoryDB:
             "AND r.sha = ? AND o.evidence IS NOT NULL AND o.status = 'ok' ORDER BY r.id",
             (series.benchmark, str(series.metric), series.machine, series.environment,
              point.commit.sha))
-        key, out = kind_of(series.metric).evidence or "measurements", []
+        key, out = metric_named(series.metric).evidence or "measurements", []
         for version, blob in rows:
             try:
                 if not isinstance(blob, bytes):

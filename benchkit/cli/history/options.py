@@ -29,12 +29,12 @@ def step_options(parser) -> None:
 
 def metric_type(text: str):
     """--metric: a history metric."""
-    from benchkit.core.history.series import HistoryMetric
+    from benchkit.core.metrics.metric import history_metric, history_metrics
     try:
-        return HistoryMetric(text)
+        return history_metric(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: choose one of "
-                                         f"{', '.join(m.value for m in HistoryMetric)}") from None
+                                         f"{', '.join(history_metrics())}") from None
 
 
 def revision_options(parser, paths: str = "+") -> None:

@@ -11,8 +11,8 @@ from benchkit.errors import BenchkitError
 
 def format_value(metric, value: float, unit: str = "") -> str:
     """A value of `metric` as people read it (time, bytes, counts, a track's unit)."""
-    from benchkit.core.history.metrics import kind_of
-    return kind_of(metric).text(value, unit)
+    from benchkit.core.metrics.metric import metric_named
+    return metric_named(metric).text(value, unit)
 
 
 def place(series_or_step) -> str:

@@ -69,13 +69,12 @@ def cmd_run(args) -> Outcome | tuple[Outcome, ...]:
               file=sys.stderr)
 
     with open_db(args) as db:
-        from benchkit.core.history.series import HistoryMetric
         try:
             outcomes = history.run_history(
                 db, repo, commits, paths, _run_args(args), machine=machine,
                 install=args.install, skip_existing=args.skip_existing,
-                metrics=[m for m, wanted in ((HistoryMetric.TIME, not counts_only),
-                                             (HistoryMetric.INSTRUCTIONS, args.callgrind))
+                metrics=[m for m, wanted in (("time", not counts_only),
+                                             ("instructions", args.callgrind))
                          if wanted],
                 on_revision=report)
         finally:

@@ -10,10 +10,9 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
-from benchkit.core.compare.gate_checks import judge_of
+from benchkit.core.compare.side_warnings import collector_warnings, machine_warnings
 from benchkit.core.decisions import round_verdicts, sequential, verdicts
 from benchkit.core.decisions.bands import Band, CountVerdict, instruction_change
-from benchkit.core.decisions.gates import Gate
 from benchkit.core.decisions.memory_compare import (
     MemoryChange,
     MemoryFigures,
@@ -22,9 +21,11 @@ from benchkit.core.decisions.memory_compare import (
 from benchkit.core.decisions.verdicts import Decision, Design, Verdict
 from benchkit.core.measure import stats
 from benchkit.core.measure.task import TaskSpec
+from benchkit.core.metrics.gates import Gate
 from benchkit.core.records import environment
 from benchkit.core.records.records import Benchmark, Failure, Side, benchmark_name
 from benchkit.core.records.schema import Results
+from benchkit.core.records.values import ValueChange, compare_values
 
 DEFAULT_NOISE = {Design.RUNS: 0.05, Design.ROUNDS: 0.02}
 DEFAULT_ALPHA = 0.01
@@ -46,6 +47,7 @@ class Row:
     undecided: tuple[str, ...] = ()             # gates an inconclusive verdict left open
     memory: MemoryChange | None = None          # per run, when both sides counted memory
     work: TaskSpec | None = None                # NEW's spec, where it states its work
+    values: tuple[ValueChange, ...] = ()        # the values it returned, on both sides
 
     @property
     def instructions_change(self) -> float | None:
@@ -135,23 +137,38 @@ class Comparison:
 
 @dataclasses.dataclass(frozen=True)
 class _Side:
-    """One side's results by benchmark name: wall time, counts, memory, failures."""
+    """One side's results by benchmark name: wall time, counts, memory, failures, and the
+    values benchmarks returned, by (benchmark, metric)."""
 
     label: str
     measurements: dict[str, Any]
     counts: dict[str, Any]
     failed: dict[str, Failure]
     memory: dict[str, Any] = dataclasses.field(default_factory=dict)
+    values: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def of(cls, label: str, results: Results) -> "_Side":
+        values: dict[str, dict[str, Any]] = {}
+        for v in results.values:
+            values.setdefault(benchmark_name(v), {})[v.kind] = v
         return cls(label, _index(results.measurements), _index(results.callgrind),
-                   {f.benchmark: f for f in results.failures}, _index(results.memory))
+                   {f.benchmark: f for f in results.failures}, _index(results.memory),
+                   values)
 
     def names(self) -> list[str]:
         """Every benchmark this side knows, measured or failed, in first-seen order."""
         return list(dict.fromkeys([*self.measurements, *self.counts, *self.memory,
-                                   *self.failed]))
+                                   *self.failed, *self.values]))
+
+    def has_value(self, name: str, metric: str) -> bool:
+        """Whether benchmark `name` returned a value of `metric` here."""
+        return metric in self.values.get(name, {})
+
+    def valued(self, name: str) -> bool:
+        """Whether `name` only returned values (asv's track_, mem_, peakmem_): no Timer."""
+        return (name in self.values and name not in self.measurements
+                and name not in self.counts and name not in self.memory)
 
     def gates(self, name: str) -> tuple[Gate, ...]:
         item = (self.measurements.get(name) or self.counts.get(name)
@@ -167,7 +184,7 @@ def _unevaluable(gate: Gate, name: str, base: _Side, new: _Side) -> str | None:
             return f"it failed in {side.label} ({failure.kind.value} in {failure.phase.value})"
         if name not in side.names():
             return f"not in {side.label}"
-    judge = judge_of(gate)
+    judge = gate.of
     for side in (base, new):
         if not judge.holds(side, name):
             return f"{side.label} has no {judge.figures} for it{judge.hint}"
@@ -185,7 +202,7 @@ def _check(row: Row, gates: Sequence[Gate], base: _Side, new: _Side,
         if why is not None:
             (skipped if allow_missing else failures).append(f"{gate}: cannot be evaluated: {why}")
             continue
-        judged = judge_of(gate).judge(row, gate)
+        judged = gate.of.judge(row, gate)
         if judged.broken:
             failures.append(judged.broken)
         elif judged.open:
@@ -216,13 +233,20 @@ def _rows(names, base: _Side, new: _Side, gates, judge, allow_missing: bool,
         if name in base.memory and name in new.memory:
             memory = MemoryChange(MemoryFigures.of(base.memory[name]),
                                   MemoryFigures.of(new.memory[name]))
-        item_gates = new.gates(name) or base.gates(name) or tuple(gates)
+        values = tuple(compare_values(list(base.values.get(name, {}).values()),
+                                      list(new.values.get(name, {}).values())))
+        # a benchmark that only returns values answers to the gates of value metrics, a
+        # timed one to the rest: `--fail-on slower>5%` asks nothing of an asv track_
+        valued = new.valued(name) or base.valued(name)
+        item_gates = new.gates(name) or base.gates(name) or tuple(
+            g for g in gates if g.of.valued == valued)
         note = "threads differ" if threads[0] != threads[1] else ""
         item = new.measurements.get(name) or new.counts.get(name)
         work = item.task_spec if item is not None and (
             item.task_spec.elements or item.task_spec.bytes) else None
         row = _check(Row(name, wall, bi, ni, threads, item_gates, note=note, memory=memory,
-                         work=work), item_gates, base, new, allow_missing, strict)
+                         work=work, values=values), item_gates, base, new, allow_missing,
+                     strict)
         if wall or bi or memory or row.failures or row.skipped:
             rows.append(row)
     return rows
@@ -267,7 +291,7 @@ def of_runs(base: Results, new: Results, gates: Sequence[Gate] = (),
                  allow_missing, strict)
     warnings = environment.differences(environment.single(base.environment),
                                        environment.single(new.environment))
-    warnings += _machine_warnings(base, new) + _collector_warnings(base, new)
+    warnings += machine_warnings(base, new) + collector_warnings(base, new)
     return _summary(rows, *sides, [n for n in base_names if n not in new_names],
                     [n for n in new_names if n not in base_names], warnings, Design.RUNS, alpha,
                     _partial(base, new))
@@ -312,67 +336,10 @@ def of_ab(results: Results, gates: Sequence[Gate] = (), noise: float | None = No
     rows = _rows(names, *sides, gates, judge, allow_missing, strict)
     warnings = environment.differences(base.environment, new.environment,
                                        fields=environment.MACHINE_FIELDS)
-    warnings += _collector_warnings(base, new)
+    warnings += collector_warnings(base, new)
     partial = (f"the A/B stopped early: {results.partial}",) if results.partial else ()
     return _summary(rows, *sides, results.ab.only_base, results.ab.only_new, warnings,
                     Design.ROUNDS if plan is None else Design.SEQUENTIAL, alpha, partial)
-
-
-def _machine_warnings(base: Results, new: Results) -> list[str]:
-    b, n = environment.single(base.environment), environment.single(new.environment)
-    out = []
-    if b.get("hostname") and n.get("hostname") and b["hostname"] != n["hostname"]:
-        out.append(f"measured on different machines: {b['hostname']} vs {n['hostname']}")
-    hosts = [sorted({(s.metadata or {}).get("host") for s in r.callgrind} - {None})
-             for r in (base, new)]
-    if hosts[0] and hosts[1] and hosts[0] != hosts[1]:
-        out.append(f"instruction counts from different machines: {', '.join(hosts[0])} vs "
-                   f"{', '.join(hosts[1])}")
-    return out
-
-
-# Controls recorded with instruction counts that can move them with no change to the code
-# measured: (what differs, advice).
-COUNT_CONTROLS = {
-    "collector_revision": (
-        "collector revisions", "counts can move by a fraction of a percent between revisions; "
-        "collect both sides with the same benchkit to judge small changes"),
-    "site_packages": (
-        "sets of installed packages", "counts can move by about 0.2 % with the packages "
-        "installed; collect with --layouts so that only changes outside the band are claimed"),
-}
-
-
-def _control_values(results: Results, key: str) -> set[str | None]:
-    return {((s.metadata or {}).get("controls") or {}).get(key) for s in results.callgrind}
-
-
-def _collector_warnings(base: Results, new: Results) -> list[str]:
-    """Say so when the two sides' counts (or one side's parts) come from different collector
-    revisions or environments with different packages installed."""
-    out = []
-    for key, (what, advice) in COUNT_CONTROLS.items():
-        values = {"BASE": _control_values(base, key), "NEW": _control_values(new, key)}
-        if key == "site_packages":   # not recorded before this control existed: no claim
-            values = {side: v - {None} for side, v in values.items()}
-        if not values["BASE"] or not values["NEW"]:
-            continue
-        lines = [f"{side}'s instruction counts come from {len(v)} {what} "
-                 f"({', '.join(sorted(x or 'unrecorded' for x in v))})"
-                 for side, v in values.items() if len(v) > 1]
-        if not lines and values["BASE"] != values["NEW"]:
-            b, n = (next(iter(values[side])) or "unrecorded" for side in ("BASE", "NEW"))
-            lines.append(f"instruction counts from different {what}: {b} vs {n}"
-                         + (_listing_change(base, new) if key == "site_packages" else ""))
-        out += [f"{line} ({advice})" for line in lines]
-    return out
-
-
-def _listing_change(base: Results, new: Results) -> str:
-    listings = [environment.single(r.environment).get("site_packages") for r in (base, new)]
-    if not all(isinstance(listing, list) for listing in listings):
-        return ""
-    return f" [{environment.listing_difference(*listings)}]"
 
 
 def finite(x: float | None) -> bool:

@@ -25,13 +25,14 @@ import itertools
 import math
 from typing import Any
 
-from benchkit.core.history.series import Commit, HistoryMetric, Observation, Status
+from benchkit.core.history.series import Commit, Observation, Status
+from benchkit.core.metrics.metric import metric_named
 from benchkit.errors import HistoryError
 
 SUPPORTED_VERSIONS = (1, 2)
 # asv's benchmark types -> the history's metrics
-METRICS = {"time": HistoryMetric.TIME, "memory": HistoryMetric.MEM,
-           "peakmemory": HistoryMetric.PEAKMEM, "track": HistoryMetric.TRACK}
+METRICS = {"time": "time", "memory": "mem",
+           "peakmemory": "peakmem", "track": "track"}
 PREFIXES = {"time_": "time", "timeraw_": "time", "mem_": "memory", "peakmem_": "peakmemory",
             "track_": "track"}
 MAX_GRID = 100_000          # grid points of one benchmark in one file
@@ -167,7 +168,7 @@ def parse_run(document: Any, benchmarks: dict[str, Any], where: str) -> AsvRun:
             ignored.append(name)
             continue
         unit = info.get("unit") if isinstance(info.get("unit"), str) else ""
-        if metric is not HistoryMetric.TRACK:
+        if metric_named(metric).unit:        # its own unit; track's is the benchmark's
             unit = ""
         column = (_columns_1(row) if version == 1 else
                   dict(zip(columns, row)) if isinstance(row, list) else None)
@@ -194,7 +195,7 @@ def parse_run(document: Any, benchmarks: dict[str, Any], where: str) -> AsvRun:
                   tuple(outdated))
 
 
-def _observations(name: str, metric: HistoryMetric, unit: str, column: dict | None,
+def _observations(name: str, metric: str, unit: str, column: dict | None,
                   param_names: list[str]) -> list[Observation]:
     """The observations of one benchmark's entry; an entry that cannot be read is one
     failed observation under the benchmark's name."""

@@ -10,8 +10,8 @@ import re
 from typing import Any, Sequence
 
 from benchkit.core.history.changes import EnvironmentChange
-from benchkit.core.history.metrics import kind_of
-from benchkit.core.history.series import Commit, HistoryMetric, Point, Series
+from benchkit.core.metrics.metric import metric_named
+from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import Step
 from benchkit.core.text import printable
 
@@ -51,11 +51,11 @@ class BenchmarkView:
         """The page's file name, without .html."""
         return slug(self.benchmark)
 
-    def of(self, metric: HistoryMetric) -> list[Series]:
+    def of(self, metric: str) -> list[Series]:
         """The series of one metric, one per machine and environment."""
         return [s for s in self.series if s.metric is metric and s.points]
 
-    def latest_step(self, metric: HistoryMetric | None = None) -> Step | None:
+    def latest_step(self, metric: str | None = None) -> Step | None:
         """The most recent step (not transient) of any machine, of `metric` if given."""
         return max((s for s in self.steps if not s.transient
                     and (metric is None or s.metric is metric)),
@@ -102,7 +102,7 @@ def commit_table(axis: Sequence[Commit]) -> list[list[str]]:
     return [[c.sha, printable(c.date)[:19], printable(c.message[:80])] for c in axis]
 
 
-def figure(view: BenchmarkView, metric: HistoryMetric, position: dict[str, int]
+def figure(view: BenchmarkView, metric: str, position: dict[str, int]
            ) -> dict[str, Any] | None:
     """The Plotly figure (a plain dict) of one metric of a view: a line per machine with the
     interval of each point as error bars, steps marked by a dashed line and a clickable
@@ -110,7 +110,7 @@ def figure(view: BenchmarkView, metric: HistoryMetric, position: dict[str, int]
     series = view.of(metric)
     if not series:
         return None
-    kind = kind_of(metric)
+    kind = metric_named(metric)
     scale, unit = kind.axis([p.value for s in series for p in s.points], series[0].unit)
     title = kind.chart_title(unit)
     data, shapes = [], []
@@ -221,7 +221,7 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20) -> str:
             continue
         point, change = latest(s)
         lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(s.machine)} | "
-                     f"{len(s.points)} | {kind_of(s.metric).cell(point.value)} | "
+                     f"{len(s.points)} | {metric_named(s.metric).cell(point.value)} | "
                      f"{'-' if change is None else f'{change:+.2%}'} |")
     lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

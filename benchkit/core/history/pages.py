@@ -7,10 +7,9 @@ import json
 from html import escape
 from typing import Sequence
 
-from benchkit.core.history.metrics import kind_of
 from benchkit.core.history.dashboard import (BenchmarkView, latest,
                                              series_name, sparkline, step_anchor)
-from benchkit.core.history.series import HistoryMetric
+from benchkit.core.metrics.metric import history_metrics, metric_named
 from benchkit.core.text import printable
 
 SCRIPT = "assets/plotly.min.js"
@@ -147,7 +146,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
     machine, environment and metric, and sortable columns."""
     machines = sorted({s.machine for v in views for s in v.series})
     environments = sorted({s.environment for v in views for s in v.series if s.environment})
-    metrics = [m for m in HistoryMetric if any(v.of(m) for v in views)]
+    metrics = [m for m in history_metrics() if any(v.of(m) for v in views)]
     rows = []
     for v in views:
         for metric in metrics:
@@ -155,7 +154,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
             if not shown:
                 continue
             latest_cells = "".join(
-                f"<li>{_e(kind_of(metric).cell(latest(s)[0].value, s.unit))} "
+                f"<li>{_e(metric_named(metric).cell(latest(s)[0].value, s.unit))} "
                 f'<span class="muted">{_e(series_name(s))}</span></li>' for s in shown)
             steps = [st for st in v.steps if st.metric is metric and not st.transient]
             step = v.latest_step(metric)
@@ -200,7 +199,7 @@ def commits_script(table: list[list[str]]) -> str:
     return f"var COMMITS = {data};\n"
 
 
-def benchmark_page(view: BenchmarkView, figures: dict[HistoryMetric, dict], *,
+def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
                    generated: str) -> str:
     """One benchmark: a chart per metric (`figures`: plain Plotly figures, drawn in the
     browser), then its change points, each with the functions that moved for instruction
@@ -208,7 +207,7 @@ def benchmark_page(view: BenchmarkView, figures: dict[HistoryMetric, dict], *,
     parts = [f'<p><a href="../index.html">all benchmarks</a></p><h1>{_e(view.benchmark)}</h1>',
              f'<p class="muted">generated {_e(generated)}; hover a point for its commit, '
              f'click a red marker for the change point.</p>']
-    for metric in HistoryMetric:
+    for metric in history_metrics():
         if metric in figures:
             parts.append(f'<h2>{metric}</h2>\n<div class="chart" id="chart-{metric}"></div>')
     parts.append(f"<h2>change points ({len(view.steps)})</h2>")
@@ -223,8 +222,8 @@ def benchmark_page(view: BenchmarkView, figures: dict[HistoryMetric, dict], *,
             f'{st.metric} on {where} at <code>{st.commit.sha[:12]}</code></h3>'
             f'<p>{_e(st.commit.message)} <span class="muted">({_e(st.commit.date)}; in the '
             f'range <code>{st.previous.sha[:12]}..{st.commit.sha[:12]}</code>)</span><br>'
-            f'{_e(kind_of(st.metric).cell(st.before))} &rarr; '
-            f'{_e(kind_of(st.metric).cell(st.after))}, interval {st.ci_low:+.2%} .. '
+            f'{_e(metric_named(st.metric).cell(st.before))} &rarr; '
+            f'{_e(metric_named(st.metric).cell(st.after))}, interval {st.ci_low:+.2%} .. '
             f'{st.ci_high:+.2%}; {_e(st.evidence)}{confirmed}</p>' + _functions(st)
             + "</section>")
     if view.environment_changes:

@@ -10,21 +10,9 @@ from typing import Any, NamedTuple, Sequence
 from benchkit.core.decisions.bands import Band
 from benchkit.core.enums import TextEnum
 from benchkit.core.measure.stats import summarize
+from benchkit.core.metrics.metric import history_metric, metric_named
 from benchkit.core.records.records import Side, benchmark_name
 from benchkit.core.records.schema import Results, callgrind_to_dict, measurement_to_dict
-
-
-class HistoryMetric(TextEnum):
-    """What a series follows: wall time per run (seconds), instructions per run, and the
-    metrics of asv's benchmark types: `mem` (the size of a returned object, bytes),
-    `peakmem` (peak resident memory, bytes) and `track` (a returned number, in the unit the
-    benchmark declares). What the history knows about each: history.metrics.kind_of."""
-
-    TIME = "time"
-    INSTRUCTIONS = "instructions"
-    MEM = "mem"
-    PEAKMEM = "peakmem"
-    TRACK = "track"
 
 
 class Status(TextEnum):
@@ -43,7 +31,7 @@ class Observation(NamedTuple):
     named tuple, as Point, because an import makes hundreds of thousands."""
 
     benchmark: str
-    metric: HistoryMetric
+    metric: str
     value: float | None
     low: float | None
     high: float | None
@@ -54,7 +42,7 @@ class Observation(NamedTuple):
     status: Status = Status.OK
 
     @classmethod
-    def failure(cls, benchmark: str, metric: HistoryMetric, status: Status,
+    def failure(cls, benchmark: str, metric: str, status: Status,
                 unit: str = "") -> "Observation":
         """A benchmark that ran and gave no value."""
         return cls(benchmark, metric, None, None, None, 0, None, None, unit, status)
@@ -86,18 +74,20 @@ def observations(results: Results) -> list[Observation]:
             continue
         quartiles = summarize(m.times)
         units = len(m.processes) if m.processes else len(m.raw_times)
-        out.append(Observation(benchmark_name(m), HistoryMetric.TIME, m.median, quartiles.p25,
+        out.append(Observation(benchmark_name(m), "time", m.median, quartiles.p25,
                                quartiles.p75, units, measurement_to_dict(m), speed_relative(m)))
     for v in results.values:
-        # an asv track_, mem_ or peakmem_ value: its metric, its unit (track's own)
-        out.append(Observation(benchmark_name(v), HistoryMetric(str(v.kind)), v.median,
+        # a returned value (asv's track_, mem_, peakmem_): its metric, and its unit where
+        # the metric lets each benchmark declare one (track)
+        metric = metric_named(history_metric(v.kind))
+        out.append(Observation(benchmark_name(v), metric.name, v.median,
                                min(v.values), max(v.values), len(v.values), None, None,
-                               v.unit if str(v.kind) == "track" else ""))
+                               "" if metric.unit else v.unit))
     for s in results.callgrind:
         if (s.metadata or {}).get("side") == Side.BASE:
             continue
         band = Band.of(s)
-        out.append(Observation(benchmark_name(s), HistoryMetric.INSTRUCTIONS, band.median,
+        out.append(Observation(benchmark_name(s), "instructions", band.median,
                                band.low, band.high, band.layouts, callgrind_to_dict(s)))
     return out
 
@@ -171,7 +161,7 @@ class Series:
     the order came from commit dates (no repository position for every point)."""
 
     benchmark: str
-    metric: HistoryMetric
+    metric: str
     machine: str
     points: tuple[Point, ...]
     environment: str = ""
@@ -223,7 +213,7 @@ def series_from_rows(key: tuple, rows: Sequence[tuple], failures: Sequence[tuple
     values = {p.commit.sha for p in points}
     failed = tuple((commits[sha], Status(statuses[sha])) for sha in ordered
                    if sha in statuses and sha not in values)
-    return Series(benchmark, HistoryMetric(metric), machine, tuple(points), env, unit, failed,
+    return Series(benchmark, history_metric(metric), machine, tuple(points), env, unit, failed,
                   by_date,
                   evidence)
 

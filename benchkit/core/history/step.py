@@ -4,7 +4,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from benchkit.core.history.series import Commit, HistoryMetric
+from benchkit.core.metrics.metric import history_metric
+from benchkit.core.history.series import Commit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Step:
     instructions, the change from band edge to band edge)."""
 
     benchmark: str
-    metric: HistoryMetric
+    metric: str
     machine: str
     previous: Commit
     commit: Commit
@@ -71,7 +72,7 @@ def _commit_of(record: Any) -> Commit:
 
 def steps_to_records(steps: list[Step]) -> list[list[Any]]:
     """Steps as JSON-ready lists (what the history database's cache keeps)."""
-    return [[s.benchmark, s.metric.value, s.machine, _commit_record(s.previous),
+    return [[s.benchmark, str(s.metric), s.machine, _commit_record(s.previous),
              _commit_record(s.commit), s.before, s.after, s.change, s.ci_low, s.ci_high,
              [[f.function, f.before, f.after] for f in s.functions], s.evidence,
              s.environment, s.confirmation, s.transient] for s in steps]
@@ -99,7 +100,7 @@ def steps_from_records(records: Any) -> list[Step]:
                         and isinstance(now, (int, float))):
                     raise ValueError("a moved function of the wrong type")
                 moved.append(MovedFunction(function, was, now))
-            out.append(Step(benchmark, HistoryMetric(metric), machine, _commit_of(previous),
+            out.append(Step(benchmark, history_metric(metric), machine, _commit_of(previous),
                             _commit_of(commit), *(float(v) for v in numbers), tuple(moved),
                             evidence, environment, confirmation, transient))
         except TypeError:

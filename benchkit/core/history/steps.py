@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from benchkit.core.decisions.bands import instruction_change
-from benchkit.core.history.metrics import kind_of
+from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Point, Series
 from benchkit.core.history.step import MovedFunction, Step
 from benchkit.core.history.time_steps import (DEFAULT_ALPHA, DEFAULT_NOISE, lower_envelope,
@@ -62,7 +62,7 @@ def steps_of(series: Series, evidence=None, **options) -> list[Step]:
     """The steps of a series of any metric: exact metrics (instructions, asv's mem) step on
     any change beyond their bands; measured ones (time, peakmem, track) as time does.
     Evidence is read for the metrics that store it (instructions and time)."""
-    kind = kind_of(series.metric)
+    kind = metric_named(series.metric)
     kept = evidence if kind.evidence else None
     if kind.exact:
         return instruction_steps(series, kept)

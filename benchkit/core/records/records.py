@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from benchkit.core.decisions.gates import Gate
+from benchkit.core.metrics.gates import Gate
 from benchkit.core.decisions.sequential import SequentialPlan
 from benchkit.core.enums import TextEnum
 from benchkit.core.measure.task import Task

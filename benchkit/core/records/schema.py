@@ -210,9 +210,26 @@ def memory_from_dict(d: dict[str, Any], where: str) -> Any:
     return MemoryStats.from_dict(d)
 
 
-def _value_from_dict(d: dict[str, Any]) -> Any:
+def _value_from_dict(d: dict[str, Any], where: str) -> Any:
     from benchkit.core.records.values import ValueStats
-    return ValueStats.from_dict(d)
+    try:
+        return ValueStats.from_dict(d)
+    except ValueError as exc:
+        raise SchemaError(f"{where}.kind: {exc}") from None
+
+
+def _check_gates(doc: dict[str, Any]) -> None:
+    """Every stored gate names a registered gate in a form it takes (the schema checks only
+    the shape: which gates exist is the metric registry's to say)."""
+    from benchkit.core.metrics.gates import Gate
+    from benchkit.errors import GateError
+    for section in ("measurements", "callgrind", "memory", "values"):
+        for i, item in enumerate(doc.get(section) or []):
+            for j, gate in enumerate((item.get("metadata") or {}).get("gates") or []):
+                try:
+                    Gate.parse(gate)
+                except GateError as exc:
+                    raise SchemaError(f"{section}[{i}].metadata.gates[{j}]: {exc}") from None
 
 
 def _migrate_1_to_2(doc: dict[str, Any]) -> dict[str, Any]:
@@ -279,13 +296,15 @@ def from_document(doc: Any, validator: Any) -> Results:
         first = errors[0]
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
         raise SchemaError(f"{json_path(first.absolute_path)}: {first.message}{more}")
+    _check_gates(doc)
     return Results(
         measurements=[measurement_from_dict(m, f"measurements[{i}]")
                       for i, m in enumerate(doc.get("measurements", []))],
         callgrind=[callgrind_from_dict(c, f"callgrind[{i}]")
                    for i, c in enumerate(doc.get("callgrind", []))],
         memory=[memory_from_dict(m, f"memory[{i}]") for i, m in enumerate(doc.get("memory", []))],
-        values=[_value_from_dict(v) for v in doc.get("values") or []],
+        values=[_value_from_dict(v, f"values[{i}]")
+                for i, v in enumerate(doc.get("values") or [])],
         environment=doc.get("environment") or {}, extra=doc.get("extra") or {},
         ab=AbRecord.from_dict(doc["ab"]) if doc.get("ab") else None,
         failures=[Failure.from_dict(f) for f in doc.get("failures") or []],

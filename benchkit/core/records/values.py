@@ -1,24 +1,32 @@
 """Values a benchmark reports rather than times (pure): asv's `track_` benchmarks (the
 number the benchmark returns, in the unit it declares), `mem_` (the size of the object it
 returns, bytes, as asv measures it with pympler's asizeof) and `peakmem_` (the peak resident
-memory of the fresh process that ran it, bytes). One ValueStats per benchmark, one value per
-fresh process it was measured in."""
+memory of the fresh process that ran it, bytes), or any other registered metric whose
+figures are values (`core.metrics`, `valued`). One ValueStats per benchmark, one value per
+fresh process it was measured in; `kind` is the metric's name."""
 from __future__ import annotations
 
 import dataclasses
 import statistics
 from typing import Any, Sequence
 
-from benchkit.core.enums import TextEnum
 from benchkit.core.measure.task import TaskSpec
+from benchkit.core.metrics.metric import is_metric, metric_named, registered
 
 
-class ValueKind(TextEnum):
-    """What a value is: asv's benchmark type it comes from."""
+def value_kind(name: str) -> str:
+    """`name` if it is a registered metric of returned values; a ValueError otherwise."""
+    if not (is_metric(name) and metric_named(name).valued):
+        known = [m.name for m in registered() if m.valued]
+        raise ValueError(f"{name!r} is not a metric of returned values: benchkit knows "
+                         f"{', '.join(known)}")
+    return name
 
-    TRACK = "track"
-    MEM = "mem"
-    PEAKMEM = "peakmem"
+
+def ValueKind(name: str) -> str:  # noqa: N802 - the name old pickles call
+    """What pickles of ValueStats made while kinds were an enum (before the metric registry) call to rebuild one: the
+    metric's name, as a plain string."""
+    return value_kind(name)
 
 
 @dataclasses.dataclass
@@ -27,7 +35,7 @@ class ValueStats:
     mem and peakmem; the benchmark's own, e.g. "items", for track)."""
 
     task_spec: TaskSpec
-    kind: ValueKind
+    kind: str                       # a valued metric's name: track, mem, peakmem, ...
     unit: str
     values: list[float]
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -45,14 +53,13 @@ class ValueStats:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ValueStats":
         """Inverse of to_dict (of a document the schema has checked)."""
-        return cls(TaskSpec.from_dict(d["task_spec"]), ValueKind(d["kind"]), d["unit"],
+        return cls(TaskSpec.from_dict(d["task_spec"]), value_kind(d["kind"]), d["unit"],
                    [float(v) for v in d["values"]], d.get("metadata") or {})
 
 
-def _shown(unit: str, x: float) -> str:
-    """A value with its unit; bytes in B/KiB/MiB."""
-    from benchkit.core.measure.memory import format_bytes
-    return format_bytes(x) if unit == "bytes" else f"{x:.6g} {unit}".rstrip()
+def _shown(kind: str, unit: str, x: float) -> str:
+    """A value as its metric writes it, with its unit (bytes in B/KiB/MiB)."""
+    return metric_named(kind).text(x, unit)
 
 
 def format_values(items: Sequence[ValueStats]) -> str:
@@ -62,9 +69,9 @@ def format_values(items: Sequence[ValueStats]) -> str:
 
     from benchkit.core.records.records import benchmark_name
     from benchkit.core.text import one_line
-    rows = [[one_line(benchmark_name(v)), str(v.kind), _shown(v.unit, v.median),
+    rows = [[one_line(benchmark_name(v)), str(v.kind), _shown(v.kind, v.unit, v.median),
              "" if min(v.values) == max(v.values) else
-             f"{_shown(v.unit, min(v.values))} .. {_shown(v.unit, max(v.values))}",
+             f"{_shown(v.kind, v.unit, min(v.values))} .. {_shown(v.kind, v.unit, max(v.values))}",
              len(v.values)] for v in items]
     return tabulate(rows, headers=["benchmark", "kind", "value", "range", "processes"])
 
@@ -76,10 +83,15 @@ class ValueChange:
     no noise band applies to a count of items."""
 
     benchmark: str
-    kind: ValueKind
+    kind: str
     unit: str
     base: float
     new: float
+
+    def describe(self) -> str:
+        """'12 items -> 15 items (+25.0%)'."""
+        change = "" if self.change is None else f" ({self.change:+.1%})"
+        return f"{_shown(self.kind, self.unit, self.base)} -> {_shown(self.kind, self.unit, self.new)}{change}"
 
     @property
     def change(self) -> float | None:
@@ -110,6 +122,6 @@ def format_value_changes(changes: Sequence[ValueChange]) -> str:
     from tabulate import tabulate
 
     from benchkit.core.text import one_line
-    rows = [[one_line(c.benchmark), str(c.kind), _shown(c.unit, c.base), _shown(c.unit, c.new),
+    rows = [[one_line(c.benchmark), str(c.kind), _shown(c.kind, c.unit, c.base), _shown(c.kind, c.unit, c.new),
              "" if c.change is None else f"{c.change:+.1%}"] for c in changes]
     return tabulate(rows, headers=["benchmark", "kind", "base", "new", "change"])

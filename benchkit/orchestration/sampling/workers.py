@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import benchkit
-from benchkit.core.decisions.gates import Gate
+from benchkit.core.metrics.gates import Gate
 from benchkit.core.measure.measurement import Chunk
 from benchkit.core.records.records import Benchmark, Failure
 from benchkit.core.measure.task import TaskSpec
