@@ -1,6 +1,7 @@
 """A metric defined in this file, registered from here, works end to end with no other change
 to benchkit: its values load from a results file, `compare` states their change, a gate of its
-name breaks on it, and the history files its series and finds its step (core.metrics)."""
+name breaks on it, the history files its series and finds its step, and the dashboard charts
+it (core.metrics)."""
 from __future__ import annotations
 
 import json
@@ -81,3 +82,7 @@ def test_the_history_files_its_series_and_finds_its_step(tmp_path, capsys, frame
         "frames", f"{13:040x}", -0.25)
     main(["history", "regressions", "--db", db])
     assert "60.0 fps -> 45.0 fps" in capsys.readouterr().out
+    # the dashboard charts it under its own title, in its own unit
+    assert main(["report", str(tmp_path / "site"), "--db", db]) == 0
+    page = next((tmp_path / "site").glob("benchmarks/*.html")).read_text()
+    assert "frames drawn per second (fps)" in page and "60 fps" in page

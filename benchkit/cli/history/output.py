@@ -12,7 +12,7 @@ from benchkit.errors import BenchkitError
 def format_value(metric, value: float, unit: str = "") -> str:
     """A value of `metric` as people read it (time, bytes, counts, a track's unit)."""
     from benchkit.core.metrics.metric import metric_named
-    return metric_named(metric).text(value, unit)
+    return metric_named(metric).shown(value, unit)
 
 
 def place(series_or_step) -> str:

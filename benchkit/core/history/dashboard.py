@@ -53,12 +53,12 @@ class BenchmarkView:
 
     def of(self, metric: str) -> list[Series]:
         """The series of one metric, one per machine and environment."""
-        return [s for s in self.series if s.metric is metric and s.points]
+        return [s for s in self.series if s.metric == metric and s.points]
 
     def latest_step(self, metric: str | None = None) -> Step | None:
         """The most recent step (not transient) of any machine, of `metric` if given."""
         return max((s for s in self.steps if not s.transient
-                    and (metric is None or s.metric is metric)),
+                    and (metric is None or s.metric == metric)),
                    key=lambda s: s.commit.key(), default=None)
 
 
@@ -111,7 +111,7 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
     if not series:
         return None
     kind = metric_named(metric)
-    scale, unit = kind.axis([p.value for s in series for p in s.points], series[0].unit)
+    scale, unit = kind.scale([p.value for s in series for p in s.points], series[0].unit)
     title = kind.chart_title(unit)
     data, shapes = [], []
     for s in series:
@@ -140,7 +140,7 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
                      f"{printable(c.message[:80])}" for s, c, status in failed],
             "hovertemplate": "%{text}<extra></extra>",
         })
-    marked = [st for st in view.steps if st.metric is metric and st.commit.sha in position]
+    marked = [st for st in view.steps if st.metric == metric and st.commit.sha in position]
     if marked:
         data.append({
             "type": "scatter", "mode": "markers", "name": "change points",

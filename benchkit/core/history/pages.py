@@ -156,7 +156,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
             latest_cells = "".join(
                 f"<li>{_e(metric_named(metric).cell(latest(s)[0].value, s.unit))} "
                 f'<span class="muted">{_e(series_name(s))}</span></li>' for s in shown)
-            steps = [st for st in v.steps if st.metric is metric and not st.transient]
+            steps = [st for st in v.steps if st.metric == metric and not st.transient]
             step = v.latest_step(metric)
             last = "<td class=\"muted\">none</td>" if step is None else (
                 f'<td data-sort="{_e(step.commit.key())}">{_change(step.change)} at '

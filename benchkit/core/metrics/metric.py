@@ -120,12 +120,21 @@ class Metric:
     def __str__(self) -> str:
         return self.name
 
+    def shown(self, value: float, unit: str = "") -> str:
+        """A value in a line of text, in its series' declared unit or else the metric's."""
+        return self.text(value, unit or self.unit)
+
+    def scale(self, values: Sequence[float], unit: str = "") -> tuple[float, str]:
+        """(scale, unit) of a chart axis for `values`, in their series' declared unit or
+        else the metric's."""
+        return self.axis(values, unit or self.unit)
+
     def cell(self, value: float, unit: str = "") -> str:
         """A value as a table shows it: in the unit that suits it (a count as `text`
         writes it)."""
         if self.counted:
-            return self.text(value, unit)
-        scale, shown = self.axis([value], unit)
+            return self.shown(value, unit)
+        scale, shown = self.scale([value], unit)
         return f"{value / scale:.4g}" + (f" {shown}" if shown else "")
 
     def chart_title(self, unit: str) -> str:

@@ -59,7 +59,7 @@ class ValueStats:
 
 def _shown(kind: str, unit: str, x: float) -> str:
     """A value as its metric writes it, with its unit (bytes in B/KiB/MiB)."""
-    return metric_named(kind).text(x, unit)
+    return metric_named(kind).shown(x, unit)
 
 
 def format_values(items: Sequence[ValueStats]) -> str:
@@ -91,7 +91,8 @@ class ValueChange:
     def describe(self) -> str:
         """'12 items -> 15 items (+25.0%)'."""
         change = "" if self.change is None else f" ({self.change:+.1%})"
-        return f"{_shown(self.kind, self.unit, self.base)} -> {_shown(self.kind, self.unit, self.new)}{change}"
+        base, new = (_shown(self.kind, self.unit, x) for x in (self.base, self.new))
+        return f"{base} -> {new}{change}"
 
     @property
     def change(self) -> float | None:
