@@ -113,7 +113,7 @@ def measured_history(commits: int, work: dict[int, int]) -> dict:
 
 
 def scale(commits: int = 1000, benchmarks: int = 200) -> dict:
-    from benchkit.core.history.series import Commit, HistoryMetric, Observation
+    from benchkit.core.history.series import Commit, Observation
     from benchkit.orchestration.dashboard import gather, write_report
     from benchkit.orchestration.history import find_steps
     from benchkit.system.history_db import HistoryDB
@@ -132,10 +132,10 @@ def scale(commits: int = 1000, benchmarks: int = 200) -> dict:
                 for b in range(benchmarks):
                     base = 1e-6 * (1 + b) * (1.1 if b % 50 == 0 and c >= 500 else 1.0)
                     t = base * float(np.exp(rng.normal(0, 0.02)))
-                    obs.append(Observation(f"bench_{b}", HistoryMetric.TIME, t, t * 0.98,
+                    obs.append(Observation(f"bench_{b}", "time", t, t * 0.98,
                                            t * 1.02, 10, timed))
                     n = 10_000.0 * (1 + b) + (500 if b % 40 == 0 and c >= 700 else 0)
-                    obs.append(Observation(f"bench_{b}", HistoryMetric.INSTRUCTIONS, n, n, n,
+                    obs.append(Observation(f"bench_{b}", "instructions", n, n, n,
                                            1, counted))
                 db.add(obs, commit=Commit(f"{c:040x}", f"2026-01-01T{c:06d}", c), machine="m",
                        measured_at=str(c), source="synthetic", digest=str(c), environment={})

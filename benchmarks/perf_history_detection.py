@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit.core.history.series import Commit, HistoryMetric, Point, Series
+from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import steps_of
 from benchkit.orchestration.asv_import import import_asv
 from benchkit.system.history_db import HistoryDB
@@ -59,7 +59,7 @@ def load_series(dirs: list[Path], min_points: int) -> list[tuple[str, np.ndarray
         with HistoryDB(Path(tmp) / "h.db") as db:
             for d in dirs:
                 import_asv(db, d)
-            for s in db.series(metric=HistoryMetric.TIME):
+            for s in db.series(metric="time"):
                 values = np.array([p.value for p in s.points], dtype=float)
                 if len(values) >= min_points and np.all(values > 0):
                     out.append((f"{s.machine}/{s.environment}/{s.benchmark}", values))
@@ -79,7 +79,7 @@ def benchkit_steps(values: np.ndarray) -> list[tuple[int, float]]:
     """(index, relative change) of each step benchkit reports."""
     points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(v), float(v), 1, 1)
                    for i, v in enumerate(values))
-    series = Series("b", HistoryMetric.TIME, "m", points)
+    series = Series("b", "time", "m", points)
     index = {p.commit.sha: i for i, p in enumerate(points)}
     return [(index[s.commit.sha], s.change) for s in steps_of(series) if not s.transient]
 
