@@ -40,15 +40,16 @@ SIMPLE = "https://pypi.org/pypi/"         # the JSON's file URLs may be relative
 
 def releases(package: str, since: str | None) -> list[tuple[str, str, str | None]]:
     """(version, upload time, source archive URL) of every final release with a wheel for
-    this interpreter on this platform, oldest first."""
+    this interpreter on this platform (or a pure-Python one), oldest first."""
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
     with urllib.request.urlopen(f"https://pypi.org/pypi/{package}/json", timeout=60) as r:
         data = json.load(r)
     out = []
     for version, files in data["releases"].items():
-        wheels = [f for f in files if f["filename"].endswith(".whl") and f"-{tag}-" in
-                  f["filename"] and "manylinux" in f["filename"] and
-                  platform.machine() in f["filename"] and not f.get("yanked")]
+        wheels = [f for f in files if not f.get("yanked") and (
+            f["filename"].endswith("-py3-none-any.whl") or (   # a pure-Python package
+                f["filename"].endswith(".whl") and f"-{tag}-" in f["filename"]
+                and "manylinux" in f["filename"] and platform.machine() in f["filename"]))]
         sdists = [f["url"] for f in files if f["packagetype"] == "sdist"]
         if FINAL.fullmatch(version) and wheels:
             out.append((version, min(f["upload_time_iso_8601"] for f in wheels),

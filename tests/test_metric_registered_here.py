@@ -82,6 +82,9 @@ def test_the_history_files_its_series_and_finds_its_step(tmp_path, capsys, frame
         "frames", f"{13:040x}", -0.25)
     main(["history", "regressions", "--db", db])
     assert "60.0 fps -> 45.0 fps" in capsys.readouterr().out
+    # its gate judges the history's steps too: a fall breaks no `frames>N%` (a rise limit)
+    assert main(["history", "regressions", "--db", db, "--fail-on", "frames>10%"]) == 0
+    assert main(["history", "regressions", "--db", db, "--fail-on", "slower>10%"]) == 2
     # the dashboard charts it under its own title, in its own unit
     assert main(["report", str(tmp_path / "site"), "--db", db]) == 0
     page = next((tmp_path / "site").glob("benchmarks/*.html")).read_text()

@@ -29,24 +29,20 @@ def warn_by_date(series_list) -> None:
               "add` inside the checkout records each commit's position", file=sys.stderr)
 
 
-# what each gate limits in a history: the series metric it reads
-_GATE_SERIES = {"slower": "time", "instructions": "instructions", "peak": "peakmem"}
-
-
 def check_gates(gates, series_list) -> None:
     """Every --fail-on gate must be judged on something the history holds; a gate that
     cannot be is an error, never a silent pass."""
     held = {str(s.metric) for s in series_list}
     for gate in gates:
-        wanted = _GATE_SERIES.get(str(gate.metric))
+        wanted = gate.series
         if wanted is None:
             raise BenchkitError(f"--fail-on {str(gate)!r}: the history keeps no "
-                                f"{gate.metric} figures (memory counts stay in results "
+                                f"{gate.name} figures (memory counts stay in results "
                                 "files: gate them with `benchkit compare`); use slower>N%, "
-                                "instructions>N% or peak>N%")
+                                "instructions>N%, peak>N% or track>N%")
         if not gate.relative:
             raise BenchkitError(f"--fail-on {str(gate)!r}: history steps are relative; "
-                                f"write it as {gate.metric}>N%")
+                                f"write it as {gate.name}>N%")
         if wanted not in held:
             raise BenchkitError(f"--fail-on {str(gate)!r}: no {wanted} series "
                                 f"{'match the filters' if held else 'in the history'}, so "
@@ -55,5 +51,4 @@ def check_gates(gates, series_list) -> None:
 
 def breaks_a_gate(step, gates) -> bool:
     """Whether a step goes beyond a --fail-on gate on its metric."""
-    return any(_GATE_SERIES.get(str(g.metric)) == str(step.metric) and step.change > g.limit
-               for g in gates)
+    return any(g.series == str(step.metric) and step.change > g.limit for g in gates)

@@ -18,23 +18,31 @@ class Gate:
     """A regression limit. `slower` and `instructions` limit a relative change (`>5%`); the
     memory metrics take a relative change (`bytes>10%`: NEW more than 10 % above BASE) or an
     absolute one per run (`allocations>0`: any more allocations; `bytes>1024`), and
-    `retained>N` limits the bytes a run of NEW leaves allocated. `metric` is the gate's
-    name. `str(gate)` and `Gate.parse` are the one text form, in files and on the command
-    line."""
+    `retained>N` limits the bytes a run of NEW leaves allocated. `name` is the gate's
+    (`slower`), `of` the metric it reads (time). `str(gate)` and `Gate.parse` are the one
+    text form, in files and on the command line."""
 
-    metric: str
+    name: str
     limit: float         # relative (0.05 == 5 %) when `relative`, else per run
     relative: bool = True
 
     def __str__(self) -> str:
         if self.relative:
-            return f"{self.metric}>{self.limit * 100:g}%"
-        return f"{self.metric}>{self.limit:g}"
+            return f"{self.name}>{self.limit * 100:g}%"
+        return f"{self.name}>{self.limit:g}"
 
     @property
     def of(self) -> Metric:
         """The metric this gate reads."""
-        return gate_name(self.metric)[0]
+        return gate_name(self.name)[0]
+
+    @property
+    def series(self) -> str | None:
+        """The history series this gate judges steps of: its metric's, or the one its
+        gate name says (memory's `peak`: asv's peakmem); None where the history keeps
+        none (benchkit's memory counts stay in results files)."""
+        metric, form = gate_name(self.name)
+        return form.series or (metric.name if metric.history else None)
 
     @classmethod
     def parse(cls, text: str) -> "Gate":

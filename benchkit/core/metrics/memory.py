@@ -14,7 +14,7 @@ def _show(figure: str, value: float) -> str:
 
 def breaks(change, gate) -> str | None:
     """Why a MemoryChange breaks the memory `gate` (None: it does not)."""
-    figure = gate.metric
+    figure = gate.name
     new = change.new.value(figure)
     if figure == "retained":
         return f"{gate}: {format_bytes(new)} retained per run" if new > gate.limit else None
@@ -37,7 +37,8 @@ MEMORY = register(Metric(
     text=lambda value, unit="": format_bytes(value), history=False,
     gates=(GateName("allocations", absolute=True, example="allocations>0"),
            GateName("bytes", absolute=True, example="bytes>10%"),
-           GateName("peak", absolute=True, example="peak>10%"),
+           # in a history, asv's peak resident memory is the series it reads
+           GateName("peak", absolute=True, example="peak>10%", series="peakmem"),
            GateName("retained", relative=False, absolute=True, example="retained>0",
                     amount="bytes")),
     figures="memory figures", hint=" (collect with --memory)",

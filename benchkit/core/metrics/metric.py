@@ -59,13 +59,15 @@ class Judged:
 @dataclasses.dataclass(frozen=True)
 class GateName:
     """A gate a metric takes: its name (`slower>5%`), whether it takes a percentage, an
-    absolute `amount` per run, or both, and an example for messages."""
+    absolute `amount` per run, or both, an example for messages, and the history series
+    it judges when that is not its metric's own (`series`)."""
 
     name: str
     relative: bool = True
     absolute: bool = False
     example: str = ""
     amount: str = "an amount"
+    series: str = ""
 
     @property
     def shown(self) -> str:

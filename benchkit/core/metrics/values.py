@@ -20,7 +20,7 @@ from benchkit.core.metrics.metric import (
 
 
 def _judge(row, gate) -> Judged:
-    change = next((c for c in row.values if c.kind == gate.metric), None)
+    change = next((c for c in row.values if c.kind == gate.name), None)
     if change is None:
         return Judged()
     if gate.relative:
