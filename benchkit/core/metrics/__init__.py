@@ -2,7 +2,7 @@
 and the built-in metrics, registered on import: wall time, instructions, memory, and the
 values benchmarks return (asv's mem and peakmem, and track)."""
 # registration order is the order gates are listed in messages: time first
-from benchkit.core.metrics import time, instructions, memory, values, track  # noqa: F401, I001
+from benchkit.core.metrics import wall_time, instructions, memory, values, track  # noqa: F401, I001
 from benchkit.core.metrics.gates import Gate
 from benchkit.core.metrics.metric import (
     GateName,
