@@ -1,6 +1,8 @@
-"""Files written by main before the layout change (core/ grouped into packages, the history
-CLI moved, exit codes from outcomes) load and give the same tables and steps, character for
-character: tests/fixtures/before-regroup, made by its make.py at ba89b74."""
+"""Files written by main before a change of the code that reads them load and give the same
+tables and steps, character for character: tests/fixtures/before-regroup (made by its
+make.py at ba89b74, before core/ was grouped into packages, the history CLI moved and exit
+codes came from outcomes) and tests/fixtures/before-metric-seam (at 2637f55, before the
+metric registry: asv values, a stored gate, a track series with a step)."""
 from __future__ import annotations
 
 import shutil
@@ -11,7 +13,8 @@ from test_cli import cli
 
 pytestmark = pytest.mark.slow     # five CLI runs on a history database
 
-FIXTURES = Path(__file__).parent / "fixtures" / "before-regroup"
+FIXTURE_DIRS = [Path(__file__).parent / "fixtures" / name
+                for name in ("before-regroup", "before-metric-seam")]
 COMMANDS = [
     (("compare", "base.json", "new.json"), "compare.txt"),
     (("compare", "base.json", "new.json", "--json"), "compare.json.txt"),
@@ -21,21 +24,27 @@ COMMANDS = [
 ]
 
 
+@pytest.fixture(params=FIXTURE_DIRS, ids=[d.name for d in FIXTURE_DIRS])
+def fixtures(request) -> Path:
+    return request.param
+
+
 @pytest.fixture
-def copied(tmp_path) -> Path:
+def copied(tmp_path, fixtures) -> Path:
     for name in ("base.json", "new.json", "history.db"):
-        shutil.copy(FIXTURES / name, tmp_path / name)
+        shutil.copy(fixtures / name, tmp_path / name)
     return tmp_path
 
 
 @pytest.mark.parametrize("command, expected", COMMANDS, ids=[e for _, e in COMMANDS])
-def test_files_from_before_the_change_give_the_same_output(copied, command, expected):
+def test_files_from_before_the_change_give_the_same_output(copied, fixtures, command,
+                                                            expected):
     out = cli(*command, cwd=copied, check_code=0).stdout
-    assert out == (FIXTURES / expected).read_text()
+    assert out == (fixtures / expected).read_text()
 
 
-def test_the_steps_are_the_same_again_from_the_cache(copied):
+def test_the_steps_are_the_same_again_from_the_cache(copied, fixtures):
     command, expected = COMMANDS[3]
     first = cli(*command, cwd=copied, check_code=0).stdout
     again = cli(*command, cwd=copied, check_code=0).stdout
-    assert first == again == (FIXTURES / expected).read_text()
+    assert first == again == (fixtures / expected).read_text()
