@@ -93,3 +93,20 @@ def test_a_chart_is_titled_in_its_axis_unit(metric, values, unit, title):
     kind = metric_named(metric)
     assert kind.chart_title(kind.axis(values, unit)[1]) == title
     assert kind.from_zero is (metric == "instructions")
+
+
+@pytest.mark.parametrize("gate, base, new, broken", [
+    ("track>5%", 100.0, 106.0, True), ("track>5%", 100.0, 104.0, False),
+    ("track>5%", 100.0, 50.0, False),           # a fall breaks no rise limit
+    ("track>5%", 0.0, 1.0, True), ("track>5%", 0.0, 0.0, False),   # from nothing
+    ("track>100", 100.0, 201.0, True), ("track>100", 100.0, 200.0, False),
+])
+def test_a_value_gate_reads_the_change_of_the_medians(gate, base, new, broken):
+    from types import SimpleNamespace
+
+    from benchkit.core.records.values import ValueChange
+    row = SimpleNamespace(values=(ValueChange("s.track_rows", "track", "rows", base, new),))
+    parsed = Gate.parse(gate)
+    judged = parsed.of.judge(row, parsed)
+    assert (judged.broken is not None) is broken
+    assert judged.broken is None or judged.broken.startswith(f"{gate}: {base:g} rows ->")

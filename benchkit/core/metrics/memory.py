@@ -5,7 +5,14 @@ allocated: a leak). Not a history metric: the history follows times and counts."
 from __future__ import annotations
 
 from benchkit.core.measure.memory import format_bytes
-from benchkit.core.metrics.metric import GateName, Judged, Metric, bytes_unit, register
+from benchkit.core.metrics.metric import (
+    GateName,
+    Judged,
+    Metric,
+    bytes_unit,
+    register,
+    relative_change,
+)
 
 
 def _show(figure: str, value: float) -> str:
@@ -21,9 +28,7 @@ def breaks(change, gate) -> str | None:
     base = change.base.value(figure)
     shown = f"{gate}: {_show(figure, base)} -> {_show(figure, new)} per run"
     if gate.relative:
-        relative = change.relative(figure)
-        if relative is None:                  # from nothing: any increase is unbounded
-            relative = float("inf") if new > base else 0.0
+        relative = relative_change(base, new)
         return f"{shown} ({relative:+.1%})" if relative > gate.limit else None
     return shown if new - base > gate.limit else None
 

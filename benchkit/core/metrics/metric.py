@@ -47,6 +47,13 @@ def plain_text(value: float, unit: str = "") -> str:
     return f"{value:,.6g}" + (f" {unit}" if unit else "")
 
 
+def relative_change(base: float, new: float) -> float:
+    """new / base - 1; from a base of 0, any increase is unbounded (+inf), else 0."""
+    if base:
+        return new / base - 1
+    return math.inf if new > base else 0.0
+
+
 @dataclasses.dataclass(frozen=True)
 class Judged:
     """What one gate says of one comparison row: broken (why), or left open by an

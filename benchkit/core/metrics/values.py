@@ -16,6 +16,7 @@ from benchkit.core.metrics.metric import (
     own_unit,
     plain_text,
     register,
+    relative_change,
 )
 
 
@@ -23,14 +24,9 @@ def _judge(row, gate) -> Judged:
     change = next((c for c in row.values if c.kind == gate.name), None)
     if change is None:
         return Judged()
-    if gate.relative:
-        relative = change.change
-        if relative is None:                  # from nothing: any increase is unbounded
-            relative = float("inf") if change.new > change.base else 0.0
-        return Judged(broken=f"{gate}: {change.describe()}" if relative > gate.limit
-                      else None)
-    return Judged(broken=f"{gate}: {change.describe()}"
-                  if change.new - change.base > gate.limit else None)
+    beyond = (relative_change(change.base, change.new) if gate.relative
+              else change.new - change.base)
+    return Judged(broken=f"{gate}: {change.describe()}" if beyond > gate.limit else None)
 
 
 def valued_metric(name: str, unit: str, title: str, exact: bool = False,
