@@ -53,11 +53,6 @@ class MemoryChange:
                 return MemoryVerdict.MORE if delta > 0 else MemoryVerdict.LESS
         return MemoryVerdict.SAME
 
-    def relative(self, metric: str) -> float | None:
-        """NEW / BASE - 1 of a figure (None when BASE is 0)."""
-        base = self.base.value(metric)
-        return self.new.value(metric) / base - 1 if base else None
-
     def describe(self) -> str:
         """'4 -> 6 allocs, 8.0 KiB -> 8.1 KiB' for a table cell."""
         return (f"{self.base.allocations:,.4g} -> {self.new.allocations:,.4g} allocs, "
