@@ -10,7 +10,9 @@ detectors run on the same values:
 
 - asv: `detect_steps` then `detect_regressions(steps, threshold=0.05)`, as `asv publish`
   reports regressions by default;
-- benchkit: `steps_of` on the series, as `benchkit history regressions` reports them.
+- benchkit: `steps_of` on the series, as `benchkit history regressions` reports them; a
+  step it cannot place at one commit (reported with a span of commits to bisect) is not a
+  step at a commit: it is counted apart (`benchkit_unplaced`), neither found nor false.
 
 Recall: a slower step reported within --tolerance commits of the injected one. False steps
 per series: slower steps reported anywhere else, on the flattened series without any
@@ -75,13 +77,23 @@ def asv_steps(values: np.ndarray) -> list[tuple[int, float]]:
     return [(after, best / before - 1) for before_i, after, before, best in regressions or []]
 
 
-def benchkit_steps(values: np.ndarray) -> list[tuple[int, float]]:
-    """(index, relative change) of each step benchkit reports."""
+def benchkit_report(values: np.ndarray) -> tuple[list[tuple[int, float]],
+                                                 list[tuple[int, int, float]]]:
+    """The steps benchkit places, as (index, relative change), and those it reports
+    without a place, as (first, last index the step may be at, relative change)."""
     points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(v), float(v), 1, 1)
                    for i, v in enumerate(values))
     series = Series("b", "time", "m", points)
     index = {p.commit.sha: i for i, p in enumerate(points)}
-    return [(index[s.commit.sha], s.change) for s in steps_of(series) if not s.transient]
+    steps = [s for s in steps_of(series) if not s.transient]
+    return ([(index[s.commit.sha], s.change) for s in steps if s.placed],
+            [(index[s.span[0].sha] + 1, index[s.span[1].sha], s.change)
+             for s in steps if not s.placed])
+
+
+def benchkit_steps(values: np.ndarray) -> list[tuple[int, float]]:
+    """(index, relative change) of each step benchkit reports at one commit."""
+    return benchkit_report(values)[0]
 
 
 DETECTORS = {"asv": asv_steps, "benchkit": benchkit_steps}
@@ -166,13 +178,23 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
             label, v = usable[rng.integers(len(usable))]
             at = int(rng.integers(margin, len(v) - margin + 1))
             cases.append((size, label, v, at))
+    # benchkit's steps it cannot place (reported with a span, not a commit): how many, and
+    # how many of those hold the injected commit in their span
+    unplaced = {"per_series": 0, "holding_the_injected_commit": 0}
     for size, label, v, at in cases:
         values = v.copy()
         if at is not None:
             values[at:] *= 1 + size
         for name, detect in DETECTORS.items():
             began = time.perf_counter()
-            reported = [(i, c) for i, c in detect(values) if c > 0]
+            if name == "benchkit":
+                placed, spans = benchkit_report(values)
+                spans = [(a, b) for a, b, c in spans if c > 0]
+                unplaced["per_series"] += len(spans)
+                unplaced["holding_the_injected_commit"] += sum(
+                    1 for a, b in spans if at is not None and a <= at <= b)
+            reported = [(i, c) for i, c in (placed if name == "benchkit" else detect(values))
+                        if c > 0]
             seconds[name] += time.perf_counter() - began
             runs[name] += 1
             hit = at is not None and any(abs(i - at) <= tolerance for i, _ in reported)
@@ -197,6 +219,9 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
                                       for name in DETECTORS},
         "seconds_per_series": {name: seconds[name] / runs[name] for name in DETECTORS},
         "false_steps_where": where,
+        "benchkit_unplaced": {"per_series": unplaced["per_series"] / len(cases),
+                              "holding_the_injected_commit":
+                                  unplaced["holding_the_injected_commit"] / len(cases)},
     }
 
 
@@ -205,10 +230,17 @@ def real_steps(series) -> list[dict]:
     regressions for asv, as each reports them)."""
     out = []
     for label, values in series:
-        for name in DETECTORS:
-            for i, change in (asv_steps(values) if name == "asv" else benchkit_steps(values)):
-                out.append({"series": label, "tool": name, "index": int(i),
-                            "change": round(float(change), 4), "points": len(values)})
+        out += [{"series": label, "tool": "asv", "index": int(i),
+                 "change": round(float(change), 4), "points": len(values)}
+                for i, change in asv_steps(values)]
+        placed, spans = benchkit_report(values)
+        out += [{"series": label, "tool": "benchkit", "index": int(i),
+                 "change": round(float(change), 4), "points": len(values)}
+                for i, change in placed]
+        # not placed: the span of indexes it may be at
+        out += [{"series": label, "tool": "benchkit", "index": None, "span": [first, last],
+                 "change": round(float(change), 4), "points": len(values)}
+                for first, last, change in spans]
     return out
 
 
@@ -257,6 +289,9 @@ def main() -> None:
                       *scored["false_steps_per_series_95"][name])
                   + "   false: {null} null, {near_injected} misplaced, {elsewhere} "
                     "elsewhere".format(**scored["false_steps_where"][name]))
+        print("benchkit also reported {per_series:.3f} slower steps per series without a "
+              "place (a span of commits), {holding_the_injected_commit:.3f} holding the "
+              "injected commit".format(**scored["benchkit_unplaced"]))
     if args.output:
         args.output.write_text(json.dumps(result, indent=1) + "\n")
         print(f"wrote {args.output}")

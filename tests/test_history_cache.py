@@ -75,7 +75,9 @@ def test_step_records_round_trip_and_refuse_wrong_shapes():
                         (), "why", "env", "", True)
     (back,) = steps_from_records(steps_to_records([step]))
     assert back.commit == step.commit and back.transient and back.change == 1.0
-    for bad in ({}, [1], [["b", "time"]], [[*steps_to_records([step])[0][:-1], "yes"]]):
+    record = steps_to_records([step])[0]
+    for bad in ({}, [1], [["b", "time"]], [[*record[:-2], "yes", None]],
+                [[*record[:-1], ["x", "y"]]], [[*record[:-1], 3]]):
         with pytest.raises(ValueError):
             steps_from_records(bad)
 

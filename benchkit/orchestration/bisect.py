@@ -163,14 +163,16 @@ def confirm_steps(steps: Sequence[Step], repo: Path | None, paths: Sequence[str]
         if step.metric != "time" or step.transient:
             out.append(step)
             continue
+        # an unplaced step is re-measured across its span: the change is somewhere in it
+        after, through = step.range
         if repo is None:
             verdict = "not re-measurable: no repository (pass --repo)"
-        elif not (git.resolve(repo, step.previous.sha, "commit")
-                  and git.resolve(repo, step.commit.sha, "commit")):
-            verdict = f"not re-measurable: {step.commit.sha[:12]} is not a commit of {repo}"
+        elif not (git.resolve(repo, after.sha, "commit")
+                  and git.resolve(repo, through.sha, "commit")):
+            verdict = f"not re-measurable: {through.sha[:12]} is not a commit of {repo}"
         else:
             try:
-                wall = ab_wall(repo, paths, step.previous, step.commit, step.benchmark,
+                wall = ab_wall(repo, paths, after, through, step.benchmark,
                                install, ab_args, workdir)
             except (BenchkitError, OSError) as error:
                 verdict = f"not re-measurable: {str(error).splitlines()[0]}"

@@ -241,9 +241,9 @@ def _detector_version() -> str:
     """benchkit's version and a digest of the step finders' code: steps cached by another
     version are found again."""
     import benchkit
-    from benchkit.core.history import changes, step, steps, time_steps
+    from benchkit.core.history import changes, placement, step, steps, time_steps
     digest = hashlib.sha256()
-    for module in (changes, step, steps, time_steps):
+    for module in (changes, placement, step, steps, time_steps):
         digest.update(Path(module.__file__).read_bytes())
     return f"{benchkit.__version__}:{digest.hexdigest()[:16]}"
 

@@ -274,10 +274,12 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
     for step in shown if not args.json else []:
         mark = "  <- breaks a gate" if step in broken else ""
         kind = " (transient)" if step.transient else ""
+        after, through = step.range
+        where = (f"at {step.commit.sha[:12]} {printable(step.commit.message[:60])!r}"
+                 if step.placed else "not placed: somewhere")
         print(f"{printable(step.benchmark)} [{step.metric}, {place(step)}]: "
               f"{step.change:+.2%}{kind} (interval {step.ci_low:+.2%} .. {step.ci_high:+.2%}) "
-              f"at {step.commit.sha[:12]} {printable(step.commit.message[:60])!r} (in "
-              f"{step.previous.sha[:12]}..{step.commit.sha[:12]}){mark}")
+              f"{where} (in {after.sha[:12]}..{through.sha[:12]}){mark}")
         if step.confirmation:
             print(f"    {printable(step.confirmation)}")
         print(f"    {format_value(step.metric, step.before)} -> "

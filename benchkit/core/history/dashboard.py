@@ -149,7 +149,8 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
             "marker": {"symbol": ["diamond-open" if st.transient else "diamond"
                                   for st in marked], "size": 13, "color": "#d62728"},
             "customdata": [step_anchor(st) for st in marked],
-            "text": [f"{st.change:+.2%}{' (transient)' if st.transient else ''} at "
+            "text": [f"{st.change:+.2%}{' (transient)' if st.transient else ''}"
+                     f"{' at ' if st.placed else ' not placed, best fit '}"
                      f"{st.commit.sha[:12]} ({printable(st.machine)})<br>click for details"
                      for st in marked],
             "hovertemplate": "%{text}<extra></extra>",
@@ -157,7 +158,14 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
         shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": position[st.commit.sha]
                    - 0.5, "x1": position[st.commit.sha] - 0.5, "y0": 0, "y1": 1,
                    "line": {"color": "#d62728", "dash": "dash", "width": 1}}
-                  for st in marked if not st.transient]
+                  for st in marked if not st.transient and st.placed]
+        # an unplaced step shades the span it may be in
+        shapes += [{"type": "rect", "xref": "x", "yref": "paper",
+                    "x0": position[st.range[0].sha] + 0.5, "x1": position[st.range[1].sha] - 0.5,
+                    "y0": 0, "y1": 1, "line": {"width": 0}, "fillcolor": "#d62728",
+                    "opacity": 0.12}
+                   for st in marked if not st.transient and not st.placed
+                   and st.range[0].sha in position and st.range[1].sha in position]
     shapes += [{"type": "line", "xref": "x", "yref": "paper", "x0": position[c.commit.sha]
                 - 0.5, "x1": position[c.commit.sha] - 0.5, "y0": 0, "y1": 1,
                 "line": {"color": "#9467bd", "dash": "dot", "width": 1}}
@@ -207,7 +215,10 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20) -> str:
         for st in steps[:max_steps]:
             lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(st.machine)} | "
                          f"{st.change:+.2%} | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
-                         f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |")
+                         + (f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |"
+                            if st.placed else
+                            f"`{st.range[0].sha[:12]}..{st.range[1].sha[:12]}` | not placed: "
+                            "somewhere in this range |"))
         if len(steps) > max_steps:
             lines.append(f"\n... and {len(steps) - max_steps} older.")
     else:

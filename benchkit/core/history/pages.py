@@ -159,7 +159,8 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
             steps = [st for st in v.steps if st.metric == metric and not st.transient]
             step = v.latest_step(metric)
             last = "<td class=\"muted\">none</td>" if step is None else (
-                f'<td data-sort="{_e(step.commit.key())}">{_change(step.change)} at '
+                f'<td data-sort="{_e(step.commit.key())}">{_change(step.change)} '
+                f'{"at" if step.placed else "not placed, near"} '
                 f'<a href="benchmarks/{v.slug}.html#{step_anchor(step)}"><code>'
                 f'{step.commit.sha[:12]}</code></a> <span class="muted">'
                 f'{_e(step.machine)}</span></td>')
@@ -217,11 +218,15 @@ def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
         where = _e(st.machine) + (f", {_e(st.environment)}" if st.environment else "")
         kind = " (transient)" if st.transient else ""
         confirmed = f"; {_e(st.confirmation)}" if st.confirmation else ""
+        after, through = st.range
+        at = (f"at <code>{st.commit.sha[:12]}</code>" if st.placed else
+              "not placed: somewhere in the range below")
         parts.append(
             f'<section class="step" id="{step_anchor(st)}"><h3>{_change(st.change)}{kind} '
-            f'{st.metric} on {where} at <code>{st.commit.sha[:12]}</code></h3>'
-            f'<p>{_e(st.commit.message)} <span class="muted">({_e(st.commit.date)}; in the '
-            f'range <code>{st.previous.sha[:12]}..{st.commit.sha[:12]}</code>)</span><br>'
+            f'{st.metric} on {where} {at}</h3>'
+            f'<p>{_e(st.commit.message) if st.placed else "best fit: " + _e(st.commit.sha[:12])}'
+            f' <span class="muted">({_e(st.commit.date)}; in the '
+            f'range <code>{after.sha[:12]}..{through.sha[:12]}</code>)</span><br>'
             f'{_e(metric_named(st.metric).cell(st.before))} &rarr; '
             f'{_e(metric_named(st.metric).cell(st.after))}, interval {st.ci_low:+.2%} .. '
             f'{st.ci_high:+.2%}; {_e(st.evidence)}{confirmed}</p>' + _functions(st)

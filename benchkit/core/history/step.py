@@ -43,12 +43,27 @@ class Step:
     environment: str = ""
     confirmation: str = ""       # "", or confirmed / rejected / not re-measurable (why)
     transient: bool = False      # a later step took it back: a slow spell or a revert
+    # Not placed: the data fits the step anywhere after span[0] up to span[1] (commit is
+    # only the best fit); None when it lies between previous and commit.
+    span: tuple[Commit, Commit] | None = None
+
+    @property
+    def placed(self) -> bool:
+        """Whether the step is at one commit (else `span` holds where it may be)."""
+        return self.span is None
+
+    @property
+    def range(self) -> tuple[Commit, Commit]:
+        """The commits the step lies between: after the first, at or before the second."""
+        return self.span or (self.previous, self.commit)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object `benchkit history regressions --json` prints."""
         return {"benchmark": self.benchmark, "metric": str(self.metric),
                 "machine": self.machine, "environment": self.environment,
                 "confirmation": self.confirmation or None, "transient": self.transient,
+                "placed": self.placed,
+                "span": None if self.span is None else [c.sha for c in self.span],
                 "commit": self.commit.sha,
                 "previous_commit": self.previous.sha, "commit_date": self.commit.date,
                 "message": self.commit.message, "before": self.before, "after": self.after,
@@ -75,7 +90,8 @@ def steps_to_records(steps: list[Step]) -> list[list[Any]]:
     return [[s.benchmark, str(s.metric), s.machine, _commit_record(s.previous),
              _commit_record(s.commit), s.before, s.after, s.change, s.ci_low, s.ci_high,
              [[f.function, f.before, f.after] for f in s.functions], s.evidence,
-             s.environment, s.confirmation, s.transient] for s in steps]
+             s.environment, s.confirmation, s.transient,
+             None if s.span is None else [_commit_record(c) for c in s.span]] for s in steps]
 
 
 def steps_from_records(records: Any) -> list[Step]:
@@ -87,7 +103,8 @@ def steps_from_records(records: Any) -> list[Step]:
     for record in records:
         try:
             (benchmark, metric, machine, previous, commit, before, after, change, ci_low,
-             ci_high, functions, evidence, environment, confirmation, transient) = record
+             ci_high, functions, evidence, environment, confirmation, transient,
+             span) = record
             numbers = (before, after, change, ci_low, ci_high)
             if not (all(isinstance(v, str) for v in (benchmark, machine, evidence,
                                                      environment, confirmation))
@@ -100,9 +117,12 @@ def steps_from_records(records: Any) -> list[Step]:
                         and isinstance(now, (int, float))):
                     raise ValueError("a moved function of the wrong type")
                 moved.append(MovedFunction(function, was, now))
+            if span is not None:
+                first, last = span
+                span = (_commit_of(first), _commit_of(last))
             out.append(Step(benchmark, history_metric(metric), machine, _commit_of(previous),
                             _commit_of(commit), *(float(v) for v in numbers), tuple(moved),
-                            evidence, environment, confirmation, transient))
+                            evidence, environment, confirmation, transient, span))
         except TypeError:
             raise ValueError("not a step record") from None
     return out

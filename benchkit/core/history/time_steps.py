@@ -39,6 +39,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from benchkit.core.decisions.verdicts import Interval, ratio_of, t_interval
+from benchkit.core.history import placement
 from benchkit.core.history.process_evidence import evidence_decision
 from benchkit.core.history.series import Point, Series
 from benchkit.core.history.step import Step
@@ -346,6 +347,14 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                           level_after, level_after / level_before - 1, low, high, (), how,
                           series.environment))
         positions.append(at)
+    whole = noise_of(raw, (), LAGS)
+    for i, span in enumerate(placement.spans(raw, positions, whole)):
+        if span is not None:
+            first, last = span
+            steps[i] = dataclasses.replace(
+                steps[i], span=(points[first - 1].commit, points[last].commit),
+                evidence=steps[i].evidence + f"; not placed: fits anywhere in {last - first + 1}"
+                " commits (bisect it, or --confirm re-measures the span's ends)")
     return _mark_undone(steps, logs, positions, effect)
 
 

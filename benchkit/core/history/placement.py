@@ -1,0 +1,56 @@
+"""Where a wall-time step lies: one commit, or a span the data cannot narrow (pure).
+
+A step found on a shared runner's series is sometimes clear in size and unclear in place:
+a slow spell of a few commits next to it, or a short real stretch, fits about as well on
+either side. Naming one commit there blames the wrong change (on real series with injected
+steps, most of benchkit's wrong steps were right-sized steps named 3-8 commits away). So
+the cuts near a step are scored as two levels each (least absolute deviation from each
+side's median, on the raw log values), and every cut that fits within SLACK times the
+series' noise of the best one is a place the step may be. When such a cut is SEPARATION or
+more commits from the best, the step is *not placed*: it is reported with the span of
+those cuts, to bisect or re-measure, and is not a step at one commit.
+
+SLACK, REACH and SEPARATION were measured, not picked: benchmarks/perf_history_detection.py
+scores placed steps beside asv's on five sets of real series (results/history_detection*).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+REACH = 10          # commits on either side of a step whose cuts are scored
+SLACK = 5.0         # a cut this many noises (of absolute deviation) from the best still fits
+SEPARATION = 4      # a fitting cut this many commits from the best leaves a step unplaced
+WINDOW = 30         # commits on either side that a cut is scored on
+
+
+def _cost(logs: np.ndarray, cut: int) -> float:
+    left, right = logs[:cut], logs[cut:]
+    return float(np.abs(left - np.median(left)).sum() + np.abs(right - np.median(right)).sum())
+
+
+def spans(logs: np.ndarray, positions: Sequence[int], sigma: float
+          ) -> list[tuple[int, int] | None]:
+    """For each step (`positions`: the first commit after each, ascending) None when it is
+    placed, else (first, last): the step may be at any commit from `first` to `last`. Each
+    is judged between its neighbouring steps, at most WINDOW commits either side; `sigma`
+    is the series' noise (log scale)."""
+    out: list[tuple[int, int] | None] = []
+    edges = [0, *positions, len(logs)]
+    for k, at in enumerate(positions):
+        low = max(edges[k], at - WINDOW)
+        high = min(edges[k + 2], at + WINDOW)
+        stretch = logs[low:high]
+        cuts = range(max(2, at - low - REACH), min(len(stretch) - 2, at - low + REACH) + 1)
+        costs = {cut: _cost(stretch, cut) for cut in cuts}
+        if not costs:
+            out.append(None)
+            continue
+        best = min(costs, key=costs.__getitem__)
+        fitting = [cut for cut, cost in costs.items() if cost - costs[best] < SLACK * sigma]
+        if all(abs(cut - best) < SEPARATION for cut in fitting):
+            out.append(None)
+        else:
+            out.append((low + min(*fitting, at - low), low + max(*fitting, at - low)))
+    return out
