@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchkit.core.history import placement
 from benchkit.core.history.series import Commit, Observation, Point, Series
@@ -79,3 +81,32 @@ def test_regressions_print_the_span_of_an_unplaced_step_and_it_still_breaks_a_ga
     assert "not placed: somewhere in the range below" in html
     assert "<code>12aaaaaaaaaa..20aaaaaaaaaa</code>" in html
     assert '"type": "rect"' in html or '"type":"rect"' in html     # the span, shaded
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.5, 2.0), min_size=8, max_size=80), st.data())
+def test_a_span_always_holds_the_step_and_stays_inside_its_neighbours(values, data):
+    logs = np.log(np.array(values))
+    n = len(logs)
+    positions = sorted(set(data.draw(st.lists(st.integers(1, n - 1), min_size=1, max_size=4))))
+    sigma = data.draw(st.floats(1e-3, 0.5))
+    spans = placement.spans(logs, positions, sigma)
+    assert len(spans) == len(positions)
+    edges = [0, *positions, n]
+    for k, (at, span) in enumerate(zip(positions, spans)):
+        if span is not None:
+            first, last = span
+            assert edges[k] < first <= at <= last < edges[k + 2]
+            assert last - first >= placement.SEPARATION
+
+
+def test_confirm_re_measures_an_unplaced_step_across_its_span(tmp_path):
+    import subprocess
+
+    from benchkit.orchestration.bisect import confirm_steps
+    (step,) = time_steps(_series(UFUNC_SIN))
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    (out,) = confirm_steps([step], tmp_path / "repo", ["."], install=None, ab_args=[],
+                           workdir=tmp_path)
+    # the span's last commit, not the best fit's, is what ab would have measured
+    assert out.confirmation == f"not re-measurable: c20 is not a commit of {tmp_path / 'repo'}"
