@@ -49,11 +49,11 @@ def test_a_clear_step_is_placed_and_one_beside_a_short_stretch_is_not():
 def test_the_real_series_gets_one_unplaced_step_whose_span_holds_the_commit():
     (step,) = time_steps(_series(UFUNC_SIN))
     assert not step.placed and step.change > 0.05
-    assert (step.span[0].sha, step.span[1].sha) == ("c12", "c20")   # commit 14 is inside
+    assert (step.span[0].sha, step.span[1].sha) == ("c12", "c22")   # commit 14 is inside
     assert step.range == step.span
-    assert "not placed: fits anywhere in 8 commits" in step.evidence
+    assert "not placed: fits anywhere in 10 commits" in step.evidence
     shown = step.to_json()
-    assert shown["placed"] is False and shown["span"] == ["c12", "c20"]
+    assert shown["placed"] is False and shown["span"] == ["c12", "c22"]
     (back,) = steps_from_records(json.loads(json.dumps(steps_to_records([step]))))
     assert back == step
 
@@ -68,18 +68,18 @@ def test_regressions_print_the_span_of_an_unplaced_step_and_it_still_breaks_a_ga
                    environment={"python": "3.11.7"})
     out = cli("history", "regressions", "--db", "h.db", "--fail-on", "slower>5%",
               cwd=tmp_path, check_code=1).stdout
-    assert "not placed: somewhere (in 12aaaaaaaaaa..20aaaaaaaaaa)  <- breaks a gate" in out
+    assert "not placed: somewhere (in 12aaaaaaaaaa..22aaaaaaaaaa)  <- breaks a gate" in out
     (step,) = json.loads(cli("history", "regressions", "--db", "h.db", "--json",
                              cwd=tmp_path, check_code=0).stdout)
     assert step["placed"] is False
-    assert step["span"] == ["12" + "a" * 38, "20" + "a" * 38]
+    assert step["span"] == ["12" + "a" * 38, "22" + "a" * 38]
     md = cli("report", "--markdown", "--db", "h.db", cwd=tmp_path, check_code=0).stdout
-    assert "| `12aaaaaaaaaa..20aaaaaaaaaa` | not placed: somewhere in this range |" in md
+    assert "| `12aaaaaaaaaa..22aaaaaaaaaa` | not placed: somewhere in this range |" in md
     cli("report", tmp_path / "site", "--db", "h.db", cwd=tmp_path, check_code=0)
     (page,) = (tmp_path / "site" / "benchmarks").glob("*.html")
     html = page.read_text()
     assert "not placed: somewhere in the range below" in html
-    assert "<code>12aaaaaaaaaa..20aaaaaaaaaa</code>" in html
+    assert "<code>12aaaaaaaaaa..22aaaaaaaaaa</code>" in html
     assert '"type": "rect"' in html or '"type":"rect"' in html     # the span, shaded
 
 
@@ -109,4 +109,4 @@ def test_confirm_re_measures_an_unplaced_step_across_its_span(tmp_path):
     (out,) = confirm_steps([step], tmp_path / "repo", ["."], install=None, ab_args=[],
                            workdir=tmp_path)
     # the span's last commit, not the best fit's, is what ab would have measured
-    assert out.confirmation == f"not re-measurable: c20 is not a commit of {tmp_path / 'repo'}"
+    assert out.confirmation == f"not re-measurable: c22 is not a commit of {tmp_path / 'repo'}"

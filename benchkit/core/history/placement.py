@@ -5,7 +5,8 @@ a slow spell of a few commits next to it, or a short real stretch, fits about as
 either side. Naming one commit there blames the wrong change (on real series with injected
 steps, most of benchkit's wrong steps were right-sized steps named 3-8 commits away). So
 the cuts near a step are scored as two levels each (least absolute deviation from each
-side's median, on the raw log values), and every cut that fits within SLACK times the
+side's median, on the log values levels were found in: the lower envelope where the noise
+is one-sided, else the raw values), and every cut that fits within SLACK times the
 series' noise of the best one is a place the step may be. When such a cut is SEPARATION or
 more commits from the best, the step is *not placed*: it is reported with the span of
 those cuts, to bisect or re-measure, and is not a step at one commit.

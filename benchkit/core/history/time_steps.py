@@ -347,8 +347,11 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                           level_after, level_after / level_before - 1, low, high, (), how,
                           series.environment))
         positions.append(at)
+    # placed on the values levels were found in where those are the lower envelope (one-sided
+    # noise: the raw values' slow spells fit a step anywhere near them), in raw noise units
+    placed_on = logs if envelope else raw
     whole = noise_of(raw, (), LAGS)
-    for i, span in enumerate(placement.spans(raw, positions, whole)):
+    for i, span in enumerate(placement.spans(placed_on, positions, whole)):
         if span is not None:
             first, last = span
             steps[i] = dataclasses.replace(
