@@ -23,7 +23,9 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step that a later one takes back (the level returns to within the minimum effect) is
-   marked transient: a slow spell or a revert, not a step to act on (asv reports neither).
+   marked transient: a slow spell or a revert, not a step to act on (asv reports neither);
+6. a step the data fits about as well 4 or more commits away is not placed: it is given the
+   span of commits it may lie in (`placement.py`), not a commit to blame.
 
 These choices and constants were measured, not picked: benchmarks/perf_history_detection.py
 scores them beside asv's step detection on real series with injected steps
