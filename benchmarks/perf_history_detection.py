@@ -77,6 +77,11 @@ def asv_steps(values: np.ndarray) -> list[tuple[int, float]]:
     return [(after, best / before - 1) for before_i, after, before, best in regressions or []]
 
 
+def asv_report(values: np.ndarray) -> tuple[list[tuple[int, float]], list]:
+    """asv's regressions, each at a commit (asv gives no spans)."""
+    return asv_steps(values), []
+
+
 def benchkit_report(values: np.ndarray) -> tuple[list[tuple[int, float]],
                                                  list[tuple[int, int, float]]]:
     """The steps benchkit places, as (index, relative change), and those it reports
@@ -91,12 +96,8 @@ def benchkit_report(values: np.ndarray) -> tuple[list[tuple[int, float]],
              for s in steps if not s.placed])
 
 
-def benchkit_steps(values: np.ndarray) -> list[tuple[int, float]]:
-    """(index, relative change) of each step benchkit reports at one commit."""
-    return benchkit_report(values)[0]
-
-
-DETECTORS = {"asv": asv_steps, "benchkit": benchkit_steps}
+# each: the steps at a commit, (index, change), and those given a span, (first, last, change)
+DETECTORS = {"asv": asv_report, "benchkit": benchkit_report}
 
 
 def flatten(values: np.ndarray, keep_spells: int) -> np.ndarray:
@@ -178,8 +179,8 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
             label, v = usable[rng.integers(len(usable))]
             at = int(rng.integers(margin, len(v) - margin + 1))
             cases.append((size, label, v, at))
-    # benchkit's steps it cannot place (reported with a span, not a commit): how many, and
-    # how many of those hold the injected commit in their span
+    # steps reported with a span, not a commit (benchkit's): how many, and how many of those
+    # hold the injected commit in their span
     unplaced = {"per_series": 0, "holding_the_injected_commit": 0}
     for size, label, v, at in cases:
         values = v.copy()
@@ -187,14 +188,12 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
             values[at:] *= 1 + size
         for name, detect in DETECTORS.items():
             began = time.perf_counter()
-            if name == "benchkit":
-                placed, spans = benchkit_report(values)
-                spans = [(a, b) for a, b, c in spans if c > 0]
-                unplaced["per_series"] += len(spans)
-                unplaced["holding_the_injected_commit"] += sum(
-                    1 for a, b in spans if at is not None and a <= at <= b)
-            reported = [(i, c) for i, c in (placed if name == "benchkit" else detect(values))
-                        if c > 0]
+            placed, spans = detect(values)
+            spans = [(a, b) for a, b, c in spans if c > 0]
+            unplaced["per_series"] += len(spans)
+            unplaced["holding_the_injected_commit"] += sum(
+                1 for a, b in spans if at is not None and a <= at <= b)
+            reported = [(i, c) for i, c in placed if c > 0]
             seconds[name] += time.perf_counter() - began
             runs[name] += 1
             hit = at is not None and any(abs(i - at) <= tolerance for i, _ in reported)
@@ -230,17 +229,15 @@ def real_steps(series) -> list[dict]:
     regressions for asv, as each reports them)."""
     out = []
     for label, values in series:
-        out += [{"series": label, "tool": "asv", "index": int(i),
-                 "change": round(float(change), 4), "points": len(values)}
-                for i, change in asv_steps(values)]
-        placed, spans = benchkit_report(values)
-        out += [{"series": label, "tool": "benchkit", "index": int(i),
-                 "change": round(float(change), 4), "points": len(values)}
-                for i, change in placed]
-        # not placed: the span of indexes it may be at
-        out += [{"series": label, "tool": "benchkit", "index": None, "span": [first, last],
-                 "change": round(float(change), 4), "points": len(values)}
-                for first, last, change in spans]
+        for name, detect in DETECTORS.items():
+            placed, spans = detect(values)
+            out += [{"series": label, "tool": name, "index": int(i),
+                     "change": round(float(change), 4), "points": len(values)}
+                    for i, change in placed]
+            # not placed: the span of indexes it may be at
+            out += [{"series": label, "tool": name, "index": None, "span": [first, last],
+                     "change": round(float(change), 4), "points": len(values)}
+                    for first, last, change in spans]
     return out
 
 
