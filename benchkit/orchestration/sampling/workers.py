@@ -149,6 +149,7 @@ class WorkerProcess:
                  cpu: int | None = None, layout: int | None = None, timeout: float = 600.0):
         self.label = label
         self.timeout = timeout
+        self._busy = False          # a request was sent and its answer has not come
         self._tmp = tempfile.TemporaryDirectory(prefix=owned_prefix("worker"))
         shim = Path(self._tmp.name) / "path"
         shim.mkdir()
@@ -188,8 +189,10 @@ class WorkerProcess:
     def request(self, cmd: str, **args: Any) -> dict[str, Any]:
         """Send one request and wait (up to `timeout`) for its reply; a failed reply raises."""
         try:
+            self._busy = True
             self._channel.send({"cmd": cmd, **args})
             reply = self._channel.receive(self.timeout)
+            self._busy = False
         except ChannelError as error:
             hint = ("; a snippet may hang (raise --timeout or fix the snippet)"
                     if error.timed_out else "")
@@ -233,10 +236,11 @@ class WorkerProcess:
 
     def close(self) -> None:
         """Ask the worker to quit; kill it if it does not within a few seconds, and at once
-        while an interrupt (Ctrl-C) unwinds: the worker, in a session of its own, did not
-        get the SIGINT and would finish its block first."""
+        while an interrupt (Ctrl-C) unwinds (the worker, in a session of its own, did not
+        get the SIGINT and would finish its block first) or while it still owes an answer
+        (it timed out, or is hung: it would not read the request to quit)."""
         interrupted = isinstance(sys.exc_info()[1], KeyboardInterrupt)
-        if self._process.poll() is None and not interrupted:
+        if self._process.poll() is None and not interrupted and not self._busy:
             try:
                 self._process.stdin.write(b'{"cmd": "quit"}\n')
                 self._process.stdin.close()
