@@ -15,13 +15,14 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 demo: $(VENV)/.installed
 	$(PY) benchmarks/tour_seed003.py
 
-# Two workers (pytest-xdist): the suite is about 80 % processes waiting on each other.
+# Two workers (pytest-xdist); an idle worker takes tests from the other's queue, so a
+# few long end-to-end tests do not leave one core idle at the end.
 test: $(VENV)/.installed
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 --dist worksteal
 
 # The pure modules and quick CLI checks: everything not marked slow.
 test-fast: $(VENV)/.installed
-	$(PY) -m pytest -q -n 2 -m 'not slow and not compat'
+	$(PY) -m pytest -q -n 2 --dist worksteal -m 'not slow and not compat'
 
 # The determinism hard cases left out of `make test` (another install path, fresh
 # virtualenvs), then the torch versions (several GB each from the index: name them).

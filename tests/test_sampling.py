@@ -132,11 +132,11 @@ def test_a_worker_that_timed_out_is_killed_at_once_not_asked_to_quit(tmp_path):
     (it used to get 10 s to quit, and the run waited them out)."""
     finished = tmp_path / "finished"
     suite = _suite(tmp_path, "from benchkit import Timer\n"
-                   f'bench_slow = Timer("time.sleep(3); pathlib.Path({str(finished)!r}).touch()",'
+                   f'bench_slow = Timer("time.sleep(2); pathlib.Path({str(finished)!r}).touch()",'
                    ' "import pathlib, time")\n')
     failure = _failure_of(suite, runs.Settings(processes=1, min_run_time=0.01, timeout=1))
     assert failure.kind is FailureKind.TIMED_OUT
-    time.sleep(4)       # had the worker lived, its first run would have ended by now
+    time.sleep(2.5)     # had the worker lived, its first run would have ended by now
     assert not finished.exists()
     assert not _workers_of(os.getpid())
 
