@@ -103,6 +103,29 @@ def test_time_steps_on_the_noise_model_false_steps_and_detection():
     assert detected[0.05] <= 30, detected
 
 
+def _holds(step, at):
+    """Whether `step` rose at commit `at` (give or take one), or in a span that holds it."""
+    if step.change <= 0:
+        return False
+    if step.span is None:
+        return step.commit.sha in (f"c{at - 1}", f"c{at}", f"c{at + 1}")
+    return int(step.span[0].sha[1:]) < at <= int(step.span[1].sha[1:])
+
+
+def test_between_long_levels_a_step_needs_fewer_noises():
+    """A 5 % step in 2 % noise is 2.5 noises, at SIGMAS: between levels of 20 commits it is
+    rarely more than that. Between levels of 100 commits each, the levels are known to
+    1/sqrt(commits) and no slow spell is that long: the step needs fewer noises
+    (LONG_LEVEL), and is found in 44 of 100 series (4 with SIGMAS for every level), with no
+    false step in 100 series of 200 commits without one."""
+    rng = np.random.default_rng(0)
+    false = sum(len(time_steps(_series(_model(rng, 200, sigma=0.02)))) for _ in range(100))
+    found = sum(any(_holds(s, 100) for s in time_steps(_series(_model(rng, 200, 0.05, 100,
+                                                                      sigma=0.02))))
+                for _ in range(100))
+    assert false == 0 and found >= 30, (false, found)
+
+
 def test_noise_counts_slow_spells_and_not_the_pairs_across_a_level_change():
     quiet = np.log([1.0, 1.01] * 20)
     # the same values, but slow in spells of three: neighbours inside a spell agree, so

@@ -16,6 +16,8 @@ scores placed steps beside asv's on five sets of real series (results/history_de
 """
 from __future__ import annotations
 
+import math
+import statistics
 from typing import Sequence
 
 import numpy as np
@@ -24,6 +26,21 @@ REACH = 10          # commits on either side of a step whose cuts are scored
 SLACK = 5.0         # a cut this many noises (of absolute deviation) from the best still fits
 SEPARATION = 4      # a fitting cut this many commits from the best leaves a step unplaced
 WINDOW = 30         # commits on either side that a cut is scored on
+
+
+def refined(logs: Sequence[float], start: int, at: int, end: int, reach: int = 2) -> int:
+    """The boundary near `at` that best splits logs[start:end] into two levels (least
+    absolute deviation from each side's median): the envelope moves a step by a commit."""
+    best, best_cost = at, math.inf
+    for cut in range(max(start + 1, at - reach), min(end - 1, at + reach) + 1):
+        # Python lists: the medians of these short slices are ~20x faster than numpy's
+        left, right = logs[start:cut], logs[cut:end]
+        middle_left, middle_right = statistics.median(left), statistics.median(right)
+        cost = (sum(abs(v - middle_left) for v in left)
+                + sum(abs(v - middle_right) for v in right))
+        if cost < best_cost - 1e-12:
+            best, best_cost = cut, cost
+    return best
 
 
 def _cost(logs: np.ndarray, cut: int) -> float:

@@ -18,8 +18,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    much as a short level can show), alpha shared among the boundaries of the series by
    Holm's step-down (a series with several real steps does not lose one), and its change
    must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
-   (`noise_of`); the weakest failing boundary is dropped and its neighbours judged again
-   until all pass;
+   (`noise_of`; fewer noises between levels longer than LONG_LEVEL: `effect_for`); the
+   weakest failing boundary is dropped and its neighbours judged again until all pass;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step that a later one takes back (the level returns to within the minimum effect) is
@@ -56,6 +56,7 @@ SIGMAS = 2.5               # a step must be this many times the series' noise, a
 LAGS = 2                   # noise_of: the commits apart whose differences measure noise
 ONE_SIDED = 1.5            # noise whose slow tail reaches this many times its fast tail
 WINDOW = 30                # commits on each side that judge a step
+LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
 
 
 def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
@@ -113,21 +114,6 @@ def level_filter(logs: np.ndarray) -> tuple[np.ndarray, bool]:
     return np.median(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0), False
 
 
-def _refined(logs: Sequence[float], start: int, at: int, end: int, reach: int = 2) -> int:
-    """The boundary near `at` that best splits logs[start:end] into two levels (least
-    absolute deviation from each side's median): the envelope moves a step by a commit."""
-    best, best_cost = at, math.inf
-    for cut in range(max(start + 1, at - reach), min(end - 1, at + reach) + 1):
-        # Python lists: the medians of these short slices are ~20x faster than numpy's
-        left, right = logs[start:cut], logs[cut:end]
-        middle_left, middle_right = statistics.median(left), statistics.median(right)
-        cost = (sum(abs(v - middle_left) for v in left)
-                + sum(abs(v - middle_right) for v in right))
-        if cost < best_cost - 1e-12:
-            best, best_cost = cut, cost
-    return best
-
-
 def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
                    sigma: float | None = None) -> list[int]:
     """Indexes where ruptures' PELT (linear kernel) puts a change in level of the lower
@@ -144,13 +130,22 @@ def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
     return [int(e) for e in ends[:-1]]
 
 
+def effect_for(floor: float, sigma: float) -> Callable[[int, int], float]:
+    """The change a boundary between levels of n and m commits must clear: `floor` (the
+    user's minimum effect) and SIGMAS noises, fewer where both levels are longer than
+    LONG_LEVEL (a level's median is known to 1/sqrt(its commits); a slow spell is short)."""
+    return lambda n, m: max(floor, SIGMAS * sigma * min(1.0, math.sqrt(
+        LONG_LEVEL / max(min(n, m, WINDOW), 1))))
+
+
 def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_LEVEL,
-           min_newest: int = MIN_NEWEST, effect: float = 0.0) -> list[tuple[int, int]]:
+           min_newest: int = MIN_NEWEST,
+           effect: Callable[[int, int], float] = lambda n, m: 0.0) -> list[tuple[int, int]]:
     """The stretches of commits at one level, as (start, end) slices. A stretch shorter
     than `min_level` inside the series is a spell (a shared runner's slow minutes, a commit
     reverted soon after), not a level: it joins the neighbour whose median is closer. At
-    the newest end a stretch needs `min_newest` commits. Neighbouring stretches whose
-    medians differ by no more than `effect` (log scale) are one level."""
+    the newest end a stretch needs `min_newest` commits. Neighbouring stretches of n and m
+    commits whose medians differ by no more than `effect(n, m)` (log scale) are one level."""
     edges = [0, *sorted(set(proposals)), len(logs)]
     pieces = [[a, b] for a, b in zip(edges, edges[1:]) if b > a]
     values = logs.tolist()         # medians of short Python lists: ~20x numpy's per call
@@ -172,9 +167,11 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
             else:
                 j = min((i - 1, i + 1), key=lambda k: abs(medians[k] - medians[i]))
         else:
-            gaps = [abs(medians[k] - medians[k - 1]) for k in range(1, len(pieces))]
+            gaps = [abs(medians[k] - medians[k - 1])
+                    - effect(pieces[k - 1][1] - pieces[k - 1][0], pieces[k][1] - pieces[k][0])
+                    for k in range(1, len(pieces))]
             k = int(np.argmin(gaps))
-            if gaps[k] > effect:
+            if gaps[k] > 0:
                 break
             i, j = k + 1, k
         a, b = sorted((i, j))
@@ -235,9 +232,11 @@ class _Boundary(NamedTuple):
     change: float
     p: float
     apart: bool
+    effect: float          # the change it must clear
 
 
-def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float,
+def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int],
+            effect: Callable[[int, int], float],
             envelope_shift: bool = True) -> list[_Boundary]:
     """Each boundary judged between its neighbours."""
     edges = [0, *bounds, len(raw)]
@@ -247,12 +246,13 @@ def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float,
         start, end = edges[i], edges[i + 2]
         change = float(np.median(logs[at:min(end, at + WINDOW)])
                        - np.median(logs[max(start, at - WINDOW):at]))
-        if abs(change) <= effect:
-            out.append(_Boundary(at, change, 1.0, False))
+        need = effect(at - start, end - at)
+        if abs(change) <= need:
+            out.append(_Boundary(at, change, 1.0, False, need))
             continue
         # the envelope's best split, then the commit it stands for: a rise shows in the
         # envelope one commit late, a fall one commit early
-        cut = _refined(envelope, start, at, end, MIN_LEVEL)
+        cut = placement.refined(envelope, start, at, end, MIN_LEVEL)
         if envelope_shift:
             cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
         before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
@@ -260,17 +260,18 @@ def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int], effect: float,
         if moved * change <= 0:
             # at the commit it stands for, the raw values do not move that way: a mixed
             # stretch (two steps closer than a level), not one step at this commit
-            out.append(_Boundary(cut, change, 1.0, False))
+            out.append(_Boundary(cut, change, 1.0, False, need))
             continue
-        out.append(_Boundary(cut, change, _rank_p(before, after), _apart(before, after)))
+        out.append(_Boundary(cut, change, _rank_p(before, after), _apart(before, after),
+                             need))
     return out
 
 
-def _failing(judged: Sequence[_Boundary], effect: float, alpha: float) -> list[int]:
+def _failing(judged: Sequence[_Boundary], alpha: float) -> list[int]:
     """The boundaries that fail: a change within `effect`, or a rank test that fails Holm's
     step-down at `alpha` for the series (the smallest p against alpha / m, the next against
     alpha / (m - 1), ...; the first that fails fails all after it) and sides that overlap."""
-    failing = {i for i, b in enumerate(judged) if abs(b.change) <= effect}
+    failing = {i for i, b in enumerate(judged) if abs(b.change) <= b.effect}
     order = sorted(range(len(judged)), key=lambda i: judged[i].p)
     for k, i in enumerate(order):
         if judged[i].p >= alpha / (len(judged) - k):
@@ -300,11 +301,12 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # a level change must clear the user's minimum effect and the series' own noise, as
     # measured inside its levels (a pair across a real step is not noise)
     found = levels(logs, proposals, min_level=min_level,
-                   effect=max(math.log1p(noise), SIGMAS * sigma))
+                   effect=effect_for(math.log1p(noise), sigma))
     sigma = noise_of(raw, found, LAGS)
     effect = max(math.log1p(noise), SIGMAS * sigma)
+    need = effect_for(math.log1p(noise), sigma)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
-                                           effect=effect)[1:]]
+                                           effect=need)[1:]]
     # Backward elimination: the weakest boundary that fails goes and its neighbours are
     # judged again on the joined level, until every boundary left passes. Each is a test,
     # so alpha is shared among them (the false-step rate is per series). Holm's order, not
@@ -313,8 +315,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # time_quantity_init_scalar).
     judged: list[_Boundary] = []
     while bounds:
-        judged = _judged(raw, logs, bounds, effect, envelope)
-        failing = _failing(judged, effect, alpha)
+        judged = _judged(raw, logs, bounds, need, envelope)
+        failing = _failing(judged, alpha)
         if not failing:
             break
         del bounds[max(failing, key=lambda i: (judged[i].p, -abs(judged[i].change)))]
@@ -322,7 +324,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     edges = [0, *bounds, len(raw)]
     steps: list[Step] = []
     positions: list[int] = []
-    for i, (at, change, p, _) in enumerate(judged):
+    for i, (at, change, p, _, _) in enumerate(judged):
         start, end = edges[i], edges[i + 2]
         before, after = raw[max(start, at - WINDOW):at], raw[at:min(end, at + WINDOW)]
         interval = _segment_interval(before, after, alpha)
