@@ -167,9 +167,10 @@ def confirm_steps(steps: Sequence[Step], repo: Path | None, paths: Sequence[str]
         after, through = step.range
         if repo is None:
             verdict = "not re-measurable: no repository (pass --repo)"
-        elif not (git.resolve(repo, after.sha, "commit")
-                  and git.resolve(repo, through.sha, "commit")):
-            verdict = f"not re-measurable: {through.sha[:12]} is not a commit of {repo}"
+        elif missing := [c.sha[:12] for c in (through, after)
+                         if not git.resolve(repo, c.sha, "commit")]:
+            # named: the first of the span's ends that is not a commit of the repository
+            verdict = f"not re-measurable: {missing[0]} is not a commit of {repo}"
         else:
             try:
                 wall = ab_wall(repo, paths, after, through, step.benchmark,

@@ -268,7 +268,7 @@ def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int],
 
 
 def _failing(judged: Sequence[_Boundary], alpha: float) -> list[int]:
-    """The boundaries that fail: a change within `effect`, or a rank test that fails Holm's
+    """The boundaries that fail: a change within its `effect`, or a rank test that fails Holm's
     step-down at `alpha` for the series (the smallest p against alpha / m, the next against
     alpha / (m - 1), ...; the first that fails fails all after it) and sides that overlap."""
     failing = {i for i, b in enumerate(judged) if abs(b.change) <= b.effect}
