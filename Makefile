@@ -38,6 +38,7 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/perf_collector.py
 	$(PY) benchmarks/perf_cpp.py
 	$(PY) benchmarks/perf_trace_memory.py
+	$(PY) benchmarks/perf_profile.py -o results/perf_profile.json
 	$(PY) benchmarks/perf_decisions.py
 	$(PY) benchmarks/replay_sequential.py
 	$(PY) benchmarks/perf_memory.py
