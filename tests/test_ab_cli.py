@@ -12,6 +12,7 @@ import pytest
 
 import benchkit
 from benchkit.core.records.records import Side
+from conftest import FAST_INSTALL
 from test_cli import cli
 
 # end to end: `make test` runs it, `make test-fast` leaves it out
@@ -206,7 +207,7 @@ def test_a_terminated_ab_between_revisions_removes_its_checkouts_and_keeps_its_r
     process = subprocess.Popen(
         [sys.executable, "-m", "benchkit", "ab", "bench_tiny.py", "--base-rev", "HEAD~1",
          "--new-rev", "HEAD", "--rounds", "50", "--trials", "4", "--trial-time", "0.01",
-         "-o", "stopped.json"],
+         "--install", FAST_INSTALL, "-o", "stopped.json"],
         cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={"PATH": "/usr/bin:/bin"})
     partial = project / "stopped.partial.json"
@@ -244,7 +245,9 @@ def test_allow_missing_is_one_rule_for_ab_and_compare(tmp_path):
         bench_ok = Timer("sum(range(100))")
         bench_gone = Timer("1/0" if os.environ.get("BREAK") else "sum(range(100))")
     '''))
-    args = ("ab", "bench_x.py", "--new-env", "BREAK=1", *QUICK, "-o", "ab.json")
+    # exit codes, not a verdict: the fewest rounds ab takes
+    args = ("ab", "bench_x.py", "--new-env", "BREAK=1", "--rounds", "2", "--trials", "2",
+            "--trial-time", "0.01", "-o", "ab.json")
     strict = cli(*args, cwd=tmp_path)
     allowed = cli(*args, "--allow-missing", cwd=tmp_path)
     assert (strict.returncode, allowed.returncode) == (1, 0), strict.stderr + allowed.stderr

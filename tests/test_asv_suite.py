@@ -279,7 +279,7 @@ def test_history_run_takes_suite_repository_and_branches_from_asv_conf(tmp_path)
     """In an asv project, `benchkit history run` with no suite, range or repository runs
     asv.conf.json's benchmark_dir at the tip of its branches, and names in one line what
     of the file it does not follow."""
-    from test_history_e2e import FAST_INSTALL
+    from conftest import FAST_INSTALL
     from benchkit.system.history_db import HistoryDB
     project = tmp_path / "project"
     shutil.copytree(SUITE / "benchmarks", project / "perf" / "benchmarks")

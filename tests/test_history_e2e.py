@@ -15,19 +15,15 @@ import time
 import pytest
 
 from benchkit.system.history_db import HistoryDB
-from conftest import requires_valgrind
+from conftest import FAST_INSTALL, requires_valgrind
 from test_cli import cli
 
 # end to end: `make test` runs it, `make test-fast` leaves it out
 pytestmark = pytest.mark.slow
 
-SLOWER_AT, FASTER_AT, COMMITS = 5, 10, 14
+SLOWER_AT, FASTER_AT, COMMITS = 4, 7, 9
 WORK_NAME = "bench_slowpkg::bench_work"
 WORK = {0: 3000, SLOWER_AT: 3300, FASTER_AT: 3100}
-# A venv without pip that sees the checkout and the caller's packages: installs in 0.1 s.
-FAST_INSTALL = ("{python} -m venv --without-pip {env} && {python} -c \"import sys; "
-                "open(sys.argv[1], 'w').write(sys.argv[2] + chr(10) + sys.argv[3])\" "
-                "{env_pth} {src} {caller_site}")
 SUITE = textwrap.dedent('''
     from benchkit import Timer
     bench_work = Timer("work()", "from slowpkg import work", label="work")
@@ -131,7 +127,7 @@ def test_history_run_finds_exactly_the_steps_and_bisect_names_the_commit(project
 @requires_valgrind
 def test_bisect_measures_at_most_log2_steps(project, tmp_path):
     repo, suite, shas = project
-    commits = FASTER_AT - 1 - 1                      # between good (1) and bad (9)
+    commits = FASTER_AT - 1 - 1                      # between good (1) and bad
     found = json.loads(cli("bisect", suite, "--repo", repo, "--good", shas[1], "--bad",
                            shas[FASTER_AT - 1], "--benchmark", WORK_NAME, "--json",
                            "--db", tmp_path / "empty.db", "--install", FAST_INSTALL,
