@@ -8,6 +8,12 @@ every step a detector reports in these series is a false one, and steps injected
 (benchmarks/perf_history_detection.py) are the only real ones.
 
     .venv/bin/python benchmarks/record_noise_history.py OUT_DIR [--commits 150]
+        [--busy-neighbour SEED]
+
+--busy-neighbour runs a neighbour beside the recording, as a shared CI runner has: spells
+of 2-20 s in which one or two processes keep a core busy (Python loops or numpy copies),
+between idle spells of 5-60 s, drawn from SEED. Its slow spells last a few commits, as a
+busy neighbour's do, and no detector may take them for a step.
 
 OUT_DIR gets asv's layout: benchmarks.json, MACHINE/machine.json, MACHINE/SHA-ENV.json.
 """
@@ -54,12 +60,44 @@ print(json.dumps(out))
 """
 
 
+NEIGHBOUR = r"""
+import random, sys, time
+import numpy as np
+rng = random.Random(int(sys.argv[1]))
+block = np.ones(4_000_000)
+while True:
+    time.sleep(rng.uniform(5, 60))
+    until = time.monotonic() + rng.uniform(2, 20)
+    memory = rng.random() < 0.5
+    while time.monotonic() < until:
+        if memory:
+            block.copy()
+        else:
+            sum(range(100_000))
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--commits", type=int, default=150)
     parser.add_argument("--machine", default=f"{platform.node()}-noise")
+    parser.add_argument("--busy-neighbour", type=int, metavar="SEED",
+                        help="record beside a neighbour with busy spells drawn from SEED")
     args = parser.parse_args()
+    neighbours = []
+    if args.busy_neighbour is not None:
+        # two neighbours with their own spells: sometimes one core is taken, sometimes both
+        neighbours = [subprocess.Popen([sys.executable, "-c", NEIGHBOUR,
+                                        str(args.busy_neighbour * 2 + k)]) for k in range(2)]
+    try:
+        record(args)
+    finally:
+        for neighbour in neighbours:
+            neighbour.kill()
+
+
+def record(args: argparse.Namespace) -> None:
     machine_dir = args.out / args.machine
     machine_dir.mkdir(parents=True, exist_ok=True)
     (args.out / "benchmarks.json").write_text(json.dumps(

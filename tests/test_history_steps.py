@@ -70,6 +70,19 @@ def test_a_spell_that_comes_back_is_transient_not_a_step():
     assert time_steps(_level_series([0] * 20 + [0.6] * 3 + [0] * 20, 0.01)) == []
 
 
+def test_every_step_inside_a_spell_that_comes_back_is_transient():
+    # a busy neighbour takes one core, then both, then leaves (recorded on this VM with
+    # record_noise_history.py --busy-neighbour): the step between the two heights is part
+    # of the spell too, not a step of its own
+    steps = time_steps(_level_series([0] * 20 + [0.6] * 9 + [1.4] * 9 + [0] * 20, 0.01))
+    assert [(s.commit.sha, s.transient) for s in steps] == [
+        ("c20", True), ("c29", True), ("c38", True)]
+    # a step that stays, then a spell on the new level: only the spell is transient
+    steps = time_steps(_level_series([0] * 20 + [0.6] * 20 + [1.4] * 9 + [0.6] * 20, 0.01))
+    assert [(s.commit.sha, s.transient) for s in steps] == [
+        ("c20", False), ("c40", True), ("c49", True)]
+
+
 def _model(rng, n, step=0.0, at=0, sigma=0.03, slow=0.05):
     x = rng.normal(0, sigma, n)
     hit = rng.random(n) < slow

@@ -370,7 +370,8 @@ def _mark_undone(steps: list[Step], logs: np.ndarray, positions: list[int],
     """Steps whose level a later step takes back (a later level within `effect` of the
     level before) are marked transient: a shared runner's slow nights look like this, and
     so does a change reverted later; neither is a step a team can act on now (asv reports
-    neither). Both the step and the one that undid it are marked."""
+    neither). The step out, the step back and every step between (a busy spell that varies
+    in height, measured: a neighbour that took one core, then both) are marked."""
     edges = [0, *positions, len(logs)]
     level = [float(np.median(logs[a:b])) if b > a else math.nan
              for a, b in zip(edges, edges[1:])]
@@ -383,7 +384,7 @@ def _mark_undone(steps: list[Step], logs: np.ndarray, positions: list[int],
             if j in undone or (level[j] - level[i]) * side <= 0:
                 break           # the excursion ended some other way
             if abs(level[j + 1] - level[i]) <= effect:
-                undone[i], undone[j] = j, i
+                undone |= {k: j for k in range(i, j)} | {j: i}
                 break
     out = list(steps)
     for i, j in undone.items():
