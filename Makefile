@@ -1,7 +1,5 @@
 # Quickstart: `make demo` runs the seed-003 tour, `make test` runs the test suite.
 # Both create .venv and install benchkit (with torch pinned by constraints.txt) when needed.
-# --no-compile: Python compiles each module when it is first imported, not all of torch's
-# and scipy's at install (18 s of a 42 s install on the 2-core CI machine).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -10,7 +8,7 @@ PY := $(VENV)/bin/python
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[test,plot,torch]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,plot,torch]'
 	touch $@
 
 demo: $(VENV)/.installed
