@@ -57,6 +57,7 @@ LAGS = 2                   # noise_of: the commits apart whose differences measu
 ONE_SIDED = 1.5            # noise whose slow tail reaches this many times its fast tail
 WINDOW = 30                # commits on each side that judge a step
 LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
+LONG_COUNTED = 60          # ... counting at most this many of their commits
 
 
 def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
@@ -133,9 +134,10 @@ def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
 def effect_for(floor: float, sigma: float) -> Callable[[int, int], float]:
     """The change a boundary between levels of n and m commits must clear: `floor` (the
     user's minimum effect) and SIGMAS noises, fewer where both levels are longer than
-    LONG_LEVEL (a level's median is known to 1/sqrt(its commits); a slow spell is short)."""
+    LONG_LEVEL (a level's median is known to 1/sqrt(its commits), up to LONG_COUNTED of
+    them; a slow spell is short)."""
     return lambda n, m: max(floor, SIGMAS * sigma * min(1.0, math.sqrt(
-        LONG_LEVEL / max(min(n, m, WINDOW), 1))))
+        LONG_LEVEL / max(min(n, m, LONG_COUNTED), 1))))
 
 
 def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_LEVEL,
@@ -355,7 +357,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # noise: the raw values' slow spells fit a step anywhere near them), in raw noise units
     placed_on = logs if envelope else raw
     whole = noise_of(raw, (), LAGS)
-    for i, span in enumerate(placement.spans(placed_on, positions, whole)):
+    for i, span in enumerate(placement.spans(placed_on, positions, whole, LONG_LEVEL)):
         if span is not None:
             first, last = span
             steps[i] = dataclasses.replace(
