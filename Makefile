@@ -56,6 +56,11 @@ bench-history: $(VENV)/.installed
 		tar xzf asv-0.6.6.tar.gz asv-0.6.6/test/example_results && \
 		mv asv-0.6.6/test/example_results astropy-cheetah && rm -rf asv-0.6.6 )
 	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-vm --commits 200
+	# the same beside a busy neighbour (a shared runner's spells)
+	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-busy --commits 200 \
+		--busy-neighbour 1
+	$(PY) benchmarks/perf_history_detection.py --no-steps $(HISTORY_DATA)/noise-busy \
+		--trials 400 -o results/history_detection_busy.json
 	# numpy's own asv suite (each release's, from its source archive) on every numpy release
 	# since 1.24 (about 40 min): a second project's real history, recorded on this machine
 	test -x $(HISTORY_DATA)/numpy-venv/bin/python || ( $(PYTHON) -m venv $(HISTORY_DATA)/numpy-venv && \
