@@ -31,7 +31,8 @@ def venv(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
     source = tmp_path_factory.mktemp("src") / "benchkit"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".venv", ".git", "results", "tests", "*.egg-info", "__pycache__", ".benchkit", ".bench-data"))
+        ".venv", ".git", "results", "tests", "*.egg-info", "__pycache__", ".benchkit",
+        ".bench-data"))
     done = subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "--quiet",
                            str(source)], capture_output=True, text=True)
     if done.returncode != 0:
