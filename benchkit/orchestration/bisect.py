@@ -169,7 +169,7 @@ def confirm_steps(steps: Sequence[Step], repo: Path | None, paths: Sequence[str]
             verdict = "not re-measurable: no repository (pass --repo)"
         elif missing := [c.sha[:12] for c in (through, after)
                          if not git.resolve(repo, c.sha, "commit")]:
-            # named: the first of the span's ends that is not a commit of the repository
+            # named: the end that is not a commit of the repository (the last, if neither is)
             verdict = f"not re-measurable: {missing[0]} is not a commit of {repo}"
         else:
             try:
