@@ -3,12 +3,19 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# pip would compile every installed module (35 s, mostly torch's); instead the install
+# compiles none and one import compiles what benchkit's runs load (2 s), and the targets
+# below write the caches of anything else they import, even where the environment says
+# PYTHONDONTWRITEBYTECODE: without caches every child's `import torch` would take 2 s more.
+unexport PYTHONDONTWRITEBYTECODE
+WARM_UP := import torch, torch.profiler, numpy, scipy.stats, benchkit.cli, benchkit.api
 
 .PHONY: demo test test-fast compat bench bench-history docs clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,plot,torch]'
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[test,plot,torch]'
+	$(PY) -c '$(WARM_UP)'
 	touch $@
 
 demo: $(VENV)/.installed
