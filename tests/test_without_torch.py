@@ -33,8 +33,9 @@ def venv(tmp_path_factory):
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".venv", ".git", "results", "tests", "*.egg-info", "__pycache__", ".benchkit",
         ".bench-data"))
+    # no compiling at install: the run below compiles the few modules it imports
     done = subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                           str(source)], capture_output=True, text=True)
+                           "--no-compile", str(source)], capture_output=True, text=True)
     if done.returncode != 0:
         pytest.skip(f"pip install without the index failed: {done.stderr[-400:]}")
     return env
