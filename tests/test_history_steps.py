@@ -83,6 +83,26 @@ def test_every_step_inside_a_spell_that_comes_back_is_transient():
         ("c20", False), ("c40", True), ("c49", True)]
 
 
+
+def test_a_spell_that_comes_back_part_of_the_way_is_its_net_change_somewhere_in_it():
+    """A 10 % step next to a busy spell: up 60 % for nine commits, then down to 10 % above
+    where it began. Where single commits of the series stray that far too (a busy
+    neighbour's series), the spell is noise and the step may lie anywhere in it: one step
+    of the net change, given the spell's span, the step out transient. Where nothing else
+    strays that far (a quiet laptop), the two are changes to the code, each at its commit."""
+    levels = [0] * 20 + [0.6] * 9 + [0.1] * 20
+    quiet = time_steps(_level_series(levels, 0.01))
+    assert [(s.commit.sha, round(s.change, 2), s.transient, s.placed) for s in quiet] == [
+        ("c20", 0.6, False, True), ("c29", -0.31, False, True)]
+    strays = list(levels)
+    strays[5] += 1.0
+    strays[40] += 1.0                   # two single commits 100 % slow
+    busy = time_steps(_level_series(strays, 0.01))
+    assert [(s.commit.sha, round(s.change, 2), s.transient, s.placed) for s in busy] == [
+        ("c20", 0.6, True, True), ("c29", 0.1, False, False)]
+    assert [c.sha for c in busy[1].span] == ["c19", "c29"]     # at c20 ... c29
+    assert "the net change of a spell from c20" in busy[1].evidence
+
 def _model(rng, n, step=0.0, at=0, sigma=0.03, slow=0.05):
     x = rng.normal(0, sigma, n)
     hit = rng.random(n) < slow
@@ -141,9 +161,9 @@ def test_between_long_levels_a_step_needs_fewer_noises():
 
 def test_between_long_levels_a_small_step_is_placed_at_its_commit():
     """Between levels of 100 commits, a cut a few commits off barely moves either median:
-    a 5 % step in 2 % noise is placed within 2 commits of its own in 57 of 100 series (27
-    when a cut had to fit within SLACK noises there too, as between short levels), and
-    placed wrongly in 1."""
+    a 5 % step in 2 % noise is placed within 2 commits of its own in 79 of 100 series (49
+    when a fitting cut 4 commits off left it unplaced, as between short levels), and placed
+    wrongly in 3 (1)."""
     rng = np.random.default_rng(0)
     right = wrong = 0
     for _ in range(100):
@@ -153,7 +173,7 @@ def test_between_long_levels_a_small_step_is_placed_at_its_commit():
                     right += 1
                 else:
                     wrong += 1
-    assert right >= 45 and wrong <= 3, (right, wrong)
+    assert right >= 70 and wrong <= 5, (right, wrong)
 
 
 def test_noise_counts_slow_spells_and_not_the_pairs_across_a_level_change():

@@ -1,4 +1,5 @@
-"""Where a wall-time step lies: one commit, or a span the data cannot narrow (pure).
+"""Where a wall-time step lies, and whether it stays: one commit, a span the data cannot
+narrow, or a spell that comes back (pure).
 
 A step found on a shared runner's series is sometimes clear in size and unclear in place:
 a slow spell of a few commits next to it, or a short real stretch, fits about as well on
@@ -11,23 +12,33 @@ series' noise of the best one is a place the step may be. When such a cut is SEP
 more commits from the best, the step is *not placed*: it is reported with the span of
 those cuts, to bisect or re-measure, and is not a step at one commit.
 
+A spell (a level that a later step leaves the way it came) is transient; when it does not
+come all the way back, the net change is a step somewhere in the spell (`excursions`).
+
 SLACK, REACH and SEPARATION were measured, not picked: benchmarks/perf_history_detection.py
 scores placed steps beside asv's on five sets of real series (results/history_detection*);
-LONG_SLACK on three noise histories of 200 commits recorded on this VM.
+LONG_SLACK, LONG_SEPARATION, SPELL and SPELL_HEIGHT on three noise histories of 200 commits
+recorded on this VM.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from typing import Sequence
 
 import numpy as np
 
+from benchkit.core.history.step import Step
+
 REACH = 10          # commits on either side of a step whose cuts are scored
 SLACK = 5.0         # a cut this many noises (of absolute deviation) from the best still fits
 LONG_SLACK = 4.0    # ... between two long levels, whose medians a cut barely moves
 SEPARATION = 4      # a fitting cut this many commits from the best leaves a step unplaced
+LONG_SEPARATION = 6  # ... between two long levels
 WINDOW = 30         # commits on either side that a cut is scored on
+SPELL = 30          # a level this many commits long or shorter, left the way it came, is a spell
+SPELL_HEIGHT = 2.0  # ... when it stands this many times its net change from the level before
 
 
 def refined(logs: Sequence[float], start: int, at: int, end: int, reach: int = 2) -> int:
@@ -56,10 +67,13 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
     placed, else (first, last): the step may be at any commit from `first` to `last`. Each
     is judged between its neighbouring steps, at most WINDOW commits either side; `sigma`
     is the series' noise (log scale). Between two levels longer than `long_level` commits a
-    cut fits within LONG_SLACK noises, not SLACK: a few commits more or less barely move
-    the median of either side, so the costs of the cuts scatter less (measured on three
-    200-commit noise histories of this VM: 5 % steps placed 6-8 points more often, and
-    misplaced no more often; benchmarks/perf_history_detection.py)."""
+    cut fits within LONG_SLACK noises, not SLACK, and leaves the step unplaced from
+    LONG_SEPARATION commits: a few commits more or less barely move the median of either
+    side, so the costs of the cuts scatter less (measured on three 200-commit noise
+    histories of this VM: LONG_SLACK placed 5 % steps 6-8 points more often, misplacing
+    them no more often; LONG_SEPARATION placed 5 % steps about 6 points more often, with
+    excursions() taking out the spells that misplaced them; benchmarks/
+    perf_history_detection.py)."""
     out: list[tuple[int, int] | None] = []
     edges = [0, *positions, len(logs)]
     for k, at in enumerate(positions):
@@ -73,10 +87,75 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
             continue
         best = min(costs, key=costs.__getitem__)
         long = long_level is not None and min(at - edges[k], edges[k + 2] - at) > long_level
-        slack = LONG_SLACK if long else SLACK
+        slack, separation = (LONG_SLACK, LONG_SEPARATION) if long else (SLACK, SEPARATION)
         fitting = [cut for cut, cost in costs.items() if cost - costs[best] < slack * sigma]
-        if all(abs(cut - best) < SEPARATION for cut in fitting):
+        if all(abs(cut - best) < separation for cut in fitting):
             out.append(None)
         else:
             out.append((low + min(*fitting, at - low), low + max(*fitting, at - low)))
+    return out
+
+
+def excursions(steps: list[Step], logs: np.ndarray, positions: list[int],
+               effect: float, reach: tuple[float, float] = (math.inf, math.inf)) -> list[Step]:
+    """The steps (at `positions` in `logs`), with those that a later step takes back marked
+    transient: a shared runner's slow spells look like that, and so does a change reverted
+    later; neither is a step a team can act on now (asv reports neither).
+
+    - Back to within `effect` (log) of the level before: the step out, the step back and
+      every step between (a busy spell that varies in height, measured: a neighbour that
+      took one core, then both) are transient.
+    - Back the way it came, but not all the way, after a spell of at most SPELL commits
+      that stands SPELL_HEIGHT times higher than the net change: the steps out and between
+      are transient, and the step back becomes the net change, not placed: it may lie
+      anywhere in the spell. A step injected next to a busy spell (this VM's noise
+      histories: time_numpy_dot +40 % to 2.8x for up to 30 commits) was otherwise named
+      at the spell's far end: false steps per series went from 0.162 to 0.052 beside a busy
+      neighbour and from 0.033 to 0.017 on a quiet history (benchmarks/
+      perf_history_detection.py). A regression partly fixed within SPELL commits is
+      reported the same way: its net change, in a span to bisect.
+    - Only where the spell stands no further out than single commits of the series reach
+      elsewhere (`reach`: up, down; log): that far out, a spell may be the series' noise in
+      a cluster; further out it is a change to the code. astropy's np.sin of a Quantity, 12x
+      slower for eight commits, then 2.2x, on a laptop whose single commits stray 2x at
+      most, was two changes to its code; time_numpy_dot beside a busy neighbour has single
+      commits 350x slow."""
+    edges = [0, *positions, len(logs)]
+    level = [float(np.median(logs[a:b])) if b > a else math.nan
+             for a, b in zip(edges, edges[1:])]
+    undone: dict[int, int] = {}
+    net: dict[int, int] = {}          # the step back -> the step out of its spell
+    for i in range(len(positions)):
+        if i in undone:
+            continue
+        side = math.copysign(1, level[i + 1] - level[i])
+        for j in range(i + 1, len(positions)):
+            if j in undone or (level[j] - level[i]) * side <= 0:
+                break           # the excursion ended some other way
+            if abs(level[j + 1] - level[i]) <= effect:
+                undone |= {k: j for k in range(i, j)} | {j: i}
+                break
+            height = min((level[k] - level[i]) * side for k in range(i + 1, j + 1))
+            if ((level[j + 1] - level[j]) * side < 0 and positions[j] - positions[i] <= SPELL
+                    and SPELL_HEIGHT * abs(level[j + 1] - level[i]) < height
+                    and max((level[k] - level[i]) * side for k in range(i + 1, j + 1))
+                    <= reach[0 if side > 0 else 1]):
+                undone |= {k: j for k in range(i, j)}
+                net[j] = i
+                break
+    out = list(steps)
+    for i, j in undone.items():
+        other = steps[j].commit.sha[:12]
+        why = (f"a spell left at {other}, where its net change is" if j in net else
+               f"undone by {other}" if j > i else f"undoes {other}")
+        out[i] = dataclasses.replace(steps[i], transient=True,
+                                     evidence=steps[i].evidence + f"; transient: {why}")
+    for j, i in net.items():
+        before, after = steps[i].before, steps[j].after
+        out[j] = dataclasses.replace(
+            steps[j], before=before, after=after, change=after / before - 1,
+            ci_low=math.nan, ci_high=math.nan, span=(steps[i].previous, steps[j].commit),
+            evidence=steps[j].evidence + f"; the net change of a spell from "
+            f"{steps[i].commit.sha[:12]} ({steps[i].change:+.1%}, transient): not placed, it "
+            "may lie anywhere in the spell (bisect it, or --confirm re-measures its ends)")
     return out

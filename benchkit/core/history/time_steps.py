@@ -22,10 +22,12 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    weakest failing boundary is dropped and its neighbours judged again until all pass;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
-5. a step that a later one takes back (the level returns to within the minimum effect) is
+5. a step the data fits about as well 4 or more commits away (6 between long levels) is
+   not placed: it is given the span of commits it may lie in, not a commit to blame;
+6. a step that a later one takes back (the level returns to within the minimum effect) is
    marked transient: a slow spell or a revert, not a step to act on (asv reports neither);
-6. a step the data fits about as well 4 or more commits away is not placed: it is given the
-   span of commits it may lie in (`placement.py`), not a commit to blame.
+   a short spell that comes back only part of the way is transient too, and what stays
+   (the net change) is one step somewhere in the spell, not placed (`placement.py`).
 
 These choices and constants were measured, not picked: benchmarks/perf_history_detection.py
 scores them beside asv's step detection on real series with injected steps
@@ -90,6 +92,13 @@ def lower_envelope(logs: np.ndarray) -> np.ndarray:
     return np.min(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0)
 
 
+def outliers(logs: np.ndarray) -> np.ndarray:
+    """Each commit's deviation from the running median of five: what one commit's noise
+    does apart from its neighbours (a step moves the median with it)."""
+    padded = np.concatenate([logs[:2][::-1], logs, logs[-2:][::-1]])
+    return logs - np.median(np.stack([padded[k:k + len(logs)] for k in range(5)]), axis=0)
+
+
 def one_sided(logs: np.ndarray) -> bool:
     """Whether the series' noise only slows runs down: its deviations from the running
     median of five reach further up (90th percentile) than down (10th) by ONE_SIDED times.
@@ -97,9 +106,7 @@ def one_sided(logs: np.ndarray) -> bool:
     scatter both ways (ratio 0.9-2.2, median 1.2) and this VM's slow spells do not (2.2-9)."""
     if len(logs) < 5:
         return True
-    padded = np.concatenate([logs[:2][::-1], logs, logs[-2:][::-1]])
-    running = np.median(np.stack([padded[k:k + len(logs)] for k in range(5)]), axis=0)
-    up, down = np.quantile(logs - running, [0.9, 0.1])
+    up, down = np.quantile(outliers(logs), [0.9, 0.1])
     return bool(up > ONE_SIDED * max(-down, 1e-12))
 
 
@@ -364,35 +371,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                 steps[i], span=(points[first - 1].commit, points[last].commit),
                 evidence=steps[i].evidence + f"; not placed: fits anywhere in {last - first + 1}"
                 " commits (bisect it, or --confirm re-measures the span's ends)")
-    return _mark_undone(steps, logs, positions, effect)
+    # a spell no higher than single commits reach elsewhere may be noise; higher is code
+    deviations = outliers(raw) if len(raw) >= 5 else np.zeros(1)
+    reach = (float(deviations.max()), float(-deviations.min()))
+    return placement.excursions(steps, logs, positions, effect, reach)
 
-
-def _mark_undone(steps: list[Step], logs: np.ndarray, positions: list[int],
-                 effect: float) -> list[Step]:
-    """Steps whose level a later step takes back (a later level within `effect` of the
-    level before) are marked transient: a shared runner's slow nights look like this, and
-    so does a change reverted later; neither is a step a team can act on now (asv reports
-    neither). The step out, the step back and every step between (a busy spell that varies
-    in height, measured: a neighbour that took one core, then both) are marked."""
-    edges = [0, *positions, len(logs)]
-    level = [float(np.median(logs[a:b])) if b > a else math.nan
-             for a, b in zip(edges, edges[1:])]
-    undone: dict[int, int] = {}
-    for i in range(len(positions)):
-        if i in undone:
-            continue
-        side = math.copysign(1, level[i + 1] - level[i])
-        for j in range(i + 1, len(positions)):
-            if j in undone or (level[j] - level[i]) * side <= 0:
-                break           # the excursion ended some other way
-            if abs(level[j + 1] - level[i]) <= effect:
-                undone |= {k: j for k in range(i, j)} | {j: i}
-                break
-    out = list(steps)
-    for i, j in undone.items():
-        other = steps[j].commit.sha[:12]
-        out[i] = dataclasses.replace(
-            steps[i], transient=True,
-            evidence=steps[i].evidence + f"; transient: undone by {other}" if j > i else
-            steps[i].evidence + f"; transient: undoes {other}")
-    return out
