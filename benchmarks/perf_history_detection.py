@@ -12,11 +12,14 @@ detectors run on the same values:
   reports regressions by default;
 - benchkit: `steps_of` on the series, as `benchkit history regressions` reports them; a
   step it cannot place at one commit (reported with a span of commits to bisect) is not a
-  step at a commit: it is counted apart (`benchkit_unplaced`), neither found nor false.
+  step at a commit: one whose span holds the injected commit (within --tolerance) is
+  counted apart (`benchkit_unplaced`), neither found nor false; one whose span does not
+  is a false step.
 
 Recall: a slower step reported within --tolerance commits of the injected one. False steps
-per series: slower steps reported anywhere else, on the flattened series without any
-injected step (null trials) and around the injected ones, counted apart in
+per series: slower steps reported anywhere else (at a commit, or in a span that does not
+hold the injected commit), on the flattened series without any injected step (null
+trials) and around the injected ones, counted apart in
 `false_steps_where`: on a null series, within NEAR commits of the injected step (that step,
 named at the wrong commit) or elsewhere. The real steps each tool finds in the original
 series are listed too.
@@ -189,23 +192,28 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
         for name, detect in DETECTORS.items():
             began = time.perf_counter()
             placed, spans = detect(values)
-            spans = [(a, b) for a, b, c in spans if c > 0]
-            unplaced["per_series"] += len(spans)
-            unplaced["holding_the_injected_commit"] += sum(
-                1 for a, b in spans if at is not None and a <= at <= b)
-            reported = [(i, c) for i, c in placed if c > 0]
             seconds[name] += time.perf_counter() - began
+            spans = [(a, b) for a, b, c in spans if c > 0]
+            # a span holds the injected commit with the tolerance a commit has
+            holding = [at is not None and a - tolerance <= at <= b + tolerance
+                       for a, b in spans]
+            unplaced["per_series"] += len(spans)
+            unplaced["holding_the_injected_commit"] += sum(holding)
+            reported = [(i, c) for i, c in placed if c > 0]
             runs[name] += 1
             hit = at is not None and any(abs(i - at) <= tolerance for i, _ in reported)
             if hit:
                 found[name][size] += 1
-            for i, _ in reported:
-                if at is None:
-                    where[name]["null"] += 1
-                elif abs(i - at) > tolerance:
-                    where[name]["near_injected" if abs(i - at) <= NEAR else "elsewhere"] += 1
-            false[name] += sum(1 for i, _ in reported
-                               if at is None or abs(i - at) > tolerance)
+            # how far from the injected commit each false claim is: a step at a commit, or a
+            # span that does not hold it (a step said to lie where none was put)
+            misses = [abs(i - at) if at is not None else None for i, _ in reported
+                      if at is None or abs(i - at) > tolerance]
+            misses += [None if at is None else min(abs(a - at), abs(b - at))
+                       for (a, b), held in zip(spans, holding) if not held]
+            for miss in misses:
+                where[name]["null" if miss is None else
+                            "near_injected" if miss <= NEAR else "elsewhere"] += 1
+            false[name] += len(misses)
     return {
         "series": len(usable), "trials_per_size": trials, "null_series": len(usable),
         "recall": {name: {f"{size:.0%}": found[name][size] / trials for size in SIZES}

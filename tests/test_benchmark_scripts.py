@@ -41,3 +41,35 @@ def test_the_script_check_can_fail(tmp_path):
     script = tmp_path / "old.py"
     script.write_text("from benchkit.core.history.series import Commit, HistoryMetric\n")
     assert _missing(script) == ["benchkit.core.history.series.HistoryMetric"]
+
+
+def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypatch):
+    """perf_history_detection.py's score: a step at the injected commit (within the
+    tolerance) is found; a span holding it is neither found nor false; a span elsewhere is
+    a false step, as a step at the wrong commit is."""
+    import numpy as np
+    spec = importlib.util.spec_from_file_location(
+        "perf_history_detection", ROOT / "benchmarks" / "perf_history_detection.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+
+    def injected(values):            # the first commit of the injected step, if any
+        ratios = values[1:] / values[:-1]
+        return int(np.argmax(ratios)) + 1 if ratios.max() > 1.01 else None
+
+    def right(values):
+        at = injected(values)
+        return ([(at, 0.1)], []) if at is not None else ([], [])
+
+    def spans(values):
+        at = injected(values)
+        return ([], [] if at is None else [(at - 3, at + 1, 0.1), (1, 3, 0.1)])
+    monkeypatch.setattr(script, "DETECTORS", {"right": right, "spans": spans})
+    flat = [("s", np.ones(40))]
+    scored = script.score([], flat, 5, 6, 2, 6, seed=1)
+    assert scored["recall"]["right"] == {"5%": 1.0, "10%": 1.0, "25%": 1.0, "50%": 1.0}
+    assert scored["recall"]["spans"] == {"5%": 0.0, "10%": 0.0, "25%": 0.0, "50%": 0.0}
+    # 21 runs (one null, 20 injected): the right one claims nothing false; the span at
+    # 1..3 is false in each of the 20 runs with a step (the other holds it)
+    assert scored["false_steps_per_series"] == {"right": 0.0, "spans": 20 / 21}
+    assert scored["benchkit_unplaced"]["holding_the_injected_commit"] == 20 / 21

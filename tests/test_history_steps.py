@@ -161,9 +161,9 @@ def test_between_long_levels_a_step_needs_fewer_noises():
 
 def test_between_long_levels_a_small_step_is_placed_at_its_commit():
     """Between levels of 100 commits, a cut a few commits off barely moves either median:
-    a 5 % step in 2 % noise is placed within 2 commits of its own in 79 of 100 series (49
-    when a fitting cut 4 commits off left it unplaced, as between short levels), and placed
-    wrongly in 3 (1)."""
+    a 5 % step in 2 % noise is placed within 2 commits of its own in 49 of 100 series (27
+    when a cut had to fit within SLACK noises there too, as between short levels), and
+    placed wrongly in 1."""
     rng = np.random.default_rng(0)
     right = wrong = 0
     for _ in range(100):
@@ -173,7 +173,7 @@ def test_between_long_levels_a_small_step_is_placed_at_its_commit():
                     right += 1
                 else:
                     wrong += 1
-    assert right >= 70 and wrong <= 5, (right, wrong)
+    assert right >= 40 and wrong <= 3, (right, wrong)
 
 
 def test_noise_counts_slow_spells_and_not_the_pairs_across_a_level_change():

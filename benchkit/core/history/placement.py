@@ -17,15 +17,15 @@ come all the way back, the net change is a step somewhere in the spell (`excursi
 
 SLACK, REACH and SEPARATION were measured, not picked: benchmarks/perf_history_detection.py
 scores placed steps beside asv's on five sets of real series (results/history_detection*);
-LONG_SLACK, LONG_SEPARATION, SPELL and SPELL_HEIGHT on three noise histories of 200 commits
-recorded on this VM.
+LONG_SLACK, SPELL and SPELL_HEIGHT on three noise histories of 200 commits recorded on this
+VM.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 import statistics
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -35,7 +35,6 @@ REACH = 10          # commits on either side of a step whose cuts are scored
 SLACK = 5.0         # a cut this many noises (of absolute deviation) from the best still fits
 LONG_SLACK = 4.0    # ... between two long levels, whose medians a cut barely moves
 SEPARATION = 4      # a fitting cut this many commits from the best leaves a step unplaced
-LONG_SEPARATION = 6  # ... between two long levels
 WINDOW = 30         # commits on either side that a cut is scored on
 SPELL = 30          # a level this many commits long or shorter, left the way it came, is a spell
 SPELL_HEIGHT = 2.0  # ... when it stands this many times its net change from the level before
@@ -67,13 +66,13 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
     placed, else (first, last): the step may be at any commit from `first` to `last`. Each
     is judged between its neighbouring steps, at most WINDOW commits either side; `sigma`
     is the series' noise (log scale). Between two levels longer than `long_level` commits a
-    cut fits within LONG_SLACK noises, not SLACK, and leaves the step unplaced from
-    LONG_SEPARATION commits: a few commits more or less barely move the median of either
-    side, so the costs of the cuts scatter less (measured on three 200-commit noise
-    histories of this VM: LONG_SLACK placed 5 % steps 6-8 points more often, misplacing
-    them no more often; LONG_SEPARATION placed 5 % steps about 6 points more often, with
-    excursions() taking out the spells that misplaced them; benchmarks/
-    perf_history_detection.py)."""
+    cut fits within LONG_SLACK noises, not SLACK: a few commits more or less barely move
+    the median of either side, so the costs of the cuts scatter less (measured on three
+    200-commit noise histories of this VM: 5 % steps placed 6-8 points more often, and
+    misplaced no more often; benchmarks/perf_history_detection.py). Leaving fewer steps
+    unplaced there (from 6 commits off, not 4) found 5 % steps 6-10 points more often on
+    those histories and named 0.003-0.010 more false steps per series on the third: not
+    taken."""
     out: list[tuple[int, int] | None] = []
     edges = [0, *positions, len(logs)]
     for k, at in enumerate(positions):
@@ -87,17 +86,18 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
             continue
         best = min(costs, key=costs.__getitem__)
         long = long_level is not None and min(at - edges[k], edges[k + 2] - at) > long_level
-        slack, separation = (LONG_SLACK, LONG_SEPARATION) if long else (SLACK, SEPARATION)
+        slack = LONG_SLACK if long else SLACK
         fitting = [cut for cut, cost in costs.items() if cost - costs[best] < slack * sigma]
-        if all(abs(cut - best) < separation for cut in fitting):
+        if all(abs(cut - best) < SEPARATION for cut in fitting):
             out.append(None)
         else:
             out.append((low + min(*fitting, at - low), low + max(*fitting, at - low)))
     return out
 
 
-def excursions(steps: list[Step], logs: np.ndarray, positions: list[int],
-               effect: float, reach: tuple[float, float] = (math.inf, math.inf)) -> list[Step]:
+def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect: float,
+               reach: tuple[float, float] = (math.inf, math.inf),
+               net_holds: Callable[[int, int], bool] = lambda i, j: True) -> list[Step]:
     """The steps (at `positions` in `logs`), with those that a later step takes back marked
     transient: a shared runner's slow spells look like that, and so does a change reverted
     later; neither is a step a team can act on now (asv reports neither).
@@ -108,11 +108,13 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int],
     - Back the way it came, but not all the way, after a spell of at most SPELL commits
       that stands SPELL_HEIGHT times higher than the net change: the steps out and between
       are transient, and the step back becomes the net change, not placed: it may lie
-      anywhere in the spell. A step injected next to a busy spell (this VM's noise
+      anywhere in the spell. The net change must hold as a step of its own between the
+      levels either side of the spell (`net_holds(i, j)`, steps i and j the spell's
+      ends); where it does not, the spell is transient as a whole. A step injected next to a busy spell (this VM's noise
       histories: time_numpy_dot +40 % to 2.8x for up to 30 commits) was otherwise named
-      at the spell's far end: false steps per series went from 0.162 to 0.052 beside a busy
-      neighbour and from 0.033 to 0.017 on a quiet history (benchmarks/
-      perf_history_detection.py). A regression partly fixed within SPELL commits is
+      at the spell's far end: false steps per series (a span that misses the step counted
+      as one) went from 0.164 to 0.053 beside a busy neighbour and from 0.039 to 0.031 on
+      a quiet history (benchmarks/perf_history_detection.py). A regression partly fixed within SPELL commits is
       reported the same way: its net change, in a span to bisect.
     - Only where the spell stands no further out than single commits of the series reach
       elsewhere (`reach`: up, down; log): that far out, a spell may be the series' noise in
@@ -141,7 +143,10 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int],
                     and max((level[k] - level[i]) * side for k in range(i + 1, j + 1))
                     <= reach[0 if side > 0 else 1]):
                 undone |= {k: j for k in range(i, j)}
-                net[j] = i
+                if net_holds(i, j):
+                    net[j] = i
+                else:
+                    undone[j] = i
                 break
     out = list(steps)
     for i, j in undone.items():

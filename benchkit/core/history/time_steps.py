@@ -22,8 +22,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    weakest failing boundary is dropped and its neighbours judged again until all pass;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
-5. a step the data fits about as well 4 or more commits away (6 between long levels) is
-   not placed: it is given the span of commits it may lie in, not a commit to blame;
+5. a step the data fits about as well 4 or more commits away is not placed: it is given
+   the span of commits it may lie in, not a commit to blame;
 6. a step that a later one takes back (the level returns to within the minimum effect) is
    marked transient: a slow spell or a revert, not a step to act on (asv reports neither);
    a short spell that comes back only part of the way is transient too, and what stays
@@ -374,5 +374,15 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # a spell no higher than single commits reach elsewhere may be noise; higher is code
     deviations = outliers(raw) if len(raw) >= 5 else np.zeros(1)
     reach = (float(deviations.max()), float(-deviations.min()))
-    return placement.excursions(steps, logs, positions, effect, reach)
+
+    def net_holds(i: int, j: int) -> bool:
+        # the levels before step i and after step j, judged as one step between them
+        start, end = ([0, *positions, len(raw)][k] for k in (i, j + 2))
+        a, b = positions[i], positions[j]
+        before, after = raw[max(start, a - WINDOW):a], raw[b:min(end, b + WINDOW)]
+        change = float(np.median(logs[b:min(end, b + WINDOW)])
+                       - np.median(logs[max(start, a - WINDOW):a]))
+        return abs(change) > need(a - start, end - b) and (
+            _rank_p(before, after) < alpha or _apart(before, after))
+    return placement.excursions(steps, logs, positions, effect, reach, net_holds)
 
