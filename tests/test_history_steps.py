@@ -83,7 +83,6 @@ def test_every_step_inside_a_spell_that_comes_back_is_transient():
         ("c20", False), ("c40", True), ("c49", True)]
 
 
-
 def test_a_spell_that_comes_back_part_of_the_way_is_its_net_change_somewhere_in_it():
     """A 10 % step next to a busy spell: up 60 % for nine commits, then down to 10 % above
     where it began. Where single commits of the series stray that far too (a busy
@@ -102,6 +101,7 @@ def test_a_spell_that_comes_back_part_of_the_way_is_its_net_change_somewhere_in_
         ("c20", 0.6, True, True), ("c29", 0.1, False, False)]
     assert [c.sha for c in busy[1].span] == ["c19", "c29"]     # at c20 ... c29
     assert "the net change of a spell from c20" in busy[1].evidence
+
 
 def _model(rng, n, step=0.0, at=0, sigma=0.03, slow=0.05):
     x = rng.normal(0, sigma, n)

@@ -110,11 +110,12 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
       are transient, and the step back becomes the net change, not placed: it may lie
       anywhere in the spell. The net change must hold as a step of its own between the
       levels either side of the spell (`net_holds(i, j)`, steps i and j the spell's
-      ends); where it does not, the spell is transient as a whole. A step injected next to a busy spell (this VM's noise
-      histories: time_numpy_dot +40 % to 2.8x for up to 30 commits) was otherwise named
-      at the spell's far end: false steps per series (a span that misses the step counted
-      as one) went from 0.164 to 0.053 beside a busy neighbour and from 0.039 to 0.031 on
-      a quiet history (benchmarks/perf_history_detection.py). A regression partly fixed within SPELL commits is
+      ends); where it does not, the spell is transient as a whole. A step injected next
+      to a busy spell (this VM's noise histories: time_numpy_dot +40 % to 2.8x for up to
+      30 commits) was otherwise named at the spell's far end: false steps per series (a
+      span that misses the step counted as one) went from 0.164 to 0.053 beside a busy
+      neighbour and from 0.039 to 0.031 on a quiet history (benchmarks/
+      perf_history_detection.py). A regression partly fixed within SPELL commits is
       reported the same way: its net change, in a span to bisect.
     - Only where the spell stands no further out than single commits of the series reach
       elsewhere (`reach`: up, down; log): that far out, a spell may be the series' noise in

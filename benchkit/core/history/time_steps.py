@@ -385,4 +385,3 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         return abs(change) > need(a - start, end - b) and (
             _rank_p(before, after) < alpha or _apart(before, after))
     return placement.excursions(steps, logs, positions, effect, reach, net_holds)
-
