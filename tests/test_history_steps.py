@@ -101,6 +101,9 @@ def test_a_spell_that_comes_back_part_of_the_way_is_its_net_change_somewhere_in_
         ("c20", 0.6, True, True), ("c29", 0.1, False, False)]
     assert [c.sha for c in busy[1].span] == ["c19", "c29"]     # at c20 ... c29
     assert "the net change of a spell from c20" in busy[1].evidence
+    # judged as a step of its own between the levels either side of the spell
+    assert busy[1].ci_low < busy[1].change < busy[1].ci_high
+    assert "levels of 20 and 20 commits either side" in busy[1].evidence
 
 
 def _model(rng, n, step=0.0, at=0, sigma=0.03, slow=0.05):

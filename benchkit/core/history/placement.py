@@ -97,7 +97,8 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
 
 def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect: float,
                reach: tuple[float, float] = (math.inf, math.inf),
-               net_holds: Callable[[int, int], bool] = lambda i, j: True) -> list[Step]:
+               net_change: Callable[[int, int], tuple[float, float, str] | None] = (
+                   lambda i, j: (math.nan, math.nan, ""))) -> list[Step]:
     """The steps (at `positions` in `logs`), with those that a later step takes back marked
     transient: a shared runner's slow spells look like that, and so does a change reverted
     later; neither is a step a team can act on now (asv reports neither).
@@ -109,8 +110,9 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
       that stands SPELL_HEIGHT times higher than the net change: the steps out and between
       are transient, and the step back becomes the net change, not placed: it may lie
       anywhere in the spell. The net change must hold as a step of its own between the
-      levels either side of the spell (`net_holds(i, j)`, steps i and j the spell's
-      ends); where it does not, the spell is transient as a whole. A step injected next
+      levels either side of the spell (`net_change(i, j)`, steps i and j the spell's
+      ends: its interval and how it was judged, None where it does not hold); where it
+      does not, the spell is transient as a whole. A step injected next
       to a busy spell (this VM's noise histories: time_numpy_dot +40 % to 2.8x for up to
       30 commits) was otherwise named at the spell's far end: false steps per series (a
       span that misses the step counted as one) went from 0.164 to 0.053 beside a busy
@@ -127,7 +129,7 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
     level = [float(np.median(logs[a:b])) if b > a else math.nan
              for a, b in zip(edges, edges[1:])]
     undone: dict[int, int] = {}
-    net: dict[int, int] = {}          # the step back -> the step out of its spell
+    net: dict[int, tuple[int, tuple[float, float, str]]] = {}   # step back -> step out, net
     for i in range(len(positions)):
         if i in undone:
             continue
@@ -144,8 +146,9 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
                     and max((level[k] - level[i]) * side for k in range(i + 1, j + 1))
                     <= reach[0 if side > 0 else 1]):
                 undone |= {k: j for k in range(i, j)}
-                if net_holds(i, j):
-                    net[j] = i
+                held = net_change(i, j)
+                if held is not None:
+                    net[j] = (i, held)
                 else:
                     undone[j] = i
                 break
@@ -156,12 +159,12 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
                f"undone by {other}" if j > i else f"undoes {other}")
         out[i] = dataclasses.replace(steps[i], transient=True,
                                      evidence=steps[i].evidence + f"; transient: {why}")
-    for j, i in net.items():
+    for j, (i, (low, high, how)) in net.items():
         before, after = steps[i].before, steps[j].after
         out[j] = dataclasses.replace(
-            steps[j], before=before, after=after, change=after / before - 1,
-            ci_low=math.nan, ci_high=math.nan, span=(steps[i].previous, steps[j].commit),
-            evidence=steps[j].evidence + f"; the net change of a spell from "
-            f"{steps[i].commit.sha[:12]} ({steps[i].change:+.1%}, transient): not placed, it "
-            "may lie anywhere in the spell (bisect it, or --confirm re-measures its ends)")
+            steps[j], before=before, after=after, change=after / before - 1, ci_low=low,
+            ci_high=high, span=(steps[i].previous, steps[j].commit),
+            evidence=f"{how}; the net change of a spell from {steps[i].commit.sha[:12]} "
+            f"({steps[i].change:+.1%}, transient): not placed, it may lie anywhere in the "
+            "spell (bisect it, or --confirm re-measures its ends)")
     return out

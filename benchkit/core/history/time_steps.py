@@ -375,13 +375,20 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     deviations = outliers(raw) if len(raw) >= 5 else np.zeros(1)
     reach = (float(deviations.max()), float(-deviations.min()))
 
-    def net_holds(i: int, j: int) -> bool:
-        # the levels before step i and after step j, judged as one step between them
+    def net_change(i: int, j: int) -> tuple[float, float, str] | None:
+        # the levels before step i and after step j, judged as one step between them: its
+        # interval and how it was judged, or None where it does not hold
         start, end = ([0, *positions, len(raw)][k] for k in (i, j + 2))
         a, b = positions[i], positions[j]
         before, after = raw[max(start, a - WINDOW):a], raw[b:min(end, b + WINDOW)]
         change = float(np.median(logs[b:min(end, b + WINDOW)])
                        - np.median(logs[max(start, a - WINDOW):a]))
-        return abs(change) > need(a - start, end - b) and (
-            _rank_p(before, after) < alpha or _apart(before, after))
-    return placement.excursions(steps, logs, positions, effect, reach, net_holds)
+        p = _rank_p(before, after)
+        if abs(change) <= need(a - start, end - b) or not (p < alpha or _apart(before, after)):
+            return None
+        interval = _segment_interval(before, after, alpha)
+        low, high = ((ratio_of(interval.low) - 1, ratio_of(interval.high) - 1)
+                     if interval is not None else (math.nan, math.nan))
+        return low, high, (f"levels of {a - start} and {end - b} commits either side (noise "
+                           f"{sigma:.1%}); rank test p={p:.2g}")
+    return placement.excursions(steps, logs, positions, effect, reach, net_change)
