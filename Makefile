@@ -78,6 +78,12 @@ bench-history: $(VENV)/.installed
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
 		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm --trials 400 \
 		-o results/history_detection.json
+	# all five side by side, with a third quiet history (held out when it was first recorded)
+	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-vm3 --commits 200
+	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
+		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm \
+		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --trials 400 \
+		-o results/history_detection_spells.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 
