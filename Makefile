@@ -63,11 +63,10 @@ bench-history: $(VENV)/.installed
 		tar xzf asv-0.6.6.tar.gz asv-0.6.6/test/example_results && \
 		mv asv-0.6.6/test/example_results astropy-cheetah && rm -rf asv-0.6.6 )
 	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-vm --commits 200
-	# the same beside a busy neighbour (a shared runner's spells)
+	# the same beside a busy neighbour (a shared runner's spells), and a third time
 	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-busy --commits 200 \
 		--busy-neighbour 1
-	$(PY) benchmarks/perf_history_detection.py --no-steps $(HISTORY_DATA)/noise-busy \
-		--trials 400 -o results/history_detection_busy.json
+	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-vm3 --commits 200
 	# numpy's own asv suite (each release's, from its source archive) on every numpy release
 	# since 1.24 (about 40 min): a second project's real history, recorded on this machine
 	test -x $(HISTORY_DATA)/numpy-venv/bin/python || ( $(PYTHON) -m venv $(HISTORY_DATA)/numpy-venv && \
@@ -75,11 +74,7 @@ bench-history: $(VENV)/.installed
 	$(PY) benchmarks/record_release_history.py $(HISTORY_DATA)/numpy-releases --package numpy \
 		--suite-in-sdist benchmarks/benchmarks --python $(HISTORY_DATA)/numpy-venv/bin/python \
 		-k "$(NUMPY_BENCHMARKS)" --since 1.24.0 --machine vm-numpy
-	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
-		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm --trials 400 \
-		-o results/history_detection.json
-	# all five side by side, with a third quiet history (held out when it was first recorded)
-	$(PY) benchmarks/record_noise_history.py $(HISTORY_DATA)/noise-vm3 --commits 200
+	# all five side by side, in one run
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
 		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm \
 		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --trials 400 \

@@ -372,13 +372,15 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                 evidence=steps[i].evidence + f"; not placed: fits anywhere in {last - first + 1}"
                 " commits (bisect it, or --confirm re-measures the span's ends)")
     # a spell no higher than single commits reach elsewhere may be noise; higher is code
-    deviations = outliers(raw) if len(raw) >= 5 else np.zeros(1)
+    # (a spell needs two steps: most series have fewer, and need no second pass of this)
+    deviations = outliers(raw) if len(raw) >= 5 and len(positions) > 1 else np.zeros(1)
     reach = (float(deviations.max()), float(-deviations.min()))
+    spell_edges = [0, *positions, len(raw)]
 
     def net_change(i: int, j: int) -> tuple[float, float, str] | None:
         # the levels before step i and after step j, judged as one step between them: its
         # interval and how it was judged, or None where it does not hold
-        start, end = ([0, *positions, len(raw)][k] for k in (i, j + 2))
+        start, end = spell_edges[i], spell_edges[j + 2]
         a, b = positions[i], positions[j]
         before, after = raw[max(start, a - WINDOW):a], raw[b:min(end, b + WINDOW)]
         change = float(np.median(logs[b:min(end, b + WINDOW)])
