@@ -78,7 +78,7 @@ bench-history: $(VENV)/.installed
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
 		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm \
 		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --trials 400 \
-		-o results/history_detection_spells.json
+		-o results/history_detection_far_tail.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 

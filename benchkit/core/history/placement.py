@@ -35,6 +35,7 @@ REACH = 10          # commits on either side of a step whose cuts are scored
 SLACK = 5.0         # a cut this many noises (of absolute deviation) from the best still fits
 LONG_SLACK = 4.0    # ... between two long levels, whose medians a cut barely moves
 SEPARATION = 4      # a fitting cut this many commits from the best leaves a step unplaced
+LONG_SEPARATION = 4
 WINDOW = 30         # commits on either side that a cut is scored on
 SPELL = 30          # a level this many commits long or shorter, left the way it came, is a spell
 SPELL_HEIGHT = 2.0  # ... when it stands this many times its net change from the level before
@@ -88,7 +89,8 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
         long = long_level is not None and min(at - edges[k], edges[k + 2] - at) > long_level
         slack = LONG_SLACK if long else SLACK
         fitting = [cut for cut, cost in costs.items() if cost - costs[best] < slack * sigma]
-        if all(abs(cut - best) < SEPARATION for cut in fitting):
+        separation = LONG_SEPARATION if long else SEPARATION
+        if all(abs(cut - best) < separation for cut in fitting):
             out.append(None)
         else:
             out.append((low + min(*fitting, at - low), low + max(*fitting, at - low)))
