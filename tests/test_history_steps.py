@@ -179,9 +179,9 @@ def test_between_long_levels_a_step_needs_fewer_noises():
 
 def test_between_long_levels_a_small_step_is_placed_at_its_commit():
     """Between levels of 100 commits, a cut a few commits off barely moves either median:
-    a 5 % step in 2 % noise is placed within 2 commits of its own in 49 of 100 series (27
-    when a cut had to fit within SLACK noises there too, as between short levels), and
-    placed wrongly in 1."""
+    a 5 % step in 2 % noise is placed within 2 commits of its own in 71 of 100 series (49
+    when a cut 4 commits off, not 5, left it unplaced; 27 when a cut had to fit within SLACK
+    noises there too, as between short levels), and placed wrongly in 4 (1 and 1)."""
     rng = np.random.default_rng(0)
     right = wrong = 0
     for _ in range(100):
@@ -191,7 +191,7 @@ def test_between_long_levels_a_small_step_is_placed_at_its_commit():
                     right += 1
                 else:
                     wrong += 1
-    assert right >= 40 and wrong <= 3, (right, wrong)
+    assert right >= 60 and wrong <= 6, (right, wrong)
 
 
 def test_noise_counts_slow_spells_and_not_the_pairs_across_a_level_change():

@@ -17,8 +17,8 @@ come all the way back, the net change is a step somewhere in the spell (`excursi
 
 SLACK, REACH and SEPARATION were measured, not picked: benchmarks/perf_history_detection.py
 scores placed steps beside asv's on five sets of real series (results/history_detection*);
-LONG_SLACK, SPELL and SPELL_HEIGHT on three noise histories of 200 commits recorded on this
-VM.
+LONG_SLACK, LONG_SEPARATION, SPELL and SPELL_HEIGHT on three noise histories of 200 commits
+recorded on this VM.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ REACH = 10          # commits on either side of a step whose cuts are scored
 SLACK = 5.0         # a cut this many noises (of absolute deviation) from the best still fits
 LONG_SLACK = 4.0    # ... between two long levels, whose medians a cut barely moves
 SEPARATION = 4      # a fitting cut this many commits from the best leaves a step unplaced
-LONG_SEPARATION = 4
+LONG_SEPARATION = 5  # ... between two long levels
 WINDOW = 30         # commits on either side that a cut is scored on
 SPELL = 30          # a level this many commits long or shorter, left the way it came, is a spell
 SPELL_HEIGHT = 2.0  # ... when it stands this many times its net change from the level before
@@ -70,10 +70,11 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
     cut fits within LONG_SLACK noises, not SLACK: a few commits more or less barely move
     the median of either side, so the costs of the cuts scatter less (measured on three
     200-commit noise histories of this VM: 5 % steps placed 6-8 points more often, and
-    misplaced no more often; benchmarks/perf_history_detection.py). Leaving fewer steps
-    unplaced there (from 6 commits off, not 4) found 5 % steps 6-10 points more often on
-    those histories and named 0.003-0.010 more false steps per series on the third: not
-    taken."""
+    misplaced no more often; benchmarks/perf_history_detection.py). There a step is left
+    unplaced only where a cut LONG_SEPARATION commits off fits: once rare slow clusters no
+    longer made levels (`time_steps.one_sided`), 5, not 4, found 5 % steps 3.5-6 points more
+    often on the quiet history (now at or above asv's) for 0.002-0.004 more false steps per
+    series, still below asv's on all three histories; 6 named more than asv's on the third."""
     out: list[tuple[int, int] | None] = []
     edges = [0, *positions, len(logs)]
     for k, at in enumerate(positions):
