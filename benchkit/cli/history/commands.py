@@ -275,7 +275,9 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
         mark = "  <- breaks a gate" if step in broken else ""
         kind = " (transient)" if step.transient else ""
         after, through = step.range
-        where = (f"at {step.commit.sha[:12]} {printable(step.commit.message[:60])!r}"
+        # imported results carry no commit subject: no empty quotes then
+        subject = step.commit.message[:60]
+        where = (f"at {step.commit.sha[:12]}" + (f" {printable(subject)!r}" if subject else "")
                  if step.placed else "not placed: somewhere")
         print(f"{printable(step.benchmark)} [{step.metric}, {place(step)}]: "
               f"{step.change:+.2%}{kind} (interval {step.ci_low:+.2%} .. {step.ci_high:+.2%}) "
