@@ -250,3 +250,30 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
         assert errors == []
     finally:
         browser.quit()
+
+
+@pytest.mark.slow
+def test_a_long_parameterized_name_fits_1280_pixels_on_its_page(tmp_path):
+    # asv's parameterized names run long (xarray's dataset_creation below, 99 characters):
+    # the page's title wraps instead of widening the page
+    name = ("merge.DatasetCreation.time_dataset_creation[strategy='dict_of_Variables',"
+            "count=1000,extra_parameter=long]")
+    path = tmp_path / "history.db"
+    with HistoryDB(path) as db:
+        for c in range(8):
+            t = 1e-3 * (1.3 if c >= 4 else 1.0)
+            db.add([Observation(name, "time", t, t, t, 1, None)],
+                   commit=Commit(f"{c + 1:02x}" * 20, f"2026-02-{c + 1:02d}T10:00:00", c, ""),
+                   machine="vm-xarray", measured_at=str(c), source="synthetic",
+                   digest=str(c), environment={})
+    site = tmp_path / "site"
+    cli("report", site, "--db", path, cwd=tmp_path, check_code=0)
+    (page,) = (site / "benchmarks").glob("*.html")
+    browser = _chromium()
+    try:
+        for url in (site / "index.html", page):
+            browser.get(url.as_uri())
+            width = browser.execute_script("return document.documentElement.scrollWidth")
+            assert width <= 1280, (url.name, width)
+    finally:
+        browser.quit()

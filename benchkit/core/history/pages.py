@@ -19,7 +19,7 @@ _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1240px; color: #222;
        padding: 0 0.5em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; width: 100%; table-layout: fixed; }
-td { overflow-wrap: anywhere; } th.sortable { cursor: pointer; user-select: none; }
+td, h1 { overflow-wrap: anywhere; } th.sortable { cursor: pointer; user-select: none; }
 .controls { display: flex; gap: 1em; flex-wrap: wrap; align-items: center; margin: 1em 0; }
 .controls input { width: 22em; } ul.latest { margin: 0; padding: 0; list-style: none; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.7em; text-align: left; }
