@@ -12,7 +12,7 @@ import pytest
 
 from benchkit.core.decisions.bands import Band
 from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
-                                             slug, sparkline, step_anchor, views)
+                                             slug, sparkline, step_anchor, trend, views)
 from benchkit.core.history.series import Commit, Observation, Point, Series
 from benchkit.core.history.steps import MovedFunction, Step
 from benchkit.core.records.schema import callgrind_to_dict, measurement_to_dict
@@ -56,8 +56,11 @@ def test_markdown_lists_steps_newest_first_and_every_series():
 def test_sparkline_slug_and_figure():
     assert sparkline([1.0, 3.0, 2.0], width=10, height=10) == (
         '<svg class="spark" width="10" height="10" viewBox="0 0 10 10"><polyline fill="none" '
-        'stroke="#1f77b4" stroke-width="1.5" points="0.0,8.0 5.0,2.0 10.0,5.0"/></svg>')
+        'stroke="#1f77b4" stroke-width="1.5" points="0,8 5,2 10,5"/></svg>')
     assert sparkline([float("nan")]) == ""
+    # a long series: at most 60 points, each the median of its share (a spike is not one)
+    heights = trend([1.0] * 100 + [9.0] + [1.0] * 99 + [2.0] * 200, height=24)
+    assert len(heights) == 60 and heights[:30] == [22] * 30 and heights[30:] == [2] * 30
     assert slug("a/b") != slug("a_b") and slug("a/b").startswith("a_b-")
     assert slug("../../etc") .startswith("etc-")
 
@@ -203,6 +206,21 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
                                    ("bench_x::steady", "instructions")]
         assert len(browser.find_elements(By.CSS_SELECTOR, "svg.spark polyline")) == 4
         assert "ci-box" in rows[0].text and "laptop" in rows[0].text
+        # the trend is the chosen machine's (the first one's until one is chosen)
+        cell = rows[0].find_elements(By.TAG_NAME, "td")[3]
+        trends = json.loads(cell.get_attribute("data-trends"))
+        assert [t[0] for t in trends] == ["ci-box", "laptop"] and trends[0][2] != trends[1][2]
+
+        def heights():
+            points = cell.find_element(By.TAG_NAME, "polyline").get_attribute("points")
+            return " ".join(p.split(",")[1] for p in points.split())
+        assert heights() == trends[0][2] and cell.get_attribute("title") == "ci-box"
+        browser.execute_script("var m = document.getElementById('machine'); "
+                               "m.value = 'laptop'; m.dispatchEvent(new Event('input'))")
+        assert heights() == trends[1][2] and cell.get_attribute("title") == "laptop"
+        browser.execute_script("var m = document.getElementById('machine'); m.value = ''; "
+                               "m.dispatchEvent(new Event('input'))")
+        assert heights() == trends[0][2]
         assert " at " in rows[1].text and "none" in rows[3].text
         # search, the machine filter and sorting work in the page itself
         browser.find_element(By.ID, "search").send_keys("steady")

@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import math
 import re
+import statistics
 from typing import Any, Sequence
 
 from benchkit.core.history.changes import EnvironmentChange
@@ -14,6 +15,8 @@ from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import Step
 from benchkit.core.text import printable
+
+TREND_POINTS = 60      # a sparkline's points at most
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -180,16 +183,28 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
         "legend": {"orientation": "h", "y": -0.3}}}
 
 
-def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> str:
-    """An inline SVG polyline of `values` (oldest first), scaled to its own range."""
+def trend(values: Sequence[float], height: int = 24, most: int = TREND_POINTS) -> list[int]:
+    """A sparkline's heights in pixels (0 at the top) of `values` (oldest first), scaled to
+    their own range: at most `most` points, each the median of its share of the series (a
+    120-pixel line shows no more, and the index carries one per machine)."""
     values = [v for v in values if math.isfinite(v)]
+    if len(values) > most:
+        edges = [round(i * len(values) / most) for i in range(most + 1)]
+        values = [statistics.median(values[a:b]) for a, b in zip(edges, edges[1:])]
     if not values:
-        return ""
+        return []
     low, high = min(values), max(values)
     span = (high - low) or 1.0
-    step = width / max(len(values) - 1, 1)
-    points = " ".join(f"{i * step:.1f},{height - 2 - (v - low) / span * (height - 4):.1f}"
-                      for i, v in enumerate(values))
+    return [round(height - 2 - (v - low) / span * (height - 4)) for v in values]
+
+
+def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> str:
+    """An inline SVG polyline of `values` (oldest first): `trend`'s points."""
+    heights = trend(values, height)
+    if not heights:
+        return ""
+    step = width / max(len(heights) - 1, 1)
+    points = " ".join(f"{round(i * step)},{y}" for i, y in enumerate(heights))
     return (f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} '
             f'{height}"><polyline fill="none" stroke="#1f77b4" stroke-width="1.5" '
             f'points="{points}"/></svg>')

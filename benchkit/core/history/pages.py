@@ -7,8 +7,8 @@ import json
 from html import escape
 from typing import Sequence
 
-from benchkit.core.history.dashboard import (BenchmarkView, latest,
-                                             series_name, sparkline, step_anchor)
+from benchkit.core.history.dashboard import (BenchmarkView, latest, series_name,
+                                             sparkline, step_anchor, trend)
 from benchkit.core.metrics.metric import history_metrics, metric_named
 from benchkit.core.text import printable
 
@@ -88,6 +88,23 @@ _FILTER = """
   var machine = document.getElementById('machine');
   var environment = document.getElementById('environment');
   var metric = document.getElementById('metric');
+  function showTrend(row) {
+    // the trend of the first series on the chosen machine and environment
+    var cell = row.querySelector('td[data-trends]');
+    if (!cell) { return; }
+    var trends = cell.trends || (cell.trends = JSON.parse(cell.dataset.trends));
+    var pick = trends.filter(function (t) {
+      return (!machine.value || t[0] === machine.value)
+        && (!environment.value || t[1] === environment.value);
+    })[0] || trends[0];
+    var line = cell.querySelector('polyline');
+    var ys = pick[2].split(' ');
+    var step = +line.ownerSVGElement.getAttribute('width') / Math.max(ys.length - 1, 1);
+    line.setAttribute('points', ys.map(function (y, i) {
+      return Math.round(i * step) + ',' + y;
+    }).join(' '));
+    cell.title = pick[0] + (pick[1] ? ' \u00b7 ' + pick[1] : '');
+  }
   function apply() {
     var words = search.value.toLowerCase().split(/\\s+/).filter(Boolean);
     var shown = 0;
@@ -99,7 +116,7 @@ _FILTER = """
             || row.dataset.environments.split('\\n').indexOf(environment.value) >= 0)
         && (!metric.value || row.dataset.metric === metric.value);
       row.hidden = !ok;
-      if (ok) { shown += 1; }
+      if (ok) { shown += 1; showTrend(row); }
     });
     document.getElementById('shown').textContent = shown + ' of ' + rows.length + ' series';
   }
@@ -165,18 +182,24 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'{step.commit.sha[:12]}</code></a> <span class="muted">'
                 f'{_e(step.machine)}</span></td>')
             first = shown[0]
+            # every machine's and environment's trend, for the filters to show the chosen one
+            trends = "" if len(shown) == 1 else ' data-trends="{}"'.format(_e(json.dumps(
+                [[s.machine, s.environment, " ".join(map(str, trend([p.value for p in s.points])))]
+                 for s in shown], separators=(",", ":"))))
             rows.append(
                 f'<tr data-name="{_e(v.benchmark)}" data-metric="{metric}" '
                 f'data-machines="{_e(chr(10).join(sorted({s.machine for s in shown})))}" '
                 f'data-environments="{_e(chr(10).join(sorted({s.environment for s in shown})))}'
                 f'"><td><a href="benchmarks/{v.slug}.html">{_e(v.benchmark)}</a></td>'
                 f'<td>{metric}</td><td><ul class="latest">{latest_cells}</ul></td>'
-                f'<td>{sparkline([p.value for p in first.points])}</td>'
+                f'<td title="{_e(series_name(first))}"{trends}>'
+                f'{sparkline([p.value for p in first.points])}</td>'
                 f'<td class="num" data-sort="{len(steps)}">{len(steps)}</td>{last}</tr>')
     body = (f"<h1>benchkit history</h1>\n<p>{len(views)} benchmarks, {commits} commits, "
             f"{len(machines)} machine(s): {', '.join(_e(m) for m in machines) or '-'}. "
-            f"From <code>{_e(source)}</code>, generated {_e(generated)}. Trend: the first "
-            f"machine and environment, oldest to newest; steps: change points that hold "
+            f"From <code>{_e(source)}</code>, generated {_e(generated)}. Trend: oldest to "
+            f"newest, on the machine and environment chosen (else the first); steps: change "
+            f"points that hold "
             f"(transient ones are on each benchmark's page).</p>\n"
             '<div class="controls"><label>search <input id="search" type="search" '
             'placeholder="benchmark name"></label>'
