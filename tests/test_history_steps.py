@@ -65,6 +65,15 @@ def test_rare_slow_clusters_make_the_noise_one_sided_and_a_step_beside_one_is_pl
     assert [(s.commit.sha, s.transient, s.placed) for s in steps] == [("c58", False, True)]
 
 
+def test_a_step_beside_a_short_level_gets_an_interval_that_agrees_with_its_test():
+    # three commits, then 6 % slower for eighteen: the rank test passes (the sides do not
+    # overlap); Yuen's t on three commits gave -7.2 % .. +20.5 %, through zero
+    rng = np.random.default_rng(3)
+    values = 1e-4 * np.exp(rng.normal(0, 0.01, 21)) * np.r_[[1.0] * 3, [1.06] * 18]
+    (step,) = time_steps(_series(list(values)))
+    assert step.commit.sha == "c3" and 0 < step.ci_low < step.change < step.ci_high < 0.15
+
+
 def _level_series(levels, noise=0.0, seed=0):
     rng = np.random.default_rng(seed)
     values = [1e-5 * (1 + level) * (1 + noise * abs(rng.normal())) for level in levels]
