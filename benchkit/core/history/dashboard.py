@@ -200,7 +200,11 @@ def trend(values: Sequence[float], height: int = 24, most: int = TREND_POINTS) -
 
 def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> str:
     """An inline SVG polyline of `values` (oldest first): `trend`'s points."""
-    heights = trend(values, height)
+    return trend_line(trend(values, height), width, height)
+
+
+def trend_line(heights: Sequence[int], width: int = 120, height: int = 24) -> str:
+    """An inline SVG polyline of a `trend` already made ("" for none)."""
     if not heights:
         return ""
     step = width / max(len(heights) - 1, 1)

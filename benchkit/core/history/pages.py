@@ -8,7 +8,7 @@ from html import escape
 from typing import Sequence
 
 from benchkit.core.history.dashboard import (BenchmarkView, latest, series_name,
-                                             sparkline, step_anchor, trend)
+                                             step_anchor, trend, trend_line)
 from benchkit.core.metrics.metric import history_metrics, metric_named
 from benchkit.core.text import printable
 
@@ -183,9 +183,10 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'{_e(step.machine)}</span></td>')
             first = shown[0]
             # every machine's and environment's trend, for the filters to show the chosen one
+            heights = [trend([p.value for p in s.points]) for s in shown]
             trends = "" if len(shown) == 1 else ' data-trends="{}"'.format(_e(json.dumps(
-                [[s.machine, s.environment, " ".join(map(str, trend([p.value for p in s.points])))]
-                 for s in shown], separators=(",", ":"))))
+                [[s.machine, s.environment, " ".join(map(str, h))]
+                 for s, h in zip(shown, heights)], separators=(",", ":"))))
             rows.append(
                 f'<tr data-name="{_e(v.benchmark)}" data-metric="{metric}" '
                 f'data-machines="{_e(chr(10).join(sorted({s.machine for s in shown})))}" '
@@ -193,7 +194,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'"><td><a href="benchmarks/{v.slug}.html">{_e(v.benchmark)}</a></td>'
                 f'<td>{metric}</td><td><ul class="latest">{latest_cells}</ul></td>'
                 f'<td title="{_e(series_name(first))}"{trends}>'
-                f'{sparkline([p.value for p in first.points])}</td>'
+                f'{trend_line(heights[0])}</td>'
                 f'<td class="num" data-sort="{len(steps)}">{len(steps)}</td>{last}</tr>')
     body = (f"<h1>benchkit history</h1>\n<p>{len(views)} benchmarks, {commits} commits, "
             f"{len(machines)} machine(s): {', '.join(_e(m) for m in machines) or '-'}. "
