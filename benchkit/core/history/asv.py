@@ -152,7 +152,8 @@ def parse_run(document: Any, benchmarks: dict[str, Any], where: str) -> AsvRun:
     if not isinstance(results, dict):
         raise _fail(where, "no results")
     columns = document.get("result_columns")
-    if version == 2 and not (isinstance(columns, list) and "result" in columns):
+    if version == 2 and not (isinstance(columns, list) and "result" in columns
+                             and all(isinstance(c, str) for c in columns)):
         raise _fail(where, "no result_columns")
     machine_params = document.get("params") if isinstance(document.get("params"), dict) else {}
     machine = str(machine_params.get("machine") or "unknown")
@@ -179,8 +180,9 @@ def parse_run(document: Any, benchmarks: dict[str, Any], where: str) -> AsvRun:
                 and measured_with != current:
             outdated.append(name)
             continue
-        param_names = [str(p) for p in info.get("param_names") or []
-                       if isinstance(p, (str, int))]
+        declared = info.get("param_names")
+        param_names = [str(p) for p in declared if isinstance(p, (str, int))] if isinstance(
+            declared, list) else []
         observations += _observations(name, metric, unit, column, param_names)
         if column is not None:
             value = _number(column.get("started_at"))
