@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,31 @@ def test_the_real_series_gets_one_unplaced_step_whose_span_holds_the_commit():
     assert back == step
 
 
+# Real: numpy's bench_core.PackBits.time_packbits_axis0 on numpy's releases since 1.24,
+# recorded on this VM (benchmarks/record_release_history.py), its real levels divided out as
+# benchmarks/perf_history_detection.py does, rounded. Releases 18-19 are 20 % faster.
+PACKBITS_AXIS0 = [
+    1.06, 1.0, 1.0, 1.01, 0.99, 0.98, 0.99, 1.0, 1.03, 1.03, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+    1.0, 1.0, 0.8, 0.79, 1.0, 1.02, 1.02, 1.01, 0.97, 0.98, 1.0, 1.0, 1.0, 0.98, 1.0, 1.01,
+    0.98, 0.98, 1.0, 1.0, 1.0, 1.01, 0.99]
+
+
+def test_a_step_is_not_placed_at_a_commit_the_raw_values_do_not_fit():
+    # +50 % from release 17: 17 is slow, 18-19 half way, then slow. The running median of
+    # three reads 17-19 as one stretch half way up and puts the step at 20; the raw values
+    # fit it only at 17, three commits from 20. Named at 20 it blamed the wrong release.
+    values = np.array(PACKBITS_AXIS0) * 1e-5
+    values[17:] *= 1.5
+    (step,) = time_steps(_series(values))
+    assert not step.placed and step.change == pytest.approx(0.5, abs=0.01)
+    assert (step.span[0].sha, step.span[1].sha) == ("c16", "c20")   # 17 is inside
+    # from release 16, the raw values and the filtered ones agree: placed
+    values = np.array(PACKBITS_AXIS0) * 1e-5
+    values[16:] *= 1.5
+    (step,) = time_steps(_series(values))
+    assert step.placed and step.commit.sha == "c16"
+
+
 def test_regressions_print_the_span_of_an_unplaced_step_and_it_still_breaks_a_gate(tmp_path):
     with HistoryDB(tmp_path / "h.db") as db:
         for i, value in enumerate(UFUNC_SIN):
@@ -97,7 +123,9 @@ def test_a_span_always_holds_the_step_and_stays_inside_its_neighbours(values, da
         if span is not None:
             first, last = span
             assert edges[k] < first <= at <= last < edges[k + 2]
-            assert last - first >= placement.SEPARATION
+            # a cut SEPARATION off fits, or the step's commit is more than one from any cut
+            # that does
+            assert last - first >= 2
 
 
 def test_confirm_re_measures_an_unplaced_step_across_its_span(tmp_path):
