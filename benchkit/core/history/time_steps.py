@@ -41,8 +41,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from benchkit.core.decisions.verdicts import ratio_of
 from benchkit.core.history import placement
+from benchkit.core.history.level_change import apart, rank_p, shift_interval
 from benchkit.core.history.process_evidence import evidence_decision
 from benchkit.core.history.series import Point, Series
 from benchkit.core.history.step import Step
@@ -166,72 +166,43 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
     values = logs.tolist()         # medians of short Python lists: ~20x numpy's per call
     medians = [statistics.median(values[a:b]) for a, b in pieces]
 
-    def short(i) -> bool:
-        # at either end a stretch cannot be seen to come back: a shorter one is a level
-        size = pieces[i][1] - pieces[i][0]
-        return size < (min_newest if i in (0, len(pieces) - 1) else min_level)
+    def merge(a: int) -> None:     # pieces a and a + 1 become one
+        pieces[a:a + 2] = [[pieces[a][0], pieces[a + 1][1]]]
+        medians[a:a + 2] = [statistics.median(values[pieces[a][0]:pieces[a][1]])]
 
+    # spells first, the shortest first (merging never makes a stretch shorter, so none is
+    # left once this ends); at either end a stretch cannot be seen to come back, and a
+    # shorter one is a level
     while len(pieces) > 1:
-        shorts = [i for i in range(len(pieces)) if short(i)]
-        if shorts:
-            i = min(shorts, key=lambda k: (pieces[k][1] - pieces[k][0], k))
-            if i == 0:
-                j = 1
-            elif i == len(pieces) - 1:
-                j = i - 1
-            else:
-                j = min((i - 1, i + 1), key=lambda k: abs(medians[k] - medians[i]))
-        else:
-            gaps = [abs(medians[k] - medians[k - 1])
-                    - effect(pieces[k - 1][1] - pieces[k - 1][0], pieces[k][1] - pieces[k][0])
-                    for k in range(1, len(pieces))]
-            k = int(np.argmin(gaps))
-            if gaps[k] > 0:
-                break
-            i, j = k + 1, k
-        a, b = sorted((i, j))
-        pieces[a:b + 1] = [[pieces[a][0], pieces[b][1]]]
-        medians[a:b + 1] = [statistics.median(values[pieces[a][0]:pieces[a][1]])]
+        last = len(pieces) - 1
+        shortest = min(((b - a, k) for k, (a, b) in enumerate(pieces)
+                        if b - a < (min_newest if k in (0, last) else min_level)),
+                       default=None)
+        if shortest is None:
+            break
+        i = shortest[1]
+        j = 1 if i == 0 else i - 1 if i == last else min(
+            (i - 1, i + 1), key=lambda k: abs(medians[k] - medians[i]))
+        merge(min(i, j))
+
+    def gap(k: int) -> float:      # between pieces k and k + 1, less the effect it must clear
+        return abs(medians[k + 1] - medians[k]) - effect(
+            pieces[k][1] - pieces[k][0], pieces[k + 1][1] - pieces[k + 1][0])
+
+    # then levels closer than the effect, the closest first; only the gaps next to a merge
+    # change (a series of 5,000 commits has hundreds of proposals)
+    gaps = [gap(k) for k in range(len(pieces) - 1)]
+    while gaps:
+        least = min(gaps)
+        if least > 0:
+            break
+        k = gaps.index(least)
+        merge(k)
+        del gaps[k]
+        for g in (k - 1, k):
+            if 0 <= g < len(gaps):
+                gaps[g] = gap(g)
     return [(a, b) for a, b in pieces]
-
-
-def _segment_interval(before: np.ndarray, after: np.ndarray,
-                      alpha: float) -> tuple[float, float]:
-    """The interval of the level change between two runs of log values, as relative changes
-    (nan, nan where a side is empty), the one that goes with the Mann-Whitney test every step
-    passes: Moses' distribution-free interval of Hodges-Lehmann's shift (all differences
-    after - before, ranked C from either end, C from the normal approximation of U at
-    `alpha`; the extremes where too few commits give none). Yuen's trimmed t gave 5 of 97
-    steps of four real histories an interval through zero, each beside a level of 2-3
-    commits; this gives none, and is narrower at the median."""
-    if not len(before) or not len(after):
-        return math.nan, math.nan
-    from scipy import stats as scipy_stats
-    differences = np.sort(np.subtract.outer(after, before).ravel())
-    n, m = len(before), len(after)
-    c = math.floor(n * m / 2 - scipy_stats.norm.ppf(1 - alpha / 2)
-                   * math.sqrt(n * m * (n + m + 1) / 12))
-    low, high = (differences[c - 1], differences[n * m - c]) if c >= 1 else (
-        differences[0], differences[-1])
-    return ratio_of(float(low)) - 1, ratio_of(float(high)) - 1
-
-
-def _rank_p(before: np.ndarray, after: np.ndarray) -> float:
-    """Mann-Whitney's two-sided p of two levels, on the raw values (not the envelope, whose
-    neighbours are not independent): ranks, so a very slow commit weighs as one rank."""
-    from scipy import stats as scipy_stats
-    if len(before) < 2 or len(after) < 2:
-        return 1.0
-    return float(scipy_stats.mannwhitneyu(after, before, alternative="two-sided").pvalue)
-
-
-def _apart(before: np.ndarray, after: np.ndarray) -> bool:
-    """Whether every commit on one side is above every commit on the other. Mann-Whitney's
-    p cannot go below 2 / C(n + m, n): 0.0022 for 6 and 6 commits, 0.0055 for 3 and 11. Two
-    sides that do not overlap at all are the strongest evidence so few commits can give,
-    so they pass even where that floor is above alpha (measured: no more false steps)."""
-    return len(before) >= 2 and len(after) >= 2 and (
-        before.max() < after.min() or before.min() > after.max())
 
 
 class _Boundary(NamedTuple):
@@ -247,35 +218,44 @@ class _Boundary(NamedTuple):
 
 
 def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int],
-            effect: Callable[[int, int], float],
-            envelope_shift: bool = True) -> list[_Boundary]:
-    """Each boundary judged between its neighbours."""
+            effect: Callable[[int, int], float], envelope_shift: bool = True,
+            known: dict[tuple[int, int, int], _Boundary] | None = None) -> list[_Boundary]:
+    """Each boundary judged between its neighbours. `known` keeps the judgements by (start,
+    boundary, end): when a boundary is dropped only its two neighbours are judged anew."""
     edges = [0, *bounds, len(raw)]
-    envelope = logs.tolist()
+    known = {} if known is None else known
+    listed: list[float] = []
     out = []
     for i, at in enumerate(bounds):
-        start, end = edges[i], edges[i + 2]
-        change = float(np.median(logs[at:min(end, at + WINDOW)])
-                       - np.median(logs[max(start, at - WINDOW):at]))
-        need = effect(at - start, end - at)
-        if abs(change) <= need:
-            out.append(_Boundary(at, change, 1.0, False, need))
-            continue
-        # the envelope's best split, then the commit it stands for: a rise shows in the
-        # envelope one commit late, a fall one commit early
-        cut = placement.refined(envelope, start, at, end, MIN_LEVEL)
-        if envelope_shift:
-            cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
-        before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
-        moved = float(np.median(after) - np.median(before))
-        if moved * change <= 0:
-            # at the commit it stands for, the raw values do not move that way: a mixed
-            # stretch (two steps closer than a level), not one step at this commit
-            out.append(_Boundary(cut, change, 1.0, False, need))
-            continue
-        out.append(_Boundary(cut, change, _rank_p(before, after), _apart(before, after),
-                             need))
+        key = (edges[i], at, edges[i + 2])
+        if key not in known:
+            listed = listed or logs.tolist()
+            known[key] = _judge(raw, logs, listed, *key, effect, envelope_shift)
+        out.append(known[key])
     return out
+
+
+def _judge(raw: np.ndarray, logs: np.ndarray, listed: list[float], start: int, at: int,
+           end: int, effect: Callable[[int, int], float], envelope_shift: bool) -> _Boundary:
+    """The boundary at `at` between levels from `start` and to `end` (`listed`: `logs` as a
+    list, which refining splits faster)."""
+    change = float(np.median(logs[at:min(end, at + WINDOW)])
+                   - np.median(logs[max(start, at - WINDOW):at]))
+    need = effect(at - start, end - at)
+    if abs(change) <= need:
+        return _Boundary(at, change, 1.0, False, need)
+    # the envelope's best split, then the commit it stands for: a rise shows in the
+    # envelope one commit late, a fall one commit early
+    cut = placement.refined(listed, start, at, end, MIN_LEVEL)
+    if envelope_shift:
+        cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
+    before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
+    moved = float(np.median(after) - np.median(before))
+    if moved * change <= 0:
+        # at the commit it stands for, the raw values do not move that way: a mixed
+        # stretch (two steps closer than a level), not one step at this commit
+        return _Boundary(cut, change, 1.0, False, need)
+    return _Boundary(cut, change, rank_p(before, after), apart(before, after), need)
 
 
 def _failing(judged: Sequence[_Boundary], alpha: float) -> list[int]:
@@ -323,8 +303,9 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # alpha / m, a series with four real steps lost one and the cascade moved another to
     # the middle of a ramp (astropy's time_quantity_init_scalar).
     judged: list[_Boundary] = []
+    known: dict[tuple[int, int, int], _Boundary] = {}
     while bounds:
-        judged = _judged(raw, logs, bounds, need, envelope)
+        judged = _judged(raw, logs, bounds, need, envelope, known)
         failing = _failing(judged, alpha)
         if not failing:
             break
@@ -336,7 +317,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     for i, (at, change, p, _, _) in enumerate(judged):
         start, end = edges[i], edges[i + 2]
         before, after = raw[max(start, at - WINDOW):at], raw[at:min(end, at + WINDOW)]
-        low, high = _segment_interval(before, after, alpha)
+        low, high = shift_interval(before, after, alpha)
         how = (f"levels of {at - start} and {end - at} commits (noise {sigma:.1%}); "
                f"rank test p={p:.2g}")
         if end == len(points) and end - at < min_level:
@@ -383,10 +364,10 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         before, after = raw[max(start, a - WINDOW):a], raw[b:min(end, b + WINDOW)]
         change = float(np.median(logs[b:min(end, b + WINDOW)])
                        - np.median(logs[max(start, a - WINDOW):a]))
-        p = _rank_p(before, after)
-        if abs(change) <= need(a - start, end - b) or not (p < alpha or _apart(before, after)):
+        p = rank_p(before, after)
+        if abs(change) <= need(a - start, end - b) or not (p < alpha or apart(before, after)):
             return None
-        low, high = _segment_interval(before, after, alpha)
+        low, high = shift_interval(before, after, alpha)
         return low, high, (f"levels of {a - start} and {end - b} commits either side (noise "
                            f"{sigma:.1%}); rank test p={p:.2g}")
     return placement.excursions(steps, logs, positions, effect, reach, net_change)
