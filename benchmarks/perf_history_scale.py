@@ -10,6 +10,11 @@ repository for commit order, benchkit gets it with --repo.
 
     .venv/bin/python benchmarks/perf_history_scale.py RECORDING_DIR [--machines 25] [--rounds 3]
 
+Two shapes of 5,000 files: many machines (25 machines, the recording's 200 commits each:
+results/history_scale.json) and a long history (one machine, 5,000 commits, the recording
+repeated 25 times with `--commits 5000`; where its last commits differ from its first,
+each wrap-around is a step; results/history_scale_long.json).
+
 Reported: wall time and peak memory (max RSS of the process tree) of each step, the
 dashboard's size on disk, and a second import of the same directory (incremental). This
 VM's speed drifts by tens of percent over minutes, so the two tools take turns, `--rounds`
@@ -31,7 +36,8 @@ from pathlib import Path
 GRID = (["1", "10", "100"], ["'a'", "'b'", "'c'", "'d'"])
 
 
-def build(recording: Path, out: Path, machines: int) -> tuple[Path, Path, int]:
+def build(recording: Path, out: Path, machines: int,
+          commits: int | None = None) -> tuple[Path, Path, int]:
     """(results dir, git repo, files) of the scaled-out directory."""
     runs = sorted(p for p in recording.glob("*/*.json") if p.name != "machine.json")
     repo = out / "repo"
@@ -41,6 +47,10 @@ def build(recording: Path, out: Path, machines: int) -> tuple[Path, Path, int]:
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
     docs = [json.loads(p.read_text()) for p in runs]
     docs.sort(key=lambda d: d["date"])
+    if commits:
+        # a long history of one project: the recording over and over, a minute a commit
+        docs = [dict(docs[i % len(docs)], date=docs[0]["date"] + 60_000 * i)
+                for i in range(commits)]
     shas = []
     for i, doc in enumerate(docs):
         stamp = f"@{doc['date'] // 1000} +0000"
@@ -119,6 +129,8 @@ def main() -> None:
     parser.add_argument("recording", type=Path)
     parser.add_argument("--machines", type=int, default=25)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--commits", type=int, help="repeat the recording's runs to this "
+                        "many commits (default: each run once)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
     asv = shutil.which("asv", path=str(Path(sys.executable).parent))
@@ -126,7 +138,7 @@ def main() -> None:
         sys.exit("asv is not installed: pip install asv (benchkit's [bench] extra)")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        results, repo, files = build(args.recording, out, args.machines)
+        results, repo, files = build(args.recording, out, args.machines, args.commits)
         bk = [sys.executable, "-m", "benchkit"]
         measured: dict[str, list[tuple[float, float]]] = {}
         for round_ in range(args.rounds):
