@@ -192,6 +192,15 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
         text = (site / page).read_text()
         assert "http://" not in text.split("<body>")[0] and "https://" not in text.split(
             "<body>")[0]
+    # Plotly's own script, gzipped: 40 % of its size (the browser below inflates it)
+    import base64
+    import gzip
+
+    import plotly.offline
+    packed = (site / "assets" / "plotly.gz.js").read_text()
+    inflated = gzip.decompress(base64.b64decode(packed.split('"')[1]))
+    assert inflated == plotly.offline.get_plotlyjs().encode()
+    assert len(packed) < 0.45 * len(inflated)
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
     browser = _chromium()

@@ -9,7 +9,7 @@ from pathlib import Path
 from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, commit_table,
                                              figure, markdown, views)
 from benchkit.core.history.pages import (COMMITS, SCRIPT, benchmark_page, commits_script,
-                                         index_page)
+                                         index_page, plotly_script)
 from benchkit.core.metrics.metric import history_metrics
 from benchkit.core.history.series import Commit
 from benchkit.core.history.steps import DEFAULT_ALPHA, DEFAULT_NOISE
@@ -55,11 +55,11 @@ def _plotly_script() -> bytes:
         raise ReportError(
             "benchkit report needs plotly for its charts: pip install plotly (or "
             "benchkit's [plot] extra); --markdown works without it") from None
-    return plotly.offline.get_plotlyjs().encode("utf-8")
+    return plotly_script(plotly.offline.get_plotlyjs().encode("utf-8"))
 
 
 def write_report(report: Report, out_dir: str | Path, *, source: str) -> Path:
-    """Write the site: index.html, benchmarks/<slug>.html, assets/plotly.min.js and
+    """Write the site: index.html, benchmarks/<slug>.html, assets/plotly.gz.js (Plotly) and
     assets/commits.js (the commit table the charts' hover text reads)."""
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     position = {c.sha: i for i, c in enumerate(report.axis)}
