@@ -83,6 +83,8 @@ bench-history: $(VENV)/.installed
 		-o results/history_scale.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 1 --commits 5000 \
 		--rounds 3 -o results/history_scale_long.json
+	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 1 --commits 5000 \
+		--no-grid --rounds 3 -o results/history_scale_small_suite.json
 
 # The documentation site, built offline into site/ (warnings are errors).
 docs: $(VENV)/.installed

@@ -10,10 +10,11 @@ repository for commit order, benchkit gets it with --repo.
 
     .venv/bin/python benchmarks/perf_history_scale.py RECORDING_DIR [--machines 25] [--rounds 3]
 
-Two shapes of 5,000 files: many machines (25 machines, the recording's 200 commits each:
+Three shapes of 5,000 files: many machines (25 machines, the recording's 200 commits each:
 results/history_scale.json) and a long history (one machine, 5,000 commits, the recording
 repeated 25 times with `--commits 5000`; where its last commits differ from its first,
-each wrap-around is a step; results/history_scale_long.json).
+each wrap-around is a step; results/history_scale_long.json), and the same with each
+benchmark one series, a small suite (`--no-grid`: results/history_scale_small_suite.json).
 
 Reported: wall time and peak memory (max RSS of the process tree) of each step, the
 dashboard's size on disk, and a second import of the same directory (incremental). This
@@ -34,10 +35,11 @@ import time
 from pathlib import Path
 
 GRID = (["1", "10", "100"], ["'a'", "'b'", "'c'", "'d'"])
+ONE_POINT = (["1"], ["'a'"])     # --no-grid: a small suite, one series a benchmark
 
 
-def build(recording: Path, out: Path, machines: int,
-          commits: int | None = None) -> tuple[Path, Path, int]:
+def build(recording: Path, out: Path, machines: int, commits: int | None = None,
+          grid: tuple[list[str], list[str]] = GRID) -> tuple[Path, Path, int]:
     """(results dir, git repo, files) of the scaled-out directory."""
     runs = sorted(p for p in recording.glob("*/*.json") if p.name != "machine.json")
     repo = out / "repo"
@@ -69,14 +71,14 @@ def build(recording: Path, out: Path, machines: int,
     for name, info in benchmarks.items():
         if name == "version":
             continue
-        grid_benchmarks[name] = {**info, "params": [list(g) for g in GRID],
+        grid_benchmarks[name] = {**info, "params": [list(g) for g in grid],
                                  "param_names": ["n", "kind"]}
     grid_benchmarks["version"] = 2
     results = out / "results"
     results.mkdir()
     (results / "benchmarks.json").write_text(json.dumps(grid_benchmarks))
     files = 0
-    points = len(GRID[0]) * len(GRID[1])
+    points = len(grid[0]) * len(grid[1])
     for m in range(machines):
         name = f"machine-{m:02d}"
         folder = results / name
@@ -90,13 +92,13 @@ def build(recording: Path, out: Path, machines: int,
             for bench, row in doc["results"].items():
                 column = dict(zip(columns, row))
                 value = column["result"][0] * factor
-                grid = dict(column, result=[value * (1 + 0.01 * k) for k in range(points)],
-                            params=[list(g) for g in GRID],
-                            stats_q_25=[None] * points, stats_q_75=[None] * points,
-                            stats_ci_99_a=[None] * points, stats_ci_99_b=[None] * points,
-                            stats_number=[None] * points, stats_repeat=[None] * points,
-                            samples=None)
-                rows[bench] = [grid.get(c) for c in columns]
+                entry = dict(column, result=[value * (1 + 0.01 * k) for k in range(points)],
+                             params=[list(g) for g in grid],
+                             stats_q_25=[None] * points, stats_q_75=[None] * points,
+                             stats_ci_99_a=[None] * points, stats_ci_99_b=[None] * points,
+                             stats_number=[None] * points, stats_repeat=[None] * points,
+                             samples=None)
+                rows[bench] = [entry.get(c) for c in columns]
             new["results"] = rows
             (folder / f"{sha[:8]}-{doc['env_name']}.json").write_text(json.dumps(new))
             files += 1
@@ -131,6 +133,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--commits", type=int, help="repeat the recording's runs to this "
                         "many commits (default: each run once)")
+    parser.add_argument("--no-grid", action="store_true", help="each benchmark one series, "
+                        "not a 3 x 4 parameter grid (a small suite)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
     asv = shutil.which("asv", path=str(Path(sys.executable).parent))
@@ -138,7 +142,8 @@ def main() -> None:
         sys.exit("asv is not installed: pip install asv (benchkit's [bench] extra)")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        results, repo, files = build(args.recording, out, args.machines, args.commits)
+        results, repo, files = build(args.recording, out, args.machines, args.commits,
+                                     ONE_POINT if args.no_grid else GRID)
         bk = [sys.executable, "-m", "benchkit"]
         measured: dict[str, list[tuple[float, float]]] = {}
         for round_ in range(args.rounds):
