@@ -11,7 +11,7 @@ repository for commit order, benchkit gets it with --repo.
     .venv/bin/python benchmarks/perf_history_scale.py RECORDING_DIR [--machines 25] [--rounds 3]
 
 Three shapes of 5,000 files: many machines (25 machines, the recording's 200 commits each:
-results/history_scale.json) and a long history (one machine, 5,000 commits, the recording
+results/history_scale.json), a long history (one machine, 5,000 commits, the recording
 repeated 25 times with `--commits 5000`; where its last commits differ from its first,
 each wrap-around is a step; results/history_scale_long.json), and the same with each
 benchmark one series, a small suite (`--no-grid`: results/history_scale_small_suite.json).

@@ -304,3 +304,24 @@ def test_a_long_parameterized_name_fits_1280_pixels_on_its_page(tmp_path):
             assert width <= 1280, (url.name, width)
     finally:
         browser.quit()
+
+
+@pytest.mark.slow
+def test_a_browser_without_decompression_says_so_and_keeps_the_tables(history_db, tmp_path):
+    # Plotly's script is gzipped; a browser older than DecompressionStream (Safari < 16.4)
+    # cannot draw the charts, and says why instead of failing silently
+    from selenium.webdriver.common.by import By
+    site = tmp_path / "site"
+    cli("report", site, "--db", history_db, cwd=tmp_path, check_code=0)
+    page = sorted((site / "benchmarks").glob("*.html"))[0]
+    browser = _chromium()
+    try:
+        browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                {"source": "delete window.DecompressionStream;"})
+        browser.get(page.as_uri())
+        note = browser.find_element(By.ID, "no-charts")
+        assert "need a newer browser" in note.text and "Safari 16.4" in note.text
+        assert not browser.find_elements(By.CSS_SELECTOR, ".js-plotly-plot")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "section.step")) == 4
+    finally:
+        browser.quit()

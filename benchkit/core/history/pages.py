@@ -21,6 +21,18 @@ SCRIPT = "assets/plotly.gz.js"
 # Safari 16.4) before the charts are drawn; no request, so it works from file:// too.
 _INFLATE = """
 window.PLOTLY_READY = (function () {
+  if (typeof DecompressionStream === 'undefined') {
+    var note = 'The charts need a newer browser (Chromium 80, Firefox 113, Safari 16.4 or '
+      + 'later: DecompressionStream); the tables below are complete.';
+    document.addEventListener('DOMContentLoaded', function () {
+      var p = document.createElement('p');
+      p.className = 'slower';
+      p.id = 'no-charts';
+      p.textContent = note;
+      document.body.insertBefore(p, document.body.firstChild);
+    });
+    return new Promise(function () {});
+  }
   var bytes = Uint8Array.from(atob(PLOTLY_GZIP), function (c) { return c.charCodeAt(0); });
   var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Response(stream).text().then(function (code) {
