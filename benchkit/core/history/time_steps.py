@@ -170,9 +170,9 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
         pieces[a:a + 2] = [[pieces[a][0], pieces[a + 1][1]]]
         medians[a:a + 2] = [statistics.median(values[pieces[a][0]:pieces[a][1]])]
 
-    # spells first, the shortest first (merging never makes a stretch shorter, so none is
-    # left once this ends); at either end a stretch cannot be seen to come back, and a
-    # shorter one is a level
+    # spells first, the shortest first; at either end a stretch cannot be seen to come
+    # back, and a shorter one is a level. (Merging never makes a stretch shorter, so the
+    # levels merged after this leave no spell: the two passes are the one loop they were.)
     while len(pieces) > 1:
         last = len(pieces) - 1
         shortest = min(((b - a, k) for k, (a, b) in enumerate(pieces)
