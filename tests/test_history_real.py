@@ -187,22 +187,29 @@ def test_hostile_asv_files_are_skipped_with_a_reason_and_the_rest_imports(tmp_pa
     (box / "huge-py.json").write_text('{"version": 2, "commit_hash": "abcd", "date": 1e400, '
                                       '"result_columns": ["result"], "results": {"t.time_x": '
                                       '[[' + "9" * 5000 + ']]}}')
-    (box / "wide-py.json").write_text('{"version": 2, "commit_hash": "abcd", "result_columns":'
+    (box / "wide-py.json").write_text('{"version": 2, "commit_hash": "abcd", "date": 1e12, '
+                                      '"result_columns":'
                                       ' ["result", "params"], "results": {"t.time_x": [[1], '
                                       '[' + ",".join(['["1","2","3","4","5","6","7","8"]'] * 8)
                                       + ']]}}')
     (box / "hash-py.json").write_text('{"version": 2, "commit_hash": "--output=x", '
                                       '"result_columns": ["result"], "results": {}}')
+    # a real file without its date: without --repo it has no place in the order
+    dated = json.loads((box / "e1434796-py2.7-Cython-numpy1.8.json").read_text())
+    del dated["date"]
+    (box / "e1434796-py2.7-Cython-numpy1.8.json").write_text(json.dumps(dated))
     out = cli("history", "import-asv", results, "--db", tmp_path / "h.db", cwd=tmp_path,
               check_code=0)
     assert "Traceback" not in out.stderr
     first = out.stdout.splitlines()[0]
-    assert first.startswith("23 asv results files: 18 added"), first
+    assert first.startswith("23 asv results files: 17 added"), first
     with HistoryDB(tmp_path / "again.db") as history:
         reasons = dict(import_asv(history, results).skipped_files)
     assert reasons["cheetah/deep-py.json"] == "not JSON (nested too deeply)"
     assert reasons["cheetah/huge-py.json"].startswith("not JSON (Exceeds the limit")
     assert "not a commit id" in reasons["cheetah/hash-py.json"]
+    assert reasons["cheetah/e1434796-py2.7-Cython-numpy1.8.json"] == (
+        "no date, and no place in a repository (pass --repo with the project's checkout)")
     with HistoryDB(tmp_path / "h.db") as history:
         wide = [s for s in history.series() if s.benchmark.startswith("t.time_x")]
         # 8^8 grid points for one value: the benchmark is a failure, not 16 million rows

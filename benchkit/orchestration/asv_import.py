@@ -109,6 +109,12 @@ class _Commits:
         if found is None and self.repo is not None and len(sha) < 40:
             full = git.resolve(self.repo, sha, "commit_hash")
             found = self.known.get(full or "")
+        if found is None and not run.commit.date:
+            # neither a date nor a place in the history: it would be sorted first, and its
+            # values read as a step at the start of every series
+            raise HistoryError(f"{where}: no date, and no place in "
+                               + ("the repository's first-parent history" if self.repo
+                                  else "a repository (pass --repo with the project's checkout)"))
         if found is None:
             return Commit(sha, run.commit.date, None, "")
         return found if found.date else dataclasses.replace(found, date=run.commit.date)
