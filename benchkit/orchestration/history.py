@@ -236,14 +236,22 @@ def _series_key(item: Series | Step) -> tuple:
     return (item.benchmark, item.metric, item.machine, item.environment)
 
 
+# The modules of core/history whose code decides the steps found (tests/test_history_cache.py
+# checks that every one `steps` imports is here).
+STEP_FINDERS = ("changes", "level_change", "placement", "process_evidence", "step", "steps",
+                "time_steps")
+
+
 @functools.lru_cache(maxsize=1)
 def _detector_version() -> str:
     """benchkit's version and a digest of the step finders' code: steps cached by another
     version are found again."""
+    import importlib
+
     import benchkit
-    from benchkit.core.history import changes, placement, step, steps, time_steps
     digest = hashlib.sha256()
-    for module in (changes, placement, step, steps, time_steps):
+    for name in STEP_FINDERS:
+        module = importlib.import_module(f"benchkit.core.history.{name}")
         digest.update(Path(module.__file__).read_bytes())
     return f"{benchkit.__version__}:{digest.hexdigest()[:16]}"
 
