@@ -100,7 +100,7 @@ def outliers(logs: np.ndarray) -> np.ndarray:
     return logs - np.median(np.stack([padded[k:k + len(logs)] for k in range(5)]), axis=0)
 
 
-def one_sided(logs: np.ndarray) -> bool:
+def one_sided(logs: np.ndarray, deviations: np.ndarray | None = None) -> bool:
     """Whether the series' noise only slows runs down: its deviations from the running
     median of five reach further up (90th percentile) than down (10th) by ONE_SIDED times,
     or at the far tails (TAIL_SHARE) by FAR_TAIL. Busy neighbours do that; a laptop's runs
@@ -108,21 +108,24 @@ def one_sided(logs: np.ndarray) -> bool:
     The far tail catches rare spells: OpenBLAS threads slow time_numpy_dot 1.6x in one
     commit of 8-17, in clusters, 1.2 at the 90th percentile. The running median of three
     kept the clusters, and named steps at their edges (perf_history_detection.py: false
-    steps 0.030 -> 0.022 on a quiet history, 0.053 -> 0.028 beside a busy neighbour)."""
+    steps 0.030 -> 0.022 on a quiet history, 0.053 -> 0.028 beside a busy neighbour).
+    `deviations`: `outliers(logs)`, where the caller has them."""
     if len(logs) < 5:
         return True
-    far_down, down, up, far_up = np.quantile(outliers(logs), [TAIL_SHARE, .1, .9, 1 - TAIL_SHARE])
+    deviations = outliers(logs) if deviations is None else deviations
+    far_down, down, up, far_up = np.quantile(deviations, [TAIL_SHARE, .1, .9, 1 - TAIL_SHARE])
     return bool(up > ONE_SIDED * max(-down, 1e-12)
                 or far_up > FAR_TAIL * max(-far_down, 1e-12))
 
 
-def level_filter(logs: np.ndarray) -> tuple[np.ndarray, bool]:
+def level_filter(logs: np.ndarray, deviations: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, bool]:
     """The values levels are found in, and whether they are the lower envelope (which
     moves a rise one commit later and a fall one earlier): the lower envelope where the
     noise is one-sided, else the running median of three (a single outlier either way
     does not move it). On symmetric noise the envelope would take each fast outlier for
     the true level and widen it to three commits."""
-    if one_sided(logs):
+    if one_sided(logs, deviations):
         return lower_envelope(logs), True
     padded = np.concatenate([logs[:1], logs, logs[-1:]])
     return np.median(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0), False
@@ -217,19 +220,17 @@ class _Boundary(NamedTuple):
     effect: float          # the change it must clear
 
 
-def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int],
-            effect: Callable[[int, int], float], envelope_shift: bool = True,
-            known: dict[tuple[int, int, int], _Boundary] | None = None) -> list[_Boundary]:
-    """Each boundary judged between its neighbours. `known` keeps the judgements by (start,
-    boundary, end): when a boundary is dropped only its two neighbours are judged anew."""
+def _judged(raw: np.ndarray, logs: np.ndarray, listed: list[float], bounds: list[int],
+            effect: Callable[[int, int], float], envelope_shift: bool,
+            known: dict[tuple[int, int, int], _Boundary]) -> list[_Boundary]:
+    """Each boundary judged between its neighbours (`listed`: `logs` as a list). `known`
+    keeps the judgements by (start, boundary, end): when a boundary is dropped only its two
+    neighbours are judged anew."""
     edges = [0, *bounds, len(raw)]
-    known = {} if known is None else known
-    listed: list[float] = []
     out = []
     for i, at in enumerate(bounds):
         key = (edges[i], at, edges[i + 2])
         if key not in known:
-            listed = listed or logs.tolist()
             known[key] = _judge(raw, logs, listed, *key, effect, envelope_shift)
         out.append(known[key])
     return out
@@ -286,7 +287,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     if not np.all(values > 0):
         return []
     raw = np.log(values)
-    logs, envelope = level_filter(raw)
+    deviations = outliers(raw)
+    logs, envelope = level_filter(raw, deviations)
     sigma = noise_of(raw)
     proposals = proposed_steps(logs, penalty, sigma)
     # a level change must clear the user's minimum effect and the series' own noise, as
@@ -304,8 +306,9 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # the middle of a ramp (astropy's time_quantity_init_scalar).
     judged: list[_Boundary] = []
     known: dict[tuple[int, int, int], _Boundary] = {}
+    listed = logs.tolist()
     while bounds:
-        judged = _judged(raw, logs, bounds, need, envelope, known)
+        judged = _judged(raw, logs, listed, bounds, need, envelope, known)
         failing = _failing(judged, alpha)
         if not failing:
             break
@@ -351,8 +354,6 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                 evidence=steps[i].evidence + f"; not placed: fits anywhere in {last - first + 1}"
                 " commits (bisect it, or --confirm re-measures the span's ends)")
     # a spell no higher than single commits reach elsewhere may be noise; higher is code
-    # (a spell needs two steps: most series have fewer, and need no second pass of this)
-    deviations = outliers(raw) if len(raw) >= 5 and len(positions) > 1 else np.zeros(1)
     reach = (float(deviations.max()), float(-deviations.min()))
     spell_edges = [0, *positions, len(raw)]
 
