@@ -24,6 +24,7 @@ times (a fresh database and site each round), and the median of each step is rep
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -47,7 +48,15 @@ def build(recording: Path, out: Path, machines: int, commits: int | None = None,
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
-    docs = [json.loads(p.read_text()) for p in runs]
+    docs = []
+    for path in runs:
+        with contextlib.suppress(ValueError):
+            doc = json.loads(path.read_text())
+            if isinstance(doc, dict) and {"date", "results", "result_columns"} <= doc.keys():
+                docs.append(doc)
+    if not docs:
+        sys.exit(f"{recording}: no asv results files of format 2 (MACHINE/COMMIT-ENV.json); "
+                 "pass a directory benchmarks/record_noise_history.py wrote")
     docs.sort(key=lambda d: d["date"])
     if commits:
         # a long history of one project: the recording over and over, a minute a commit
@@ -137,6 +146,10 @@ def main() -> None:
                         "not a 3 x 4 parameter grid (a small suite)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
+    for name in ("machines", "rounds", "commits"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name} must be at least 1, not {value}")
     asv = shutil.which("asv", path=str(Path(sys.executable).parent))
     if asv is None:
         sys.exit("asv is not installed: pip install asv (benchkit's [bench] extra)")
