@@ -165,3 +165,15 @@ def test_confirm_re_measures_an_unplaced_step_across_its_span(tmp_path):
                            workdir=tmp_path)
     # the span's last commit, not the best fit's, is what ab would have measured
     assert out.confirmation == f"not re-measurable: c23 is not a commit of {tmp_path / 'repo'}"
+
+
+def test_a_point_of_zero_or_below_is_left_out_not_the_whole_series():
+    # numpy's time_eye_100 with a 25 % step at release 23 and a timer that read 0 at
+    # release 5: the search works on log values, so the zero is left out and said so
+    values = np.array(EYE_100) * 1e-6
+    values[23:] *= 1.25
+    values[5] = 0.0
+    (step,) = time_steps(_series(values))
+    assert step.placed and step.commit.sha == "c23"
+    assert step.evidence.endswith("; 1 point(s) of zero or below left out")
+    assert time_steps(_series(np.zeros(20))) == []

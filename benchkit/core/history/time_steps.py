@@ -285,7 +285,13 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         relatives = np.array([p.relative for p in points], dtype=float)
         values = relatives * float(np.median(values / relatives))
     if not np.all(values > 0):
-        return []
+        # the search works on log values: a point of zero or below (a track_ count that
+        # reaches 0, a timer that read 0) is left out, not the whole series with it
+        kept = tuple(p for p, v in zip(points, values) if v > 0)
+        found = time_steps(dataclasses.replace(series, points=kept), evidence, alpha=alpha,
+                           noise=noise, penalty=penalty, min_level=min_level)
+        note = f"; {len(points) - len(kept)} point(s) of zero or below left out"
+        return [dataclasses.replace(s, evidence=s.evidence + note) for s in found]
     raw = np.log(values)
     deviations = outliers(raw)
     logs, envelope = level_filter(raw, deviations)
