@@ -26,6 +26,12 @@ series are listed too.
 
     .venv/bin/python benchmarks/perf_history_detection.py DIR [DIR ...] [--trials 400]
 
+`--window N [N ...]` scores pieces of N commits of each series instead (one starting every
+N / 4 commits), for series of lengths the data does not have: the noise histories' 200
+commits cut to 40, 61, 100 and 150 in results/history_detection_lengths.json. A piece that
+ends inside a slow spell reads as a step at its end (counted in `false_steps_at_ends`:
+false steps within --margin commits of either end, where no step is put).
+
 DIRs used for results/history_detection.json: asv's own example results (real astropy
 benchmark runs on one laptop, asv format 1; `pip download --no-deps --no-binary :all:
 asv==0.6.6`, then test/example_results in the archive), numpy's own asv suite run against
@@ -72,6 +78,17 @@ def load_series(dirs: list[Path], min_points: int) -> list[tuple[str, np.ndarray
                 if len(values) >= min_points and np.all(values > 0):
                     out.append((f"{s.machine}/{s.environment}/{s.benchmark}", values))
     return out
+
+
+def windows(series: list[tuple[str, np.ndarray]], size: int | None
+            ) -> list[tuple[str, np.ndarray]]:
+    """Each series cut into pieces of `size` commits, one starting every quarter of `size`
+    (where a piece begins and ends matters: a slow spell cut at its end reads as a step),
+    to score series of that length; the whole series when `size` is None."""
+    if size is None:
+        return series
+    return [(f"{label}@{start}", values[start:start + size]) for label, values in series
+            for start in range(0, len(values) - size + 1, max(1, size // 4))]
 
 
 def asv_steps(values: np.ndarray) -> list[tuple[int, float]]:
@@ -177,6 +194,9 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
     # where the false steps are: on a series with no injected step, within NEAR commits of
     # the injected one (a step found at the wrong commit), or elsewhere
     where = {name: {"null": 0, "near_injected": 0, "elsewhere": 0} for name in DETECTORS}
+    # false steps within `margin` commits of either end, where no step is ever put: a slow
+    # spell that the series' end cuts reads as a step there
+    at_ends = {name: 0 for name in DETECTORS}
     runs = {name: 0 for name in DETECTORS}
     seconds = {name: 0.0 for name in DETECTORS}
     cases = [(None, label, v, None) for label, v in usable]
@@ -213,6 +233,11 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
                       if at is None or abs(i - at) > tolerance]
             misses += [None if at is None else min(abs(a - at), abs(b - at))
                        for (a, b), held in zip(spans, holding) if not held]
+            end = len(values) - margin
+            at_ends[name] += sum(1 for i, _ in reported if (at is None or abs(i - at) > tolerance)
+                                 and not margin <= i <= end)
+            at_ends[name] += sum(1 for (a, b), held in zip(spans, holding)
+                                 if not held and (a < margin or b > end))
             for miss in misses:
                 where[name]["null" if miss is None else
                             "near_injected" if miss <= NEAR else "elsewhere"] += 1
@@ -229,6 +254,7 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
                                       for name in DETECTORS},
         "seconds_per_series": {name: seconds[name] / runs[name] for name in DETECTORS},
         "false_steps_where": where,
+        "false_steps_at_ends": at_ends,
         "benchkit_unplaced": {"per_series": unplaced["per_series"] / len(cases),
                               "holding_the_injected_commit":
                                   unplaced["holding_the_injected_commit"] / len(cases)},
@@ -267,24 +293,38 @@ def main() -> None:
                         help="a reported step this many commits from the injected one counts")
     parser.add_argument("--keep-spells", type=int, default=6,
                         help="pieces shorter than this stay in as noise")
+    parser.add_argument("--window", type=int, nargs="+", metavar="N",
+                        help="score pieces of N commits of each series (series of lengths "
+                             "the data does not have), for each N given")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
-    groups = [(d, load_series([d], args.min_points), []) for d in args.dirs]
-    groups += [(d, [], load_series([d], args.min_points)) for d in args.no_steps]
-    groups = [g for g in groups if g[1] or g[2]]
+    for size in args.window or ():
+        if size < 2 * args.margin + 1:
+            parser.error(f"--window {size}: must be at least {2 * args.margin + 1} "
+                         "(twice --margin, plus one)")
+    loaded = [(d, load_series([d], args.min_points), d in args.no_steps)
+              for d in args.dirs + args.no_steps]
+    groups = [(d, size, [] if no_steps else windows(series, size),
+               windows(series, size) if no_steps else [])
+              for size in args.window or [None] for d, series, no_steps in loaded]
+    groups = [g for g in groups if g[2] or g[3]]
     if not groups:
         sys.exit("no wall-time series with enough points in " + ", ".join(
             map(str, args.dirs + args.no_steps)))
     result = {"settings": {k: str(v) for k, v in vars(args).items()
                            if k not in ("dirs", "no_steps", "output")}, "data": []}
-    for directory, real, flat in groups:
+    for directory, size, real, flat in groups:
         scored = score(real, flat, args.trials, args.margin, args.tolerance,
                        args.keep_spells, args.seed)
         scored.update({"directory": str(directory), "truth": "no steps" if flat else
-                       "real steps taken out", "real_steps": real_steps(real)})
+                       "real steps taken out",
+                       "real_steps": real_steps(real) if size is None else []})
+        if size is not None:
+            scored["window"] = size
         result["data"].append(scored)
-        print(f"\n{directory} ({scored['truth']}): {scored['series']} series, "
+        pieces = "" if size is None else f" (pieces of {size} commits)"
+        print(f"\n{directory} ({scored['truth']}): {scored['series']} series{pieces}, "
               f"{args.trials} injected slower steps per size")
         print(f"{'':10}" + "".join(f"{f'recall {s:.0%}':>14}" for s in SIZES)
               + f"{'false/series':>14}{'ms/series':>11}")
@@ -296,7 +336,8 @@ def main() -> None:
                   + "   false 95 %: [{:.3f}, {:.3f}]".format(
                       *scored["false_steps_per_series_95"][name])
                   + "   false: {null} null, {near_injected} misplaced, {elsewhere} "
-                    "elsewhere".format(**scored["false_steps_where"][name]))
+                    "elsewhere".format(**scored["false_steps_where"][name])
+                  + f", {scored['false_steps_at_ends'][name]} at an end")
         print("benchkit also reported {per_series:.3f} slower steps per series without a "
               "place (a span of commits), {holding_the_injected_commit:.3f} holding the "
               "injected commit".format(**scored["benchkit_unplaced"]))
