@@ -73,3 +73,10 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     # 1..3 is false in each of the 20 runs with a step (the other holds it)
     assert scored["false_steps_per_series"] == {"right": 0.0, "spans": 20 / 21}
     assert scored["benchkit_unplaced"]["holding_the_injected_commit"] == 20 / 21
+    # the span at 1..3 lies within --margin (6) of the first commit: a false step at an end
+    assert scored["false_steps_at_ends"] == {"right": 0, "spans": 20}
+    # --window 40 on a series of 100 commits: pieces of 40, one starting every 10 commits
+    pieces = script.windows([("s", np.arange(100.0))], 40)
+    assert [label for label, _ in pieces] == [f"s@{k}" for k in range(0, 61, 10)]
+    assert all(len(v) == 40 and v[0] == int(label[2:]) for label, v in pieces)
+    assert script.windows([("s", np.arange(30.0))], 40) == []
