@@ -30,7 +30,11 @@ series are listed too.
 N / 4 commits), for series of lengths the data does not have: the noise histories' 200
 commits cut to 40, 61, 100 and 150 in results/history_detection_lengths.json. A piece that
 ends inside a slow spell reads as a step at its end (counted in `false_steps_at_ends`:
-false steps within --margin commits of either end, where no step is put).
+false steps within --margin commits of either end, where no step is put). `--join DIR ...`
+puts the same benchmark's series of several histories end to end: the three noise
+histories make 600 commits whose noise changes from quiet to busy
+(results/history_detection_joined.json). `--seed` takes several seeds, a run for each and
+their means (results/history_detection_seeds*.json: nine seeds).
 
 DIRs used for results/history_detection.json: asv's own example results (real astropy
 benchmark runs on one laptop, asv format 1; `pip download --no-deps --no-binary :all:
@@ -89,6 +93,13 @@ def windows(series: list[tuple[str, np.ndarray]], size: int | None
         return series
     return [(f"{label}@{start}", values[start:start + size]) for label, values in series
             for start in range(0, len(values) - size + 1, max(1, size // 4))]
+
+
+def joined(histories: list[list[tuple[str, np.ndarray]]]) -> list[tuple[str, np.ndarray]]:
+    """Each series that every history holds, its histories' values end to end."""
+    found = [dict(history) for history in histories]
+    return [(label, np.concatenate([h[label] for h in found])) for label, _ in histories[0]
+            if all(label in h for h in found)]
 
 
 def asv_steps(values: np.ndarray) -> list[tuple[int, float]]:
@@ -261,6 +272,23 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
     }
 
 
+def over_seeds(data: list[dict]) -> dict:
+    """Per directory (and piece length): each tool's recall and false steps per series, the
+    means over the seeds' runs (each seed the same number of runs)."""
+    def key(d: dict) -> str:
+        return d["directory"] + (f" @{d['window']}" if "window" in d else "")
+    out: dict = {}
+    for name_of_set in dict.fromkeys(map(key, data)):
+        runs = [d for d in data if key(d) == name_of_set]
+        out[name_of_set] = {name: {
+            "recall": {size: float(np.mean([d["recall"][name][size] for d in runs]))
+                       for size in runs[0]["recall"][name]},
+            "false_steps_per_series": float(np.mean(
+                [d["false_steps_per_series"][name] for d in runs])),
+            "seeds": [d["seed"] for d in runs]} for name in DETECTORS}
+    return out
+
+
 def real_steps(series) -> list[dict]:
     """The steps each tool reports in the original series (both directions for benchkit,
     regressions for asv, as each reports them)."""
@@ -285,6 +313,10 @@ def main() -> None:
     parser.add_argument("--no-steps", nargs="*", type=Path, default=[], metavar="DIR",
                         help="histories known to hold no step (the code never changed, as "
                              "record_noise_history.py writes): used as they are")
+    parser.add_argument("--join", nargs="+", type=Path, default=[], metavar="DIR",
+                        help="histories of the same benchmarks, each series joined end to "
+                             "end in the order given (a long series whose noise changes; "
+                             "the level shifts at the joins are taken out as real steps)")
     parser.add_argument("--trials", type=int, default=400, help="injected steps per size")
     parser.add_argument("--min-points", type=int, default=25)
     parser.add_argument("--margin", type=int, default=6,
@@ -296,7 +328,8 @@ def main() -> None:
     parser.add_argument("--window", type=int, nargs="+", metavar="N",
                         help="score pieces of N commits of each series (series of lengths "
                              "the data does not have), for each N given")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, nargs="+", default=[1], metavar="SEED",
+                        help="the injected steps' random seed; several: a run per seed")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
     for size in args.window or ():
@@ -305,25 +338,32 @@ def main() -> None:
                          "(twice --margin, plus one)")
     loaded = [(d, load_series([d], args.min_points), d in args.no_steps)
               for d in args.dirs + args.no_steps]
-    groups = [(d, size, [] if no_steps else windows(series, size),
+    if args.join:
+        loaded.append((Path("+".join(map(str, args.join))),
+                       joined([load_series([d], args.min_points) for d in args.join]), False))
+    groups = [(d, size, seed, [] if no_steps else windows(series, size),
                windows(series, size) if no_steps else [])
-              for size in args.window or [None] for d, series, no_steps in loaded]
-    groups = [g for g in groups if g[2] or g[3]]
+              for seed in args.seed for size in args.window or [None]
+              for d, series, no_steps in loaded]
+    groups = [g for g in groups if g[3] or g[4]]
     if not groups:
         sys.exit("no wall-time series with enough points in " + ", ".join(
-            map(str, args.dirs + args.no_steps)))
+            map(str, args.dirs + args.no_steps + args.join)))
     result = {"settings": {k: str(v) for k, v in vars(args).items()
-                           if k not in ("dirs", "no_steps", "output")}, "data": []}
-    for directory, size, real, flat in groups:
+                           if k not in ("dirs", "no_steps", "join", "output")}, "data": []}
+    for directory, size, seed, real, flat in groups:
         scored = score(real, flat, args.trials, args.margin, args.tolerance,
-                       args.keep_spells, args.seed)
+                       args.keep_spells, seed)
         scored.update({"directory": str(directory), "truth": "no steps" if flat else
                        "real steps taken out",
-                       "real_steps": real_steps(real) if size is None else []})
+                       "real_steps": real_steps(real) if size is None
+                       and seed == args.seed[0] else []})
         if size is not None:
             scored["window"] = size
+        scored["seed"] = seed
         result["data"].append(scored)
         pieces = "" if size is None else f" (pieces of {size} commits)"
+        pieces += f", seed {seed}" if len(args.seed) > 1 else ""
         print(f"\n{directory} ({scored['truth']}): {scored['series']} series{pieces}, "
               f"{args.trials} injected slower steps per size")
         print(f"{'':10}" + "".join(f"{f'recall {s:.0%}':>14}" for s in SIZES)
@@ -341,6 +381,14 @@ def main() -> None:
         print("benchkit also reported {per_series:.3f} slower steps per series without a "
               "place (a span of commits), {holding_the_injected_commit:.3f} holding the "
               "injected commit".format(**scored["benchkit_unplaced"]))
+    if len(args.seed) > 1:
+        result["over_seeds"] = over_seeds(result["data"])
+        print("\nover seeds " + ", ".join(map(str, args.seed)) + ": means")
+        for key, tools in result["over_seeds"].items():
+            print(key + ": " + "; ".join(
+                f"{name} recall " + " / ".join(f"{r:.1%}" for r in tool["recall"].values())
+                + f", false {tool['false_steps_per_series']:.4f}"
+                for name, tool in tools.items()))
     if args.output:
         args.output.write_text(json.dumps(result, indent=1) + "\n")
         print(f"wrote {args.output}")

@@ -80,3 +80,14 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     assert [label for label, _ in pieces] == [f"s@{k}" for k in range(0, 61, 10)]
     assert all(len(v) == 40 and v[0] == int(label[2:]) for label, v in pieces)
     assert script.windows([("s", np.arange(30.0))], 40) == []
+    # --join: the series every history holds, end to end in the order given
+    one, two = [("a", np.ones(3)), ("b", np.zeros(2))], [("b", np.full(2, 5.0))]
+    assert [(label, list(v)) for label, v in script.joined([one, two])] == [
+        ("b", [0.0, 0.0, 5.0, 5.0])]
+    # --seed 1 2: a run per seed, and their means per set
+    runs = [dict(scored, directory="d", seed=seed) for seed in (1, 2)]
+    runs[1] = dict(runs[1], false_steps_per_series={"right": 0.5, "spans": 0.0})
+    means = script.over_seeds(runs)["d"]
+    assert means["spans"]["false_steps_per_series"] == 10 / 21
+    assert means["right"]["false_steps_per_series"] == 0.25
+    assert means["right"]["recall"]["50%"] == 1.0 and means["right"]["seeds"] == [1, 2]
