@@ -12,7 +12,7 @@ import pytest
 
 from benchkit.core.decisions.bands import Band
 from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
-                                             slug, sparkline, step_anchor, trend, views)
+                                             slug, step_anchor, trend, trend_line, views)
 from benchkit.core.history.series import Commit, Observation, Point, Series
 from benchkit.core.history.steps import MovedFunction, Step
 from benchkit.core.records.schema import callgrind_to_dict, measurement_to_dict
@@ -54,10 +54,10 @@ def test_markdown_lists_steps_newest_first_and_every_series():
 
 
 def test_sparkline_slug_and_figure():
-    assert sparkline([1.0, 3.0, 2.0], width=10, height=10) == (
+    assert trend_line(trend([1.0, 3.0, 2.0], height=10), width=10, height=10) == (
         '<svg class="spark" width="10" height="10" viewBox="0 0 10 10"><polyline fill="none" '
         'stroke="#1f77b4" stroke-width="1.5" points="0,8 5,2 10,5"/></svg>')
-    assert sparkline([float("nan")]) == ""
+    assert trend_line(trend([float("nan")])) == ""
     # a long series: at most 60 points, each the median of its share (a spike is not one)
     heights = trend([1.0] * 100 + [9.0] + [1.0] * 99 + [2.0] * 200, height=24)
     assert len(heights) == 60 and heights[:30] == [22] * 30 and heights[30:] == [2] * 30

@@ -1,5 +1,5 @@
 """What the history dashboard shows (pure): one view per benchmark with its series and steps,
-the Plotly figures of those views as plain dicts, sparklines, and the markdown summary for a
+the Plotly figures of those views as plain dicts, trend lines, and the markdown summary for a
 pull-request comment. Turning figures into HTML and writing the site is the caller's job."""
 from __future__ import annotations
 
@@ -196,11 +196,6 @@ def trend(values: Sequence[float], height: int = 24, most: int = TREND_POINTS) -
     low, high = min(values), max(values)
     span = (high - low) or 1.0
     return [round(height - 2 - (v - low) / span * (height - 4)) for v in values]
-
-
-def sparkline(values: Sequence[float], width: int = 120, height: int = 24) -> str:
-    """An inline SVG polyline of `values` (oldest first): `trend`'s points."""
-    return trend_line(trend(values, height), width, height)
 
 
 def trend_line(heights: Sequence[int], width: int = 120, height: int = 24) -> str:
