@@ -339,8 +339,11 @@ def main() -> None:
     loaded = [(d, load_series([d], args.min_points), d in args.no_steps)
               for d in args.dirs + args.no_steps]
     if args.join:
-        loaded.append((Path("+".join(map(str, args.join))),
-                       joined([load_series([d], args.min_points) for d in args.join]), False))
+        shared = joined([load_series([d], args.min_points) for d in args.join])
+        if not shared:
+            parser.error("--join: no series that " + ", ".join(map(str, args.join)) + " all "
+                         "hold (the same machine, environment and benchmark in each)")
+        loaded.append((Path("+".join(map(str, args.join))), shared, False))
     groups = [(d, size, seed, [] if no_steps else windows(series, size),
                windows(series, size) if no_steps else [])
               for seed in args.seed for size in args.window or [None]
