@@ -161,3 +161,55 @@ def test_asv_history_generated_by_asv_itself_imports_in_commit_order(tmp_path):
     value = {row["commit"]: row["value"] for row in exported}
     assert value[shas[2]] > 1.5 * value[shas[0]]               # 3x the work is visible
     assert "asv-box" in shown
+
+
+def test_with_repo_results_of_another_line_of_commits_are_skipped_not_mixed_in(tmp_path):
+    # main: m0 m1 m2 m3 (merges side: s1) m4; branch other: o1 from m2, never merged. A
+    # series is one line: s1 and o1 would be ordered among main's commits by date
+    repo = tmp_path / "repo"
+    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    shas = {}
+
+    def commit(name):
+        (repo / f"{name}.txt").write_text(name)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", name)
+        shas[name] = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                                    capture_output=True, text=True).stdout.strip()
+    commit("m0")
+    commit("m1")
+    _git(repo, "checkout", "-qb", "side")
+    commit("s1")
+    _git(repo, "checkout", "-q", "main")
+    commit("m2")
+    _git(repo, "checkout", "-qb", "other")
+    commit("o1")
+    _git(repo, "checkout", "-q", "main")
+    _git(repo, "merge", "-q", "--no-ff", "-m", "m3", "side")
+    shas["m3"] = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+    commit("m4")
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURE, results)
+    template = next(p for p in (results / "fixture-box").glob("*.json")
+                    if p.name != "machine.json")
+    doc = json.loads(template.read_text())
+    template.unlink()
+    # a commit the checkout does not have (it is older than the results): kept, by date
+    shas["unknown"] = "ab" * 20
+    for n, (name, sha) in enumerate(shas.items()):
+        doc.update(commit_hash=sha, date=1795440473000 + n * 60_000)
+        (results / "fixture-box" / f"{sha[:8]}-{name}.json").write_text(json.dumps(doc))
+    db = tmp_path / "h.db"
+    out = cli("history", "import-asv", results, "--repo", repo, "--db", db, cwd=tmp_path,
+              check_code=0).stdout
+    assert "8 asv results files: 6 added" in out, out
+    assert "2 skipped" in out, out
+    assert (f"fixture-box/{shas['s1'][:8]}-s1.json: a commit of a branch merged into HEAD, "
+            "not on its first-parent line") in out, out
+    assert (f"fixture-box/{shas['o1'][:8]}-o1.json: a commit of another branch, not in the "
+            "history of --repo's HEAD") in out, out
+    exported = json.loads(cli("history", "export", "--db", db, cwd=tmp_path,
+                              check_code=0).stdout)
+    assert {r["commit"] for r in exported} == {shas[n] for n in
+                                                ("m0", "m1", "m2", "m3", "m4", "unknown")}

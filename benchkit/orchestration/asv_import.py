@@ -89,11 +89,15 @@ def _benchmarks(root: Path) -> tuple[dict, str]:
 
 
 class _Commits:
-    """Commit dates, subjects and first-parent positions from the repository, read once."""
+    """Commit dates, subjects and first-parent positions from the repository, read once,
+    and the repository's other commits: a merged branch's (HEAD's history, off its
+    first-parent line) and other branches'."""
 
     def __init__(self, repo: Path | None):
         self.repo = repo
         self.known: dict[str, Commit] = {}
+        self.merged: set[str] = set()
+        self.elsewhere: set[str] = set()
         if repo is None:
             return
         listed = git.git(repo, "log", "--first-parent", "--format=%H%x00%cI%x00%s",
@@ -102,13 +106,27 @@ class _Commits:
         for position, line in enumerate(reversed(lines)):
             sha, date, subject = (line.split("\0") + ["", ""])[:3]
             self.known[sha] = Commit(sha, date, position, subject)
+        history = git.git(repo, "rev-list", "--end-of-options", "HEAD")
+        everything = git.git(repo, "rev-list", "--all")
+        ancestors = set(history.stdout.split()) if history.returncode == 0 else set()
+        self.merged = ancestors - self.known.keys()
+        if everything.returncode == 0:
+            self.elsewhere = set(everything.stdout.split()) - ancestors
 
     def of(self, run: AsvRun, where: str) -> Commit:
         sha = git.commit_id(run.commit.sha, f"{where}: commit_hash")
         found = self.known.get(sha)
         if found is None and self.repo is not None and len(sha) < 40:
-            full = git.resolve(self.repo, sha, "commit_hash")
-            found = self.known.get(full or "")
+            sha = git.resolve(self.repo, sha, "commit_hash") or sha
+            found = self.known.get(sha)
+        # a series is one line of commits: another line's results would be ordered among
+        # them by date (asv's graphs leave them out too)
+        if found is None and sha in self.merged:
+            raise HistoryError(f"{where}: a commit of a branch merged into HEAD, not on its "
+                               "first-parent line (asv's graphs leave it out too)")
+        if found is None and sha in self.elsewhere:
+            raise HistoryError(f"{where}: a commit of another branch, not in the history of "
+                               "--repo's HEAD (check that branch out to import its results)")
         if found is None and not run.commit.date:
             # neither a date nor a place in the history: it would be sorted first, and its
             # values read as a step at the start of every series
