@@ -14,7 +14,9 @@ Three shapes of 5,000 files: many machines (25 machines, the recording's 200 com
 results/history_scale.json), a long history (one machine, 5,000 commits, the recording
 repeated 25 times with `--commits 5000`; where its last commits differ from its first,
 each wrap-around is a step; results/history_scale_long.json), and the same with each
-benchmark one series, a small suite (`--no-grid`: results/history_scale_small_suite.json).
+benchmark one series, a small suite (`--no-grid`: results/history_scale_small_suite.json);
+and large files (25 machines, each benchmark a 25 x 4 grid, `--params 25`: 800 values a
+file, 4,000,000 in all: results/history_scale_large_files.json).
 
 Reported: wall time and peak memory (max RSS of the process tree) of each step, the
 dashboard's size on disk, and a second import of the same directory (incremental). This
@@ -144,9 +146,12 @@ def main() -> None:
                         "many commits (default: each run once)")
     parser.add_argument("--no-grid", action="store_true", help="each benchmark one series, "
                         "not a 3 x 4 parameter grid (a small suite)")
+    parser.add_argument("--params", type=int, default=len(GRID[0]), metavar="N",
+                        help="values of the grid's first parameter: N x 4 series a "
+                             "benchmark (default 3: a 3 x 4 grid)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
-    for name in ("machines", "rounds", "commits"):
+    for name in ("machines", "rounds", "commits", "params"):
         value = getattr(args, name)
         if value is not None and value < 1:
             parser.error(f"--{name} must be at least 1, not {value}")
@@ -155,8 +160,10 @@ def main() -> None:
         sys.exit("asv is not installed: pip install asv (benchkit's [bench] extra)")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        results, repo, files = build(args.recording, out, args.machines, args.commits,
-                                     ONE_POINT if args.no_grid else GRID)
+        grid = ONE_POINT if args.no_grid else (
+            (GRID[0] + [str(1000 * k) for k in range(1, args.params)])[:args.params],
+            GRID[1])
+        results, repo, files = build(args.recording, out, args.machines, args.commits, grid)
         bk = [sys.executable, "-m", "benchkit"]
         measured: dict[str, list[tuple[float, float]]] = {}
         for round_ in range(args.rounds):
@@ -186,6 +193,7 @@ def main() -> None:
         total, ratio = statistics.median(totals), statistics.median(ratios)
         result = {
             "files": files, "machines": args.machines, "rounds": args.rounds,
+            "series_per_benchmark": len(grid[0]) * len(grid[1]),
             "seconds_each_round": {k: [round(t, 2) for t, _ in v] for k, v in measured.items()},
             "seconds": {k: round(v[0], 2) for k, v in rows.items()},
             "peak_rss_mib": {k: round(v[1]) for k, v in rows.items()},

@@ -44,6 +44,22 @@ def test_series_are_ordered_by_commit_date_and_adding_twice_changes_nothing(tmp_
         assert [s.commits for s in db.summaries()] == [2]
 
 
+def test_a_point_keeps_its_own_interval_and_one_without_is_its_value(tmp_path):
+    # a low and high equal to the value are read back as the value (one float held, not
+    # three); a real interval comes back as it went in
+    from benchkit.core.history.series import Observation
+    with HistoryDB(tmp_path / "h.db") as db:
+        for sha, (value, low, high) in (("a", (2.0, 1.5, 2.5)), ("b", (3.0, 3.0, 3.0))):
+            db.add([Observation("bench", "time", value, low, high, 1, None)],
+                   commit=Commit(sha, f"2026-01-0{'ab'.index(sha) + 1}", None, ""),
+                   machine="box", measured_at="", source=f"{sha}.json", digest=sha,
+                   environment={})
+        (series,) = db.series()
+        assert [(p.value, p.low, p.high) for p in series.points] == [(2.0, 1.5, 2.5),
+                                                                      (3.0, 3.0, 3.0)]
+        assert series.points[1].low is series.points[1].value
+
+
 def test_foreign_corrupt_and_newer_files_are_one_clear_error(tmp_path):
     foreign = tmp_path / "foreign.db"
     with sqlite3.connect(foreign) as other:

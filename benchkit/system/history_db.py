@@ -61,8 +61,10 @@ class AddedRun:
 # What series() reads: observations with a value; those without (failed, skipped); and the
 # few rows that carry a unit or evidence.
 _SERIES_QUERIES = (
-    "SELECT bench, run, value, low, high, units, relative FROM observations "
-    "WHERE status = 'ok' AND value IS NOT NULL",
+    # a low or high equal to the value comes back as NULL, so a point holds one float where
+    # the three are one (asv's imports)
+    "SELECT bench, run, value, NULLIF(low, value), NULLIF(high, value), units, relative "
+    "FROM observations WHERE status = 'ok' AND value IS NOT NULL",
     "SELECT bench, run, status FROM observations WHERE NOT (status = 'ok' AND value IS NOT NULL)",
     "SELECT bench, run, unit, evidence IS NOT NULL FROM observations "
     "WHERE (unit != '' OR evidence IS NOT NULL)")
@@ -276,6 +278,12 @@ class HistoryDB:
         with self._guard("read"):
             return self._db.execute(sql, params).fetchall()
 
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
+        """The rows of `sql` one at a time: millions of observations are not held twice
+        (every row fetched, then the series' own)."""
+        with self._guard("read"):
+            yield from self._db.execute(sql, params)
+
     def has_commit(self, sha: str, machine: str, *, metric: str | None = None
                    ) -> bool:
         """Whether values (of `metric`, if given) exist for this commit and machine."""
@@ -331,18 +339,22 @@ class HistoryDB:
         groups: dict[tuple, tuple[list, list, list]] = {}
         with paused_gc():
             for slot, query in enumerate(_SERIES_QUERIES):
-                for bench, run, *row in self._query(query + only):
+                for bench, run, *row in self._rows(query + only):
                     at = runs.get(run)
                     if at is None or bench not in names:
                         continue
                     key = (bench, at[1], at[2])
                     lists = groups.get(key) or groups.setdefault(key, ([], [], []))
                     lists[slot].append(row if slot == 2 else (at[0], at[3], *row))
-            return [series_from_rows(
-                (*names[k[0]], k[1], k[2]), groups[k][0], groups[k][1],
-                unit=next((u for u, _ in reversed(groups[k][2]) if u), ""),
-                evidence=any(e for _, e in groups[k][2]))
-                for k in sorted(groups, key=lambda k: (*names[k[0]], k[1], k[2]))]
+            out = []
+            for k in sorted(groups, key=lambda k: (*names[k[0]], k[1], k[2])):
+                # each series' rows let go of as it is made: their room holds its points
+                values, failures, extras = groups.pop(k)
+                out.append(series_from_rows(
+                    (*names[k[0]], k[1], k[2]), values, failures,
+                    unit=next((u for u, _ in reversed(extras) if u), ""),
+                    evidence=any(e for _, e in extras)))
+            return out
 
     def evidence(self, series: Series, point: Point) -> list[Any]:
         """The Measurements (or CallgrindStats) observed at one point, checked against the

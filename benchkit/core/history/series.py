@@ -175,7 +175,7 @@ def series_from_rows(key: tuple, rows: Sequence[tuple], failures: Sequence[tuple
                      unit: str = "", evidence: bool = False) -> Series:
     """One series from the history database's rows of it (`key`: benchmark, metric,
     machine, environment; `rows`: Commit, measured_at, value, low, high, units, relative of
-    each observation with a value; `failures`: Commit, measured_at, status of each without;
+    each observation with a value, low or high None where it is the value; `failures`: Commit, measured_at, status of each without;
     `evidence`: whether results-file items are stored for it): a point per commit that has
     values, in commit order (first-parent position when every commit has one, else UTC
     date, then first measured), and the commits where it only failed."""
@@ -207,9 +207,12 @@ def series_from_rows(key: tuple, rows: Sequence[tuple], failures: Sequence[tuple
         found = [r for r in at[sha] if len(r) == 7] if sha in statuses else at[sha]
         if len(found) == 1:
             _, _, value, low, high, units, relative = found[0]
-            points.append(Point(commits[sha], value, low, high, units, 1, relative))
+            points.append(Point(commits[sha], value, value if low is None else low,
+                                value if high is None else high, units, 1, relative))
         elif found:
-            points.append(Point.of_values(commits[sha], [r[2:] for r in found]))
+            points.append(Point.of_values(commits[sha], [
+                (r[2], r[2] if r[3] is None else r[3], r[2] if r[4] is None else r[4], *r[5:])
+                for r in found]))
     values = {p.commit.sha for p in points}
     failed = tuple((commits[sha], Status(statuses[sha])) for sha in ordered
                    if sha in statuses and sha not in values)
