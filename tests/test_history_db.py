@@ -60,6 +60,24 @@ def test_a_point_keeps_its_own_interval_and_one_without_is_its_value(tmp_path):
         assert series.points[1].low is series.points[1].value
 
 
+def test_two_values_at_a_commit_are_one_point_and_a_commit_that_only_failed_is_listed(tmp_path):
+    from benchkit.core.history.series import Observation, Status
+    with HistoryDB(tmp_path / "h.db") as db:
+        def add(sha, day, observation, digest):
+            db.add([observation], commit=Commit(sha, f"2026-01-0{day}", None, ""),
+                   machine="box", measured_at=f"2026-02-0{day}", source=f"{digest}.json",
+                   digest=digest, environment={})
+        add("a", 1, Observation("bench", "time", 1.0, 1.0, 1.0, 1, None), "a1")
+        add("a", 1, Observation("bench", "time", 3.0, 2.0, 4.0, 1, None), "a2")
+        add("b", 2, Observation.failure("bench", "time", Status.FAILED), "b1")
+        add("c", 3, Observation.failure("bench", "time", Status.FAILED), "c1")
+        add("c", 3, Observation("bench", "time", 5.0, 5.0, 5.0, 1, None), "c2")
+        (series,) = db.series()
+        assert [(p.commit.sha, p.value, p.low, p.high, p.observations)
+                for p in series.points] == [("a", 2.0, 1.0, 4.0, 2), ("c", 5.0, 5.0, 5.0, 1)]
+        assert [(c.sha, status) for c, status in series.failed] == [("b", Status.FAILED)]
+
+
 def test_foreign_corrupt_and_newer_files_are_one_clear_error(tmp_path):
     foreign = tmp_path / "foreign.db"
     with sqlite3.connect(foreign) as other:

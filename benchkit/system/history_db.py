@@ -24,7 +24,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import (Commit, Observation, Point, Series,
-                                          Summary, series_from_rows, summaries, utc_date)
+                                          Summary, series_from_points, summaries,
+                                          utc_date)
 from benchkit.core.records import schema
 from benchkit.errors import HistoryError, SchemaError
 from benchkit.system.bulk import paused_gc
@@ -334,24 +335,36 @@ class HistoryDB:
         names = {id_: (name, kind) for id_, name, kind in self._query(
             "SELECT id, name, metric FROM benchmarks" + clause, params)}
         only = f" AND bench = {next(iter(names))}" if len(names) == 1 else ""
-        # per series: values, failures, and (unit, evidence) found by SQLite, so the 480,000
-        # rows of a large import carry only their values
-        groups: dict[tuple, tuple[list, list, list]] = {}
+        # per series: a Point of each value, when it was measured, failures, and (unit,
+        # evidence), found by SQLite, so the 480,000 rows of a large import carry only their
+        # values. Each value is made its Point as it is read, and that Point is the series'
+        # where the commit has one value: 4,000,000 values were 1.5 GiB at the peak as rows
+        # fetched whole and then copied, 0.6 so (benchmarks/perf_history_scale.py --params)
+        groups: dict[tuple, tuple[list, list, list, list]] = {}
         with paused_gc():
-            for slot, query in enumerate(_SERIES_QUERIES):
+            for bench, run, value, low, high, units, relative in self._rows(
+                    _SERIES_QUERIES[0] + only):
+                at = runs.get(run)
+                if at is None or bench not in names:
+                    continue
+                key = (bench, at[1], at[2])
+                lists = groups.get(key) or groups.setdefault(key, ([], [], [], []))
+                lists[0].append(Point(at[0], value, value if low is None else low,
+                                      value if high is None else high, units, 1, relative))
+                lists[1].append(at[3])
+            for slot, query in ((2, _SERIES_QUERIES[1]), (3, _SERIES_QUERIES[2])):
                 for bench, run, *row in self._rows(query + only):
                     at = runs.get(run)
                     if at is None or bench not in names:
                         continue
                     key = (bench, at[1], at[2])
-                    lists = groups.get(key) or groups.setdefault(key, ([], [], []))
-                    lists[slot].append(row if slot == 2 else (at[0], at[3], *row))
+                    lists = groups.get(key) or groups.setdefault(key, ([], [], [], []))
+                    lists[slot].append(row if slot == 3 else (at[0], at[3], *row))
             out = []
             for k in sorted(groups, key=lambda k: (*names[k[0]], k[1], k[2])):
-                # each series' rows let go of as it is made: their room holds its points
-                values, failures, extras = groups.pop(k)
-                out.append(series_from_rows(
-                    (*names[k[0]], k[1], k[2]), values, failures,
+                points, measured, failures, extras = groups.pop(k)
+                out.append(series_from_points(
+                    (*names[k[0]], k[1], k[2]), points, measured, failures,
                     unit=next((u for u, _ in reversed(extras) if u), ""),
                     evidence=any(e for _, e in extras)))
             return out

@@ -171,54 +171,61 @@ class Series:
     evidence: bool = False       # whether the database keeps results-file items for it
 
 
-def series_from_rows(key: tuple, rows: Sequence[tuple], failures: Sequence[tuple] = (), *,
-                     unit: str = "", evidence: bool = False) -> Series:
-    """One series from the history database's rows of it (`key`: benchmark, metric,
-    machine, environment; `rows`: Commit, measured_at, value, low, high, units, relative of
-    each observation with a value, low or high None where it is the value; `failures`: Commit, measured_at, status of each without;
-    `evidence`: whether results-file items are stored for it): a point per commit that has
-    values, in commit order (first-parent position when every commit has one, else UTC
-    date, then first measured), and the commits where it only failed."""
+def series_from_points(key: tuple, points: Sequence[Point], measured: Sequence[str],
+                       failures: Sequence[tuple] = (), *, unit: str = "",
+                       evidence: bool = False) -> Series:
+    """One series from the history database's observations of it (`key`: benchmark,
+    metric, machine, environment; `points`: a Point of each observation with a value, and
+    `measured` when each was measured; `failures`: Commit, measured_at, status of each
+    without; `evidence`: whether results-file items are stored for it): a point per commit
+    that has values (the observation's own Point where it is the only one), in commit order
+    (first-parent position when every commit has one, else UTC date, then first measured),
+    and the commits where it only failed."""
     benchmark, metric, machine, env = key
-    at: dict[str, list[tuple]] = {}            # sha -> its rows, in the order given
-    for row in rows:
-        found = at.get(row[0].sha)
+    at: dict[str, list[int]] = {}              # sha -> its observations, in the order given
+    commits: dict[str, Commit] = {}
+    first: dict[str, str] = {}
+    for i, point in enumerate(points):
+        sha = point.commit.sha
+        found = at.get(sha)
         if found is None:
-            at[row[0].sha] = [row]
+            at[sha] = [i]
+            commits[sha] = point.commit
+            first[sha] = measured[i]
         else:
-            found.append(row)
+            found.append(i)
+            first[sha] = min(first[sha], measured[i])
     statuses: dict[str, str] = {}
-    for row in failures:
-        statuses.setdefault(row[0].sha, row[2])
-        at.setdefault(row[0].sha, []).append(row)
-    commits = {sha: found[0][0] for sha, found in at.items()}
-    first = {sha: min(r[1] for r in found) if len(found) > 1 else found[0][1]
-             for sha, found in at.items()}
+    for commit, measured_at, status in failures:
+        statuses.setdefault(commit.sha, status)
+        if commit.sha not in commits:
+            commits[commit.sha] = commit
+            first[commit.sha] = measured_at
+        else:
+            first[commit.sha] = min(first[commit.sha], measured_at)
     by_date = any(c.order is None for c in commits.values())
     if by_date:
-        ordered = sorted(at, key=lambda sha: (
+        ordered = sorted(commits, key=lambda sha: (
             commits[sha].date, -1 if commits[sha].order is None else commits[sha].order,
             first[sha]))
     else:
-        ordered = sorted(at, key=lambda sha: (commits[sha].order, commits[sha].date,
-                                              first[sha]))
-    points = []
+        ordered = sorted(commits, key=lambda sha: (commits[sha].order, commits[sha].date,
+                                                   first[sha]))
+    merged = []
     for sha in ordered:
-        found = [r for r in at[sha] if len(r) == 7] if sha in statuses else at[sha]
+        found = at.get(sha)
+        if found is None:
+            continue
         if len(found) == 1:
-            _, _, value, low, high, units, relative = found[0]
-            points.append(Point(commits[sha], value, value if low is None else low,
-                                value if high is None else high, units, 1, relative))
-        elif found:
-            points.append(Point.of_values(commits[sha], [
-                (r[2], r[2] if r[3] is None else r[3], r[2] if r[4] is None else r[4], *r[5:])
-                for r in found]))
-    values = {p.commit.sha for p in points}
+            merged.append(points[found[0]])
+        else:
+            merged.append(Point.of_values(commits[sha], [
+                (p.value, p.low, p.high, p.units, p.relative)
+                for p in (points[i] for i in found)]))
     failed = tuple((commits[sha], Status(statuses[sha])) for sha in ordered
-                   if sha in statuses and sha not in values)
-    return Series(benchmark, history_metric(metric), machine, tuple(points), env, unit, failed,
-                  by_date,
-                  evidence)
+                   if sha in statuses and sha not in at)
+    return Series(benchmark, history_metric(metric), machine, tuple(merged), env, unit, failed,
+                  by_date, evidence)
 
 
 @dataclasses.dataclass(frozen=True)
