@@ -339,7 +339,7 @@ class HistoryDB:
         # evidence), found by SQLite, so the 480,000 rows of a large import carry only their
         # values. Each value is made its Point as it is read, and that Point is the series'
         # where the commit has one value: 4,000,000 values were 1.5 GiB at the peak as rows
-        # fetched whole and then copied, 0.6 so (benchmarks/perf_history_scale.py --params)
+        # fetched whole and then copied, 0.7 so (benchmarks/perf_history_scale.py --params)
         groups: dict[tuple, tuple[list, list, list, list]] = {}
         with paused_gc():
             for bench, run, value, low, high, units, relative in self._rows(
