@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import (Commit, Observation, Point, Series,
-                                          Summary, series_from_points, summaries,
+                                          Summary, series_from_observations, summaries,
                                           utc_date)
 from benchkit.core.records import schema
 from benchkit.errors import HistoryError, SchemaError
@@ -335,39 +335,11 @@ class HistoryDB:
         names = {id_: (name, kind) for id_, name, kind in self._query(
             "SELECT id, name, metric FROM benchmarks" + clause, params)}
         only = f" AND bench = {next(iter(names))}" if len(names) == 1 else ""
-        # per series: a Point of each value, when it was measured, failures, and (unit,
-        # evidence), found by SQLite, so the 480,000 rows of a large import carry only their
-        # values. Each value is made its Point as it is read, and that Point is the series'
-        # where the commit has one value: 4,000,000 values were 1.5 GiB at the peak as rows
-        # fetched whole and then copied, 0.7 so (benchmarks/perf_history_scale.py --params)
-        groups: dict[tuple, tuple[list, list, list, list]] = {}
+        # rows read one at a time (fetched whole, 4,000,000 values were 1.5 GiB at the peak;
+        # so, 0.7: benchmarks/perf_history_scale.py --params)
         with paused_gc():
-            for bench, run, value, low, high, units, relative in self._rows(
-                    _SERIES_QUERIES[0] + only):
-                at = runs.get(run)
-                if at is None or bench not in names:
-                    continue
-                key = (bench, at[1], at[2])
-                lists = groups.get(key) or groups.setdefault(key, ([], [], [], []))
-                lists[0].append(Point(at[0], value, value if low is None else low,
-                                      value if high is None else high, units, 1, relative))
-                lists[1].append(at[3])
-            for slot, query in ((2, _SERIES_QUERIES[1]), (3, _SERIES_QUERIES[2])):
-                for bench, run, *row in self._rows(query + only):
-                    at = runs.get(run)
-                    if at is None or bench not in names:
-                        continue
-                    key = (bench, at[1], at[2])
-                    lists = groups.get(key) or groups.setdefault(key, ([], [], [], []))
-                    lists[slot].append(row if slot == 3 else (at[0], at[3], *row))
-            out = []
-            for k in sorted(groups, key=lambda k: (*names[k[0]], k[1], k[2])):
-                points, measured, failures, extras = groups.pop(k)
-                out.append(series_from_points(
-                    (*names[k[0]], k[1], k[2]), points, measured, failures,
-                    unit=next((u for u, _ in reversed(extras) if u), ""),
-                    evidence=any(e for _, e in extras)))
-            return out
+            return series_from_observations(
+                *(self._rows(query + only) for query in _SERIES_QUERIES), runs, names)
 
     def evidence(self, series: Series, point: Point) -> list[Any]:
         """The Measurements (or CallgrindStats) observed at one point, checked against the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import statistics
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from benchkit.core.decisions.bands import Band
 from benchkit.core.enums import TextEnum
@@ -226,6 +226,49 @@ def series_from_points(key: tuple, points: Sequence[Point], measured: Sequence[s
                    if sha in statuses and sha not in at)
     return Series(benchmark, history_metric(metric), machine, tuple(merged), env, unit, failed,
                   by_date, evidence)
+
+
+def series_from_observations(values: Iterable[tuple], failures: Iterable[tuple],
+                             extras: Iterable[tuple], runs: dict[int, tuple],
+                             names: dict[int, tuple[str, str]]) -> list[Series]:
+    """Every series of a history database's observations, sorted by benchmark, metric,
+    machine and environment. The rows, read by the caller: `values` (bench, run, value,
+    low, high, units, relative) of each observation with a value, low or high None where it
+    is the value; `failures` (bench, run, status) of each without; `extras` (bench, run,
+    unit, whether evidence is stored) of the few that carry them. `runs`: run id -> (Commit,
+    machine, environment, measured_at); `names`: benchmark id -> (name, metric). Rows of
+    other runs or benchmarks are passed over. Each value is made its Point as it is read,
+    and that Point is the series' own where its commit has one value: one object a value
+    at the peak, not a row and then a point (4,000,000 values: 0.7 GiB)."""
+    groups: dict[tuple, tuple[list, list, list, list]] = {}
+
+    def lists_of(bench: int, at: tuple) -> tuple[list, list, list, list]:
+        key = (bench, at[1], at[2])
+        return groups.get(key) or groups.setdefault(key, ([], [], [], []))
+
+    for bench, run, value, low, high, units, relative in values:
+        at = runs.get(run)
+        if at is not None and bench in names:
+            lists = lists_of(bench, at)
+            lists[0].append(Point(at[0], value, value if low is None else low,
+                                  value if high is None else high, units, 1, relative))
+            lists[1].append(at[3])
+    for bench, run, status in failures:
+        at = runs.get(run)
+        if at is not None and bench in names:
+            lists_of(bench, at)[2].append((at[0], at[3], status))
+    for bench, run, unit, has_evidence in extras:
+        at = runs.get(run)
+        if at is not None and bench in names:
+            lists_of(bench, at)[3].append((unit, has_evidence))
+    out = []
+    for key in sorted(groups, key=lambda k: (*names[k[0]], k[1], k[2])):
+        points, measured, failed, extra = groups.pop(key)   # each let go of as it is made
+        out.append(series_from_points(
+            (*names[key[0]], key[1], key[2]), points, measured, failed,
+            unit=next((u for u, _ in reversed(extra) if u), ""),
+            evidence=any(e for _, e in extra)))
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
