@@ -195,10 +195,23 @@ def rate_interval(count: int, runs: int) -> list[float]:
     return [low / runs, high / runs]
 
 
+def on_runners(series: list[tuple[str, np.ndarray]], factor: float, share: float, seed: int
+               ) -> list[tuple[str, np.ndarray]]:
+    """The series as a pool of shared runners of two kinds would have measured them: each
+    commit ran on the slower kind with probability `share`, every value of that commit
+    (all the history's series alike) `factor` times slower."""
+    if not series:
+        return series
+    slower = np.random.default_rng([seed, 7]).random(max(len(v) for _, v in series)) < share
+    return [(label, v * np.where(slower[:len(v)], factor, 1.0)) for label, v in series]
+
+
 def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_spells: int,
-          seed: int):
+          seed: int, runners: tuple[float, float] | None = None):
     rng = np.random.default_rng(seed)
     flat = [(label, flatten(values, keep_spells)) for label, values in series] + flat_series
+    if runners is not None:
+        flat = on_runners(flat, *runners, seed)
     usable = [(label, v) for label, v in flat if len(v) >= 2 * margin + 1]
     found = {name: {size: 0 for size in SIZES} for name in DETECTORS}
     false = {name: 0 for name in DETECTORS}
@@ -330,8 +343,14 @@ def main() -> None:
                              "the data does not have), for each N given")
     parser.add_argument("--seed", type=int, nargs="+", default=[1], metavar="SEED",
                         help="the injected steps' random seed; several: a run per seed")
+    parser.add_argument("--runners", type=float, nargs=2, metavar=("FACTOR", "SHARE"),
+                        help="shared runners of two kinds: each commit, with probability "
+                             "SHARE, ran on one FACTOR times slower (all its series alike)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
+    if args.runners and not (args.runners[0] > 0 and 0 <= args.runners[1] <= 1):
+        parser.error(f"--runners {args.runners[0]:g} {args.runners[1]:g}: FACTOR must be "
+                     "above 0 and SHARE between 0 and 1")
     for size in args.window or ():
         if size < 2 * args.margin + 1:
             parser.error(f"--window {size}: must be at least {2 * args.margin + 1} "
@@ -356,7 +375,7 @@ def main() -> None:
                            if k not in ("dirs", "no_steps", "join", "output")}, "data": []}
     for directory, size, seed, real, flat in groups:
         scored = score(real, flat, args.trials, args.margin, args.tolerance,
-                       args.keep_spells, seed)
+                       args.keep_spells, seed, args.runners)
         scored.update({"directory": str(directory), "truth": "no steps" if flat else
                        "real steps taken out",
                        "real_steps": real_steps(real) if size is None

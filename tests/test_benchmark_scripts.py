@@ -91,3 +91,9 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     assert means["spans"]["false_steps_per_series"] == 10 / 21
     assert means["right"]["false_steps_per_series"] == 0.25
     assert means["right"]["recall"]["50%"] == 1.0 and means["right"]["seeds"] == [1, 2]
+    # --runners 1.2 0.3: the same commits of every series slower, 1.2 times, about 30 % of them
+    pooled = script.on_runners([("a", np.ones(400)), ("b", np.full(300, 2.0))], 1.2, 0.3, 1)
+    slow_a, slow_b = pooled[0][1] > 1, pooled[1][1] > 2
+    assert set(np.round(pooled[0][1], 9)) == {1.0, 1.2}
+    assert 0.25 < slow_a.mean() < 0.35 and list(slow_b) == list(slow_a[:300])
+    assert script.on_runners([("a", np.ones(50))], 1.2, 0.0, 1)[0][1].tolist() == [1.0] * 50
