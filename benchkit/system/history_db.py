@@ -22,6 +22,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from benchkit.core.history.changes import hardware_sql, labelled_runs
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import (Commit, Observation, Point, Series,
                                           Summary, series_from_observations, summaries,
@@ -316,42 +317,44 @@ class HistoryDB:
         """Every series (filtered): one per benchmark, metric, machine and environment, its
         points in commit order (Commit), with the commits where it failed. Points carry no
         evidence; `evidence()` reads it for the points that need it."""
-        def where(pairs) -> tuple[str, list[str]]:
-            pairs = [(column, str(value)) for column, value in pairs if value is not None]
-            return (" WHERE " + " AND ".join(f"{c} = ?" for c, _ in pairs) if pairs else "",
-                    [v for _, v in pairs])
-
         # each table read once and joined here: 480,000 observations of one import are
         # small rows of ids, not the names and commit records repeated on every row
         known = {sha: Commit(sha, date, order, message) for sha, date, order, message
                  in self._query("SELECT sha, date, ord, message FROM commits")}
-        clause, params = where((("machine", machine), ("env", environment)))
         # a run whose commit is missing (a received file made without foreign keys) is skipped
-        runs = {id_: (known[sha], host, env, measured_at)
-                for id_, sha, host, env, measured_at in self._query(
-                    "SELECT id, sha, machine, env, measured_at FROM runs" + clause, params)
-                if sha in known}
-        clause, params = where((("name", benchmark), ("metric", metric)))
+        runs = {id_: (known[sha], host, label, measured_at)
+                for id_, sha, host, env, label, measured_at in self._runs(machine)
+                if sha in known and environment in (None, env, label)}
+        pairs = [(c, str(v)) for c, v in (("name", benchmark), ("metric", metric)) if v is not None]
         names = {id_: (name, kind) for id_, name, kind in self._query(
-            "SELECT id, name, metric FROM benchmarks" + clause, params)}
+            "SELECT id, name, metric FROM benchmarks" + (" WHERE " + " AND ".join(
+                f"{c} = ?" for c, _ in pairs) if pairs else ""), [v for _, v in pairs])}
         only = f" AND bench = {next(iter(names))}" if len(names) == 1 else ""
-        # rows read one at a time (fetched whole, 4,000,000 values were 1.5 GiB at the peak;
-        # so, 0.7: benchmarks/perf_history_scale.py --params)
+        # rows one at a time: 4,000,000 values fetched whole peaked at 1.5 GiB, so at 0.7
         with paused_gc():
             return series_from_observations(
                 *(self._rows(query + only) for query in _SERIES_QUERIES), runs, names)
+
+    def _runs(self, machine: str | None) -> list[tuple[int, str, str, str, str, str]]:
+        """(id, commit, machine, environment, its series' name for it, measured at) of each
+        run (of `machine`; labelled_runs: one series per kind of hardware)."""
+        return labelled_runs(self._query(
+            "SELECT id, sha, machine, env, measured_at, "
+            f"{hardware_sql('environment')} FROM runs"
+            + (" WHERE machine = ?" if machine is not None else ""),
+            () if machine is None else (machine,)))
 
     def evidence(self, series: Series, point: Point) -> list[Any]:
         """The Measurements (or CallgrindStats) observed at one point, checked against the
         results schema as they are read ([] where the source kept none)."""
         from benchkit.system.results_files import results_validator
-        rows = self._query(
-            "SELECT o.format, o.evidence FROM observations o JOIN runs r ON o.run = r.id "
-            "JOIN benchmarks b ON b.id = o.bench "
-            "WHERE b.name = ? AND b.metric = ? AND r.machine = ? AND r.env = ? "
-            "AND r.sha = ? AND o.evidence IS NOT NULL AND o.status = 'ok' ORDER BY r.id",
-            (series.benchmark, str(series.metric), series.machine, series.environment,
-             point.commit.sha))
+        labels = {run[0]: run[4] for run in self._runs(series.machine)}
+        rows = [row[1:] for row in self._query(
+            "SELECT r.id, o.format, o.evidence FROM observations o JOIN runs r ON o.run = r.id "
+            "JOIN benchmarks b ON b.id = o.bench WHERE b.name = ? AND b.metric = ? AND "
+            "r.machine = ? AND r.sha = ? AND o.evidence IS NOT NULL AND o.status = 'ok' "
+            "ORDER BY r.id", (series.benchmark, str(series.metric), series.machine,
+                              point.commit.sha)) if labels.get(row[0]) == series.environment]
         key, out = metric_named(series.metric).evidence or "measurements", []
         for version, blob in rows:
             try:

@@ -1,11 +1,27 @@
-"""Environment changes (pure): where a machine's benchmark moved from one environment (a
-Python, a library version, an asv environment) to another. Series never pool two
-environments, so such a move is never a step; it is listed as what it is."""
+"""Environments (pure): what sets one machine's series apart, and where a benchmark moved
+from one to another.
+
+Environment changes: where a machine's benchmark moved from one environment (a Python, a
+library version, an asv environment, hardware of another kind) to another. Series never pool
+two environments, so such a move is never a step; it is listed as what it is.
+
+Hardware: a machine name is a label its owner chose. A pool of CI runners shares one
+(`asv machine --machine gh-runner`) while its runs land on CPUs of several kinds, each at
+its own speed. asv records the hardware with every results file (`params`: arch, cpu,
+num_cpu, os, ram) and draws a graph per distinct set; benchkit's own fingerprints keep the
+CPU model, its count and the architecture. Where one machine name's runs in one environment
+differ in any of these, each set is a series of its own, its environment named with what
+differs (`py3.11 · cpu Intel(R) Xeon(R) Platinum 8272CL`). One series of runs on two CPUs
+30 % apart, half on each, reads as noise that no 50 % step clears
+(benchmarks/perf_history_detection.py --runners).
+"""
 from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Any, Sequence
+import json
+import math
+from typing import Any, Iterable, Mapping, Sequence
 
 from benchkit.core.history.series import Commit, Series
 
@@ -47,22 +63,98 @@ def _first_key(series: Series) -> tuple:
 
 
 def environment_changes(series_list: Sequence[Series]) -> list[EnvironmentChange]:
-    """Each point where a (benchmark, metric, machine) moved to another environment: one
-    environment's last commit comes before the next one's first (environments measured
-    side by side, as an asv matrix does, overlap and are no change)."""
+    """Each point where a (benchmark, metric, machine) moved to another environment: an
+    environment's first commit comes after the last of another, the one that ended latest
+    before it (environments measured side by side, as an asv matrix does or a pool of
+    runners of two kinds, overlap and are no change)."""
     out = []
     keyed = sorted((s for s in series_list if s.points),
                    key=lambda s: (s.benchmark, str(s.metric), s.machine))
     for (benchmark, metric, machine), group in itertools.groupby(
             keyed, key=lambda s: (s.benchmark, str(s.metric), s.machine)):
         ordered = sorted(group, key=_first_key)
-        for old, new in zip(ordered, ordered[1:]):
-            last = old.points[-1]
-            # not after it by position or date: side by side (a tie of dates says nothing
-            # of which came first; the commit ids only keep the sort stable)
-            if _point_key(last, old)[:2] >= _first_key(new)[:2]:
+        for i, new in enumerate(ordered[1:], 1):
+            # ended before it by position or date (a tie of dates says nothing of which
+            # came first; the commit ids only keep the sort stable)
+            ended = [old for old in ordered[:i]
+                     if _point_key(old.points[-1], old)[:2] < _first_key(new)[:2]]
+            if not ended:
                 continue
+            old = max(ended, key=lambda s: _point_key(s.points[-1], s))
+            last = old.points[-1]
             out.append(EnvironmentChange(benchmark, metric, machine, old.environment,
                                          new.environment, last.commit, new.points[0].commit,
                                          last.value, new.points[0].value))
     return out
+
+
+# (field as labelled, JSON path in the run's stored fingerprint): asv's machine params,
+# then benchkit's own fingerprint's
+FIELDS = (("arch", "$.machine.arch"), ("cpu", "$.machine.cpu"),
+          ("num_cpu", "$.machine.num_cpu"), ("os", "$.machine.os"),
+          ("ram", "$.machine.ram"), ("cpu", "$.cpu_model"), ("num_cpu", "$.cpu_count"),
+          ("arch", "$.machine"))
+LONGEST = 120     # characters of a value kept in a label
+
+
+def hardware_sql(column: str) -> str:
+    """SQL that reads FIELDS out of the JSON text in `column` as one JSON array (NULL where
+    the text is not JSON): read by `hardware_of`."""
+    paths = ", ".join(f"'{path}'" for _, path in FIELDS)
+    return f"CASE WHEN json_valid({column}) THEN json_extract({column}, {paths}) END"
+
+
+def hardware_of(extracted: str | None) -> tuple[tuple[str, str], ...]:
+    """The (field, value) pairs a run recorded, from `hardware_sql`'s array: values that
+    are text or numbers, printable and cut to LONGEST characters; a field given twice (asv's
+    and the fingerprint's) keeps the first."""
+    try:
+        values = json.loads(extracted) if extracted else []
+    except (ValueError, RecursionError):
+        return ()
+    if not isinstance(values, list):
+        return ()
+    found: dict[str, str] = {}
+    for (field, _), value in zip(FIELDS, values):
+        if field in found or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        text = " ".join(str(value).split())
+        if text and text.isprintable():
+            found[field] = text[:LONGEST]
+    return tuple(sorted(found.items()))
+
+
+def environment_labels(runs: Mapping[Any, tuple[str, str, tuple[tuple[str, str], ...]]]
+                       ) -> dict[Any, str]:
+    """Each run's environment as its series names it: `runs` maps a run to (machine,
+    environment, hardware_of(...)). Where the runs of one machine and environment differ in
+    a field, each run's environment gains the values of the fields that differ; elsewhere
+    it stays as it is. A run that did not record a field differs from one that did."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for run, (machine, env, _) in runs.items():
+        groups.setdefault((machine, env), []).append(run)
+    labels = {}
+    for (_, env), members in groups.items():
+        kinds = [dict(runs[run][2]) for run in members]
+        varying = sorted(field for field in {f for kind in kinds for f in kind}
+                         if len({kind.get(field) for kind in kinds}) > 1)
+        for run, kind in zip(members, kinds):
+            labels[run] = label(env, [(field, kind.get(field, "?")) for field in varying])
+    return labels
+
+
+def labelled_runs(rows: Iterable[tuple]) -> list[tuple]:
+    """Runs as (id, commit, machine, environment, measured at, `hardware_sql`'s array)
+    -> (id, commit, machine, environment, the environment its series names, measured at)."""
+    rows = list(rows)
+    labels = environment_labels({row[0]: (row[2], row[3], hardware_of(row[5])) for row in rows})
+    return [(id_, sha, host, env, labels[id_], at) for id_, sha, host, env, at, _ in rows]
+
+
+def label(env: str, differing: Iterable[tuple[str, str]]) -> str:
+    """An environment named with the hardware fields that set its runs apart."""
+    parts = [f"{field} {value}" for field, value in differing]
+    return " · ".join(([env] if env else []) + parts)
+

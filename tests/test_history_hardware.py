@@ -1,0 +1,127 @@
+"""One machine name, hardware of several kinds: a series per kind (as asv draws a graph per
+set of machine params), named by what differs; a move to another kind is an environment
+change, not a step. On astropy's real asv results (tests/fixtures/asv-real), with the CPU
+their files record changed in some of them as a pool of CI runners would record it."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import benchkit
+from benchkit.core.history.changes import environment_labels, hardware_of, hardware_sql
+from benchkit.core.history.series import Commit, observations
+from benchkit.system.history_db import HistoryDB
+from test_cli import cli
+
+ASTROPY = Path(__file__).parent / "fixtures" / "asv-real" / "astropy-cheetah"
+LAPTOP = "Intel(R) Core(TM) i5-2520M CPU @ 2.50GHz (4 cores)"
+RUNNER = "Intel(R) Xeon(R) Platinum 8272CL CPU @ 2.60GHz (2 cores)"
+ENV = "py2.7-Cython-numpy1.8"
+
+
+def _on_runner(tmp_path: Path, names: set[str]) -> Path:
+    """The fixture with the files of the given commits recorded on RUNNER."""
+    copy = tmp_path / "results"
+    shutil.copytree(ASTROPY, copy)
+    for path in (copy / "cheetah").glob(f"*-{ENV}.json"):
+        if path.name.split("-")[0] in names:
+            document = json.loads(path.read_text())
+            document["params"]["cpu"] = RUNNER
+            path.write_text(json.dumps(document))
+    return copy
+
+
+def test_runs_of_one_machine_on_two_cpus_are_two_series_named_by_cpu(tmp_path):
+    # every other commit by date on the runner: a pool whose runs land on either kind
+    by_date = ["60cab3e8", "a0954198", "13dd6571", "f5c0b8ed", "1726ce6e", "8a997b01",
+               "2b12eec5", "fcf8c079", "51b0b7e4", "6c188c11", "38928c26", "ba9b5125",
+               "faae7f3b", "e1434796", "c1a0773e"]
+    results = _on_runner(tmp_path, set(by_date[1::2]))
+    db = tmp_path / "h.db"
+    cli("history", "import-asv", results, "--db", db, cwd=tmp_path, check_code=0)
+    with HistoryDB(db) as history:
+        parse = history.series(benchmark="time_units.time_unit_parse")
+        assert {(s.machine, s.environment): len(s.points) for s in parse} == {
+            ("cheetah", f"{ENV} · cpu {LAPTOP}"): 8,
+            ("cheetah", f"{ENV} · cpu {RUNNER}"): 6,      # fcf8c079 ran an older version
+            # the other environment ran on one CPU: its name stays as asv gave it
+            ("cheetah", "py2.7-numpy1.8"): 1}
+        runner = next(s for s in parse if RUNNER in s.environment)
+        assert [p.commit.sha[:8] for p in runner.points] == [
+            sha for sha in by_date[1::2] if sha != "fcf8c079"]
+        # the environment asv named still selects its series, on both kinds
+        assert len(history.series(benchmark="time_units.time_unit_parse",
+                                  environment=ENV)) == 2
+        assert history.series(benchmark="time_units.time_unit_parse",
+                              environment=f"{ENV} · cpu {RUNNER}") == [runner]
+    # side by side, the two kinds are no environment change (the fixture's own move to
+    # py2.7-numpy1.8 at fcf8c079 is one, from whichever kind measured the commit before)
+    out = cli("history", "regressions", "--json", "--db", db, cwd=tmp_path, check_code=0)
+    assert {(c["environment_before"], c["environment_after"])
+            for c in json.loads(out.stdout) if c.get("kind") == "environment"} == {
+        (f"{ENV} · cpu {RUNNER}", "py2.7-numpy1.8")}
+
+
+def test_a_machine_moved_to_another_cpu_is_an_environment_change_not_a_step(tmp_path):
+    later = {"38928c26", "ba9b5125", "faae7f3b", "e1434796", "c1a0773e"}
+    db = tmp_path / "h.db"
+    cli("history", "import-asv", _on_runner(tmp_path, later), "--db", db, cwd=tmp_path,
+        check_code=0)
+    out = cli("history", "regressions", "--benchmark", "time_units.time_unit_parse",
+              "--db", db, cwd=tmp_path, check_code=0)
+    assert (f"environment change time_units.time_unit_parse [time, cheetah]: {ENV} · cpu "
+            f"{LAPTOP} -> {ENV} · cpu {RUNNER} at 38928c26aa36 (not a code change)"
+            ) in out.stdout.splitlines()
+
+
+def test_benchkits_own_runs_on_two_cpus_keep_their_evidence_apart(tmp_path):
+    db = tmp_path / "h.db"
+    with HistoryDB(db) as history:
+        for i, (cpu, value) in enumerate([("EPYC 7763", 1e-6), ("Xeon 8370C", 2e-6)] * 2):
+            m = benchkit.Measurement(10, [value * 10] * 4, benchkit.TaskSpec(
+                "x", "", label="bench"), {"benchmark": "bench"})
+            env = {"hostname": "ci", "python": "3.11.7", "cpu_model": cpu, "cpu_count": 4,
+                   "git": {"commit": f"{i:04x}aaaa"}}
+            history.add(observations(benchkit.Results([m], [], env)),
+                        commit=Commit(f"{i:04x}aaaa", f"2026-01-0{i + 1}", i), machine="ci",
+                        measured_at="", source=f"{i}.json", digest=str(i), environment=env)
+        series = history.series()
+        assert sorted((s.environment, len(s.points)) for s in series) == [
+            ("py3.11.7 · cpu EPYC 7763", 2), ("py3.11.7 · cpu Xeon 8370C", 2)]
+        for one in series:
+            found = [m.median for p in one.points for m in history.evidence(one, p)]
+            assert found == [p.value for p in one.points] and len(set(found)) == 1
+
+
+def test_hardware_labels_name_only_what_differs():
+    runs = {1: ("m", "py3.11", (("cpu", "A"), ("ram", "8G"))),
+            2: ("m", "py3.11", (("cpu", "B"), ("ram", "8G"))),
+            3: ("m", "py3.11", (("ram", "8G"),)),             # no CPU recorded
+            4: ("m", "py3.12", (("cpu", "A"),)),
+            5: ("n", "py3.11", (("cpu", "C"),))}
+    assert environment_labels(runs) == {1: "py3.11 · cpu A", 2: "py3.11 · cpu B",
+                                        3: "py3.11 · cpu ?", 4: "py3.12", 5: "py3.11"}
+    assert environment_labels({1: ("m", "", (("os", "Linux"),)),
+                               2: ("m", "", (("os", "macOS"),))}) == {
+        1: "os Linux", 2: "os macOS"}
+
+
+def test_hardware_is_read_from_either_fingerprint_and_junk_is_left_out():
+    import sqlite3
+    db = sqlite3.connect(":memory:")
+
+    def read(environment) -> tuple:
+        text = environment if isinstance(environment, str) else json.dumps(environment)
+        return hardware_of(db.execute(f"SELECT {hardware_sql('e')} FROM (SELECT ? AS e)",
+                                      (text,)).fetchone()[0])
+    asv = {"source": "asv", "machine": {"machine": "box", "cpu": "A  B\n", "num_cpu": "4",
+                                        "arch": "x86_64", "os": "Linux", "ram": 8.5e9}}
+    assert read(asv) == (("arch", "x86_64"), ("cpu", "A B"), ("num_cpu", "4"),
+                         ("os", "Linux"), ("ram", "8500000000.0"))
+    assert read({"hostname": "h", "machine": "aarch64", "cpu_model": "Neoverse-N1",
+                 "cpu_count": 2}) == (("arch", "aarch64"), ("cpu", "Neoverse-N1"),
+                                      ("num_cpu", "2"))
+    assert read({"machine": {"cpu": ["a list"], "os": True, "arch": "x" * 500,
+                             "ram": "\x1b[31m"}}) == (("arch", "x" * 120),)
+    assert read("{not json") == () and hardware_of("[1") == () and hardware_of("7") == ()
