@@ -8,10 +8,9 @@ two environments, so such a move is never a step; it is listed as what it is.
 Hardware: a machine name is a label its owner chose. A pool of CI runners shares one
 (`asv machine --machine gh-runner`) while its runs land on CPUs of several kinds, each at
 its own speed. asv records the hardware with every results file (`params`: arch, cpu,
-num_cpu, os, ram) and draws a graph per distinct set; benchkit's own fingerprints keep the
-CPU model, its count and the architecture. Where one machine name's runs in one environment
-differ in any of these, each set is a series of its own, its environment named with what
-differs (`py3.11 · cpu Intel(R) Xeon(R) Platinum 8272CL`). One series of runs on two CPUs
+num_cpu, os, ram); benchkit's own fingerprints keep the CPU model, its count and the
+architecture. Where one machine name's runs in one environment differ in architecture, CPU
+or CPU count, each kind is a series of its own, its environment named with what differs (`py3.11 · cpu Intel(R) Xeon(R) Platinum 8272CL`). One series of runs on two CPUs
 30 % apart, half on each, reads as noise that no 50 % step clears
 (benchmarks/perf_history_detection.py --runners).
 """
@@ -90,9 +89,10 @@ def environment_changes(series_list: Sequence[Series]) -> list[EnvironmentChange
 
 # (field as labelled, JSON path in the run's stored fingerprint): asv's machine params,
 # then benchkit's own fingerprint's
+# (not os or ram: a kernel update renames the os and VMs of one kind report RAM a few MB
+# apart, so splitting on them, as asv's graphs do, cuts a pool's history into pieces)
 FIELDS = (("arch", "$.machine.arch"), ("cpu", "$.machine.cpu"),
-          ("num_cpu", "$.machine.num_cpu"), ("os", "$.machine.os"),
-          ("ram", "$.machine.ram"), ("cpu", "$.cpu_model"), ("num_cpu", "$.cpu_count"),
+          ("num_cpu", "$.machine.num_cpu"), ("cpu", "$.cpu_model"), ("num_cpu", "$.cpu_count"),
           ("arch", "$.machine"))
 LONGEST = 120     # characters of a value kept in a label
 
