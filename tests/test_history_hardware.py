@@ -1,7 +1,7 @@
 """One machine name, hardware of several kinds: a series per kind of CPU (asv's graphs
-split on the machine's params too), named by what differs; a move to another kind is an environment
-change, not a step. On astropy's real asv results (tests/fixtures/asv-real), with the CPU
-their files record changed in some of them as a pool of CI runners would record it."""
+split on the machine's params too), named by what differs; a move to another kind is an
+environment change, not a step. On astropy's real asv results (tests/fixtures/asv-real),
+with the CPU their files record changed in some of them as a pool of CI runners would."""
 from __future__ import annotations
 
 import json

@@ -10,8 +10,9 @@ Hardware: a machine name is a label its owner chose. A pool of CI runners shares
 its own speed. asv records the hardware with every results file (`params`: arch, cpu,
 num_cpu, os, ram); benchkit's own fingerprints keep the CPU model, its count and the
 architecture. Where one machine name's runs in one environment differ in architecture, CPU
-or CPU count, each kind is a series of its own, its environment named with what differs (`py3.11 · cpu Intel(R) Xeon(R) Platinum 8272CL`). One series of runs on two CPUs
-30 % apart, half on each, reads as noise that no 50 % step clears
+or CPU count, each kind is a series of its own, its environment named with what differs
+(`py3.11 · cpu Intel(R) Xeon(R) Platinum 8272CL`). One series of runs on two CPUs 30 %
+apart, half on each, reads as noise that no 50 % step clears
 (benchmarks/perf_history_detection.py --runners).
 """
 from __future__ import annotations
