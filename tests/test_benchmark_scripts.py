@@ -97,3 +97,26 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     assert set(np.round(pooled[0][1], 9)) == {1.0, 1.2}
     assert 0.25 < slow_a.mean() < 0.35 and list(slow_b) == list(slow_a[:300])
     assert script.on_runners([("a", np.ones(50))], 1.2, 0.0, 1)[0][1].tolist() == [1.0] * 50
+
+
+def test_runner_pool_slows_time_values_and_matches_steps_within_the_tolerance():
+    spec = importlib.util.spec_from_file_location(
+        "perf_history_runner_pool", ROOT / "benchmarks" / "perf_history_runner_pool.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    document = {"result_columns": ["result", "params", "stats_q_25", "version"],
+                "results": {"m.time_a": [[1.0, None], [["1", "2"]], [0.5, 2], "v"],
+                            "m.track_b": [[3.0], [], [3.0], "v"]}}
+    slowed = script.slowed(document, 2.0)["results"]
+    assert slowed["m.time_a"] == [[2.0, None], [["1", "2"]], [1.0, 4.0], "v"]
+    assert slowed["m.track_b"] == [[3.0], [], [3.0], "v"]      # not a time: unchanged
+    order = {sha: i for i, sha in enumerate("abcdefgh")}
+    truth = [("x", "e", list("abcdefgh"))]
+    kind = list("bdfh")                      # a kind's series: every other commit
+    assert script.scored(truth, [("x", "f", kind)], order, 0) == {
+        "steps": 1, "kept": 1, "new": 0}     # e lies between d and f: f is its point
+    assert script.scored(truth, [("x", "h", kind)], order, 0)["kept"] == 0
+    assert script.scored(truth, [("x", "h", kind)], order, 1) == {
+        "steps": 1, "kept": 1, "new": 0}
+    assert script.scored(truth, [("y", "f", kind)], order, 1) == {
+        "steps": 1, "kept": 0, "new": 1}
