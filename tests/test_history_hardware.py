@@ -98,10 +98,13 @@ def test_hardware_labels_name_only_what_differs():
     runs = {1: ("m", "py3.11", (("cpu", "A"), ("ram", "8G"))),
             2: ("m", "py3.11", (("cpu", "B"), ("ram", "8G"))),
             3: ("m", "py3.11", (("ram", "8G"),)),             # no CPU recorded
+            6: ("m", "py3.13", (("cpu", "A"),)),
+            7: ("m", "py3.13", ()),                 # recorded nothing: not set apart
             4: ("m", "py3.12", (("cpu", "A"),)),
             5: ("n", "py3.11", (("cpu", "C"),))}
     assert environment_labels(runs) == {1: "py3.11 · cpu A", 2: "py3.11 · cpu B",
-                                        3: "py3.11 · cpu ?", 4: "py3.12", 5: "py3.11"}
+                                        3: "py3.11 · cpu ?", 4: "py3.12", 5: "py3.11",
+                                        6: "py3.13", 7: "py3.13"}
     assert environment_labels({1: ("m", "", (("arch", "x86_64"),)),
                                2: ("m", "", (("arch", "arm64"),))}) == {
         1: "arch x86_64", 2: "arch arm64"}
@@ -126,3 +129,30 @@ def test_hardware_is_read_from_either_fingerprint_and_junk_is_left_out():
         ("arch", "x" * 120),)
     assert read({"machine": {"cpu": "\x1b[31m", "num_cpu": float("nan")}}) == ()
     assert read("{not json") == () and hardware_of("[1") == () and hardware_of("7") == ()
+
+
+def test_runners_named_by_host_are_pointed_at_one_machine_name(tmp_path):
+    # each run in a folder of its own, named as asv names a fresh CI runner: by its host
+    results = tmp_path / "results"
+    results.mkdir()
+    shutil.copy(ASTROPY / "benchmarks.json", results)
+    for i, path in enumerate(sorted((ASTROPY / "cheetah").glob(f"*-{ENV}.json"))):
+        try:
+            document = json.loads(path.read_text())
+        except ValueError:          # asv's authors' malformed file
+            continue
+        if not isinstance(document.get("params"), dict):
+            continue
+        document["params"]["machine"] = f"fv-az{i}-123"
+        (results / f"fv-az{i}-123").mkdir()
+        (results / f"fv-az{i}-123" / path.name).write_text(json.dumps(document))
+    out = cli("history", "import-asv", results, "--db", tmp_path / "a.db", cwd=tmp_path,
+              check_code=0)
+    assert ("warning: 16 machines, most with one or two runs: CI runners each named by its "
+            "host?") in out.stderr
+    out = cli("history", "import-asv", results, "--machine", "gh", "--db", tmp_path / "b.db",
+              cwd=tmp_path, check_code=0)
+    assert "CI runners" not in out.stderr
+    with HistoryDB(tmp_path / "b.db") as history:
+        (parse,) = history.series(benchmark="time_units.time_unit_parse", environment=ENV)
+        assert (parse.machine, parse.environment, len(parse.points)) == ("gh", ENV, 14)

@@ -29,6 +29,9 @@ NOT_RUNS = {"machine.json", "benchmarks.json"}
 # Real asv results files are kilobytes to a few megabytes; a bigger one is not read.
 FILE_LIMIT = 64 << 20
 BATCH = 500
+# An import of this many machines or more, most with one or two runs, reads as CI runners
+# each named by its host.
+HOST_NAMED_MACHINES = 5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +48,14 @@ class AsvImport:
     ordered_by: str       # "repository" (first-parent line) or "date"
     index_problem: str = ""   # why benchmarks.json could not be used ("" when it was)
     outdated: int = 0         # results of benchmarks whose code changed since, left out
+    runs_per_machine: tuple[int, ...] = ()    # of the runs added, how many each machine has
+
+    def machines_named_by_host(self) -> bool:
+        """Whether the runs look like CI runners each named by its host (asv's default
+        machine name): five or more machines, most with one or two runs, so that every
+        series holds a point or two."""
+        counts = sorted(self.runs_per_machine)
+        return len(counts) >= HOST_NAMED_MACHINES and counts[len(counts) // 2] <= 2
 
     def skipped_summary(self) -> str:
         """One line: how many files were skipped, by reason, with an example of each."""
@@ -157,6 +168,7 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
                            "pass asv's results directory")
     commits = _Commits(repo)
     added = already = values = failed = 0
+    per_machine: collections.Counter = collections.Counter()
     skipped: list[tuple[str, str]] = []
     ignored: dict[str, None] = {}
     outdated = 0
@@ -177,9 +189,9 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
                 if run is None:
                     already += 1
                     continue
-                done = db.add(run.observations, commit=commit,
-                              machine=machine or (run.machine if run.machine != "unknown"
-                                                  else (root / where).parent.name),
+                named = machine or (run.machine if run.machine != "unknown"
+                                    else (root / where).parent.name)
+                done = db.add(run.observations, commit=commit, machine=named,
                               measured_at=run.measured_at, source=f"asv:{where}",
                               digest=digest, environment=run.environment,
                               env=run.env_name)
@@ -187,6 +199,7 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
                     already += 1
                     continue
                 added += 1
+                per_machine[named] += 1
                 values += sum(o.status is Status.OK for o in run.observations)
                 failed += sum(o.status is not Status.OK for o in run.observations)
                 ignored.update(dict.fromkeys(run.ignored))
@@ -195,7 +208,7 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
             progress(min(start + BATCH, len(files)), len(files), len(skipped))
     done = AsvImport(len(files), added, already, values, failed, tuple(skipped),
                      tuple(ignored), "repository" if repo is not None else "date",
-                     index_problem, outdated)
+                     index_problem, outdated, tuple(per_machine.values()))
     if len(skipped) == len(files):
         raise HistoryError(f"{root}: none of its {len(files)} results files could be "
                            f"imported: {done.skipped_summary()}; pass asv's results "

@@ -236,6 +236,12 @@ def cmd_import_asv(args) -> Outcome | tuple[Outcome, ...]:
               "without it (param1, param2, ...) and each benchmark's type comes from its "
               "name's prefix; copy asv's benchmarks.json next to the machine folders",
               file=sys.stderr)
+    if done.machines_named_by_host() and not args.machine:
+        print(f"warning: {len(done.runs_per_machine)} machines, most with one or two runs: "
+              "CI runners each named by its host? Their series hold a point or two each; "
+              "import into a new --db with --machine NAME to read them as one machine "
+              "(runs on CPUs of different kinds still make series of their own)",
+              file=sys.stderr)
     if done.ordered_by == "date":
         print("warning: commits are ordered by commit date (UTC); pass --repo with the "
               "project's checkout to order them by its first-parent history", file=sys.stderr)

@@ -130,9 +130,10 @@ def hardware_of(extracted: str | None) -> tuple[tuple[str, str], ...]:
 def environment_labels(runs: Mapping[Any, tuple[str, str, tuple[tuple[str, str], ...]]]
                        ) -> dict[Any, str]:
     """Each run's environment as its series names it: `runs` maps a run to (machine,
-    environment, hardware_of(...)). Where the runs of one machine and environment differ in
-    a field, each run's environment gains the values of the fields that differ; elsewhere
-    it stays as it is. A run that did not record a field differs from one that did."""
+    environment, hardware_of(...)). Where the runs of one machine and environment recorded
+    different values of a field, each run's environment gains the values of the fields that
+    differ (`?` where a run recorded none: it may have run on either); elsewhere it stays as
+    it is (a run that recorded nothing is not set apart from runs that agree)."""
     groups: dict[tuple[str, str], list[Any]] = {}
     for run, (machine, env, _) in runs.items():
         groups.setdefault((machine, env), []).append(run)
@@ -140,7 +141,7 @@ def environment_labels(runs: Mapping[Any, tuple[str, str, tuple[tuple[str, str],
     for (_, env), members in groups.items():
         kinds = [dict(runs[run][2]) for run in members]
         varying = sorted(field for field in {f for kind in kinds for f in kind}
-                         if len({kind.get(field) for kind in kinds}) > 1)
+                         if len({kind[field] for kind in kinds if field in kind}) > 1)
         for run, kind in zip(members, kinds):
             labels[run] = label(env, [(field, kind.get(field, "?")) for field in varying])
     return labels

@@ -24,8 +24,8 @@ def value_kind(name: str) -> str:
 
 
 def ValueKind(name: str) -> str:  # noqa: N802 - the name old pickles call
-    """What pickles of ValueStats made while kinds were an enum (before the metric registry) call to rebuild one: the
-    metric's name, as a plain string."""
+    """What pickles of ValueStats made while kinds were an enum (before the metric registry)
+    call to rebuild one: the metric's name, as a plain string."""
     return value_kind(name)
 
 
@@ -123,6 +123,7 @@ def format_value_changes(changes: Sequence[ValueChange]) -> str:
     from tabulate import tabulate
 
     from benchkit.core.text import one_line
-    rows = [[one_line(c.benchmark), str(c.kind), _shown(c.kind, c.unit, c.base), _shown(c.kind, c.unit, c.new),
-             "" if c.change is None else f"{c.change:+.1%}"] for c in changes]
+    rows = [[one_line(c.benchmark), str(c.kind), _shown(c.kind, c.unit, c.base),
+             _shown(c.kind, c.unit, c.new), "" if c.change is None else f"{c.change:+.1%}"]
+            for c in changes]
     return tabulate(rows, headers=["benchmark", "kind", "base", "new", "change"])
