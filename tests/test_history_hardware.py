@@ -92,6 +92,15 @@ def test_benchkits_own_runs_on_two_cpus_keep_their_evidence_apart(tmp_path):
         for one in series:
             found = [m.median for p in one.points for m in history.evidence(one, p)]
             assert found == [p.value for p in one.points] and len(set(found)) == 1
+        # a run added after the names were read: read again (the database changed)
+        env = dict(env, cpu_model="Neoverse-V1", git={"commit": "0004aaaa"})
+        m = benchkit.Measurement(10, [3e-5] * 4, benchkit.TaskSpec("x", "", label="bench"),
+                                 {"benchmark": "bench"})
+        history.add(observations(benchkit.Results([m], [], env)),
+                    commit=Commit("0004aaaa", "2026-01-05", 4), machine="ci", measured_at="",
+                    source="4.json", digest="4", environment=env)
+        (third,) = history.series(environment="py3.11.7 · cpu Neoverse-V1")
+        assert [m.median for m in history.evidence(third, third.points[0])] == [3e-6]
 
 
 def test_hardware_labels_name_only_what_differs():

@@ -28,7 +28,7 @@ from benchkit.core.history.series import (Commit, Observation, Point, Series,
                                           Summary, series_from_observations, summaries,
                                           utc_date)
 from benchkit.core.records import schema
-from benchkit.errors import HistoryError, SchemaError
+from benchkit.errors import HistoryError
 from benchkit.system.bulk import paused_gc
 from benchkit.system.git import toplevel as git_toplevel
 from benchkit.system.history_schema import EXPECTED_COLUMNS, MIGRATIONS, VERSION
@@ -87,6 +87,7 @@ class HistoryDB:
                                "a history database")
         self._batch = False
         self._ids: dict[tuple[str, str], int] = {}
+        self._labels: tuple[Any, dict[int, str]] = (None, {})
         try:
             self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000,
                                        isolation_level=None)
@@ -347,8 +348,8 @@ class HistoryDB:
     def evidence(self, series: Series, point: Point) -> list[Any]:
         """The Measurements (or CallgrindStats) observed at one point, checked against the
         results schema as they are read ([] where the source kept none)."""
-        from benchkit.system.results_files import results_validator
-        labels = {run[0]: run[4] for run in self._runs(series.machine)}
+        from benchkit.system.results_files import stored_item
+        labels = self._labels_of(series.machine)
         rows = [row[1:] for row in self._query(
             "SELECT r.id, o.format, o.evidence FROM observations o JOIN runs r ON o.run = r.id "
             "JOIN benchmarks b ON b.id = o.bench WHERE b.name = ? AND b.metric = ? AND "
@@ -358,22 +359,20 @@ class HistoryDB:
         key, out = metric_named(series.metric).evidence or "measurements", []
         for version, blob in rows:
             try:
-                if not isinstance(blob, bytes):
-                    raise ValueError("not a compressed item")
-                inflater = zlib.decompressobj()
-                raw = inflater.decompress(blob, EVIDENCE_LIMIT)
-                if inflater.unconsumed_tail:
-                    raise HistoryError(f"{self.path}: a stored item of {series.benchmark!r} "
-                                       f"inflates beyond {EVIDENCE_LIMIT >> 20} MiB; the "
-                                       "database is damaged or hostile")
-                item = json.loads(raw)
-                doc = {"format": schema.FORMAT_NAME, "version": version, key: [item]}
-                results = schema.from_document(doc, results_validator())
-            except (zlib.error, ValueError, RecursionError, SchemaError) as error:
+                results = stored_item(version, blob, key, EVIDENCE_LIMIT)
+            except ValueError as error:
                 raise HistoryError(f"{self.path}: a stored item of {series.benchmark!r} at "
                                    f"{point.commit.sha[:12]} is damaged ({error})") from None
             out += results.measurements + results.callgrind
         return out
+
+    def _labels_of(self, machine: str) -> dict[int, str]:
+        """Each run of `machine` and the environment its series names, read again only
+        after a write (evidence() asks for them point after point)."""
+        state = (machine, self._query("SELECT value FROM meta WHERE key = 'changes'"))
+        if self._labels[0] != state:
+            self._labels = (state, {run[0]: run[4] for run in self._runs(machine)})
+        return self._labels[1]
 
     def summaries(self) -> list[Summary]:
         """Per benchmark and metric: machines, commits and observations held."""

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from benchkit.errors import ResultsFileError
+from benchkit.errors import ResultsFileError, SchemaError
 from benchkit.system.reading import READ_LIMIT_ENV, read_bounded, read_limit
 from benchkit.system import machine
 from benchkit.system.files import atomic_write_bytes
@@ -156,6 +156,28 @@ def results_validator():
         "results.schema.json").read_text(encoding="utf-8")
     document = json.loads(text)
     return jsonschema.Draft202012Validator(document)
+
+
+def stored_item(version: int, blob: Any, key: str, limit: int) -> Results:
+    """One item kept compressed in a history database (its results-file JSON under `key`,
+    written in results format `version`), inflated to at most `limit` bytes and checked
+    against the results schema; ValueError says what is wrong with it."""
+    import zlib
+    if not isinstance(blob, bytes):
+        raise ValueError("not a compressed item")
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(blob, limit)
+    except zlib.error as error:
+        raise ValueError(str(error)) from None
+    if inflater.unconsumed_tail:
+        raise ValueError(f"inflates beyond {limit >> 20} MiB")
+    try:
+        item = json.loads(raw)
+        doc = {"format": schema.FORMAT_NAME, "version": version, key: [item]}
+        return schema.from_document(doc, results_validator())
+    except (ValueError, RecursionError, SchemaError) as error:
+        raise ValueError(str(error)) from None
 
 
 MERGED_ITEMS = "merged_items"
