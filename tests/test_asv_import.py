@@ -213,3 +213,48 @@ def test_with_repo_results_of_another_line_of_commits_are_skipped_not_mixed_in(t
                               check_code=0).stdout)
     assert {r["commit"] for r in exported} == {shas[n] for n in
                                                 ("m0", "m1", "m2", "m3", "m4", "unknown")}
+
+
+def test_a_shallow_clone_orders_by_date_and_says_so(tmp_path):
+    # CI checks out one commit by default: counting ancestors there gives every commit the
+    # place 1 (history add) or places from the clone's cut (import-asv), not its own
+    repo = tmp_path / "repo"
+    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    shas = []
+    for n in range(4):
+        (repo / "f.txt").write_text(str(n))
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", f"c{n}")
+        shas.append(subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                                   capture_output=True, text=True).stdout.strip())
+    shallow = tmp_path / "shallow"
+    _git(tmp_path, "clone", "-q", "--depth", "2", f"file://{repo}", str(shallow))
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURE, results)
+    template = next(p for p in (results / "fixture-box").glob("*.json")
+                    if p.name != "machine.json")
+    doc = json.loads(template.read_text())
+    template.unlink()
+    for n, sha in enumerate(shas[2:]):
+        doc.update(commit_hash=sha, date=1795440473000 + n * 60_000)
+        (results / "fixture-box" / f"{sha[:8]}.json").write_text(json.dumps(doc))
+    db = tmp_path / "h.db"
+    out = cli("history", "import-asv", results, "--repo", shallow, "--db", db,
+              cwd=tmp_path, check_code=0)
+    assert "warning: --repo is a shallow clone: commits are ordered by commit date" \
+        in out.stderr
+    from benchkit.system.history_db import HistoryDB
+    with HistoryDB(db) as history:
+        assert {history.commit(sha).order for sha in shas[2:]} == {None}
+        assert history.commit(shas[3]).message == "c3"       # subjects are still read
+    # the full clone gives places, counted from the root
+    full = tmp_path / "full.db"
+    out = cli("history", "import-asv", results, "--repo", repo, "--db", full,
+              cwd=tmp_path, check_code=0)
+    assert "shallow" not in out.stderr and "ordered by commit date" not in out.stderr
+    with HistoryDB(full) as history:
+        # counted from the root as 1, as history add counts (git rev-list --count)
+        assert [history.commit(sha).order for sha in shas[2:]] == [3, 4]
+    from benchkit.system import git
+    assert git.describe(shallow, shas[3])[2] is None
+    assert git.describe(repo, shas[3])[2] == 4

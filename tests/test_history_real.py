@@ -140,6 +140,20 @@ def test_a_schema_2_database_migrates_with_every_series_unchanged(tmp_path):
             {(s[0], s[1]) for s in expected})
 
 
+def test_a_schema_3_database_counts_imported_places_from_1_as_history_add_does(tmp_path):
+    """tests/fixtures/history/v3.db was written by schema 3 (benchkit b040fbb): asv results of
+    a repository's commits c0 and c1 imported with --repo (places 0 and 1, counted from 0),
+    then `history add` of a run at c2 (place 3: `git rev-list --count` counts from 1)."""
+    copy = tmp_path / "v3.db"
+    shutil.copy(FIXTURES / "history" / "v3.db", copy)
+    with HistoryDB(copy) as history:
+        places = {p.commit.message: p.commit.order for series in history.series()
+                  for p in series.points}
+        assert places == {"c0": 1, "c1": 2, "c2": 3}
+    with sqlite3.connect(copy) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == VERSION
+
+
 def _results(host: str, python: str, commit: str, value: float):
     m = benchkit.Measurement(10, [value * 10 * (1 + i / 100) for i in range(8)],
                              benchkit.TaskSpec("x", "", label="bench"), {"benchmark": "bench"})

@@ -45,7 +45,7 @@ class AsvImport:
     failed: int           # benchmarks added as failed or skipped (no value)
     skipped_files: tuple[tuple[str, str], ...]    # (file, why it was not imported)
     ignored: tuple[str, ...]                      # benchmarks of types the history ignores
-    ordered_by: str       # "repository" (first-parent line) or "date"
+    ordered_by: str       # "repository" (first-parent line), "date", "shallow" (by date)
     index_problem: str = ""   # why benchmarks.json could not be used ("" when it was)
     outdated: int = 0         # results of benchmarks whose code changed since, left out
     runs_per_machine: tuple[int, ...] = ()    # of the runs added, how many each machine has
@@ -109,14 +109,18 @@ class _Commits:
         self.known: dict[str, Commit] = {}
         self.merged: set[str] = set()
         self.elsewhere: set[str] = set()
+        # a shallow clone's history stops short of the root: positions counted in it are
+        # not the commits' places (kept as unknown: the series are ordered by date)
+        self.shallow = repo is not None and git.shallow(repo)
         if repo is None:
             return
         listed = git.git(repo, "log", "--first-parent", "--format=%H%x00%cI%x00%s",
                          "--end-of-options", "HEAD")
         lines = listed.stdout.splitlines() if listed.returncode == 0 else []
-        for position, line in enumerate(reversed(lines)):
+        # places counted from the root as 1, as `git rev-list --count` (history add) counts
+        for position, line in enumerate(reversed(lines), 1):
             sha, date, subject = (line.split("\0") + ["", ""])[:3]
-            self.known[sha] = Commit(sha, date, position, subject)
+            self.known[sha] = Commit(sha, date, None if self.shallow else position, subject)
         history = git.git(repo, "rev-list", "--end-of-options", "HEAD")
         everything = git.git(repo, "rev-list", "--all")
         ancestors = set(history.stdout.split()) if history.returncode == 0 else set()
@@ -207,7 +211,8 @@ def import_asv(db: HistoryDB, results_dir: str | Path, *, machine: str | None = 
         if progress:
             progress(min(start + BATCH, len(files)), len(files), len(skipped))
     done = AsvImport(len(files), added, already, values, failed, tuple(skipped),
-                     tuple(ignored), "repository" if repo is not None else "date",
+                     tuple(ignored), "date" if repo is None else
+                     "shallow" if commits.shallow else "repository",
                      index_problem, outdated, tuple(per_machine.values()))
     if len(skipped) == len(files):
         raise HistoryError(f"{root}: none of its {len(files)} results files could be "

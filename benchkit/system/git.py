@@ -76,16 +76,22 @@ def resolve(repo: str | os.PathLike, rev: str, option: str) -> str | None:
                    f"{name}^{{commit}}")
 
 
+def shallow(repo: str | os.PathLike) -> bool:
+    """Whether `repo` is a shallow clone (CI checks out one commit by default): its history
+    stops short of the root, so a count of ancestors is not a commit's place."""
+    return _output(repo, "rev-parse", "--is-shallow-repository") == "true"
+
+
 def describe(repo: str | os.PathLike, sha: str) -> tuple[str, str, int | None] | None:
     """(commit date as git prints it, subject, position on the first-parent line of `sha`
-    counted from the root) of a resolved commit id, or None."""
+    counted from the root: None in a shallow clone) of a resolved commit id, or None."""
     shown = git(repo, "show", "-s", "--format=%cI%n%s", "--end-of-options", sha)
     if shown.returncode != 0:
         return None
     date, subject = (shown.stdout.split("\n", 1) + [""])[:2]
     count = git(repo, "rev-list", "--count", "--first-parent", "--end-of-options", sha)
     order = int(count.stdout) if count.returncode == 0 and count.stdout.strip().isdigit() \
-        else None
+        and not shallow(repo) else None
     return date.strip(), subject.strip(), order
 
 

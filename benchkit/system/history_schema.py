@@ -10,6 +10,10 @@ database forward. Each step runs inside the opener's write transaction.
 - 3: benchmark names are kept once (`benchmarks`: id, name, metric) and observations refer to
   them by id: a 5,000-file asv import wrote 480,000 copies of each name and indexed them as
   text (inserts 3x slower, the file 2.4x larger).
+- 4: a commit's place on the first-parent line is counted from the root as 1 everywhere
+  (`git rev-list --count`, as `history add` and `history run` count); asv imports counted
+  from 0, so a commit added by one and its neighbour imported by the other could tie.
+  Commits that only imports wrote move up by one.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from typing import Callable
 from benchkit.core.history.series import utc_date
 from benchkit.core.records.environment import environment_key
 
-VERSION = 3
+VERSION = 4
 
 _SCHEMA_1 = """
 CREATE TABLE commits (
@@ -159,10 +163,18 @@ CREATE TABLE cache (
 );
 """
 
+_PLACES_FROM_1 = """
+UPDATE commits SET ord = ord + 1 WHERE ord IS NOT NULL
+    AND sha IN (SELECT sha FROM runs WHERE source LIKE 'asv:%')
+    AND sha NOT IN (SELECT sha FROM runs WHERE source NOT LIKE 'asv:%');
+UPDATE meta SET value = value + 1 WHERE key = 'changes'
+"""
+
 # version -> what brings a database of version - 1 to it
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _statements(_SCHEMA_1),
                                                                2: _to_2,
-                                                               3: _statements(_OBSERVATIONS_3)}
+                                                               3: _statements(_OBSERVATIONS_3),
+                                                               4: _statements(_PLACES_FROM_1)}
 # what the current version's queries need
 EXPECTED_COLUMNS = {
     "commits": {"sha", "date", "ord", "message"},

@@ -245,6 +245,10 @@ def cmd_import_asv(args) -> Outcome | tuple[Outcome, ...]:
     if done.ordered_by == "date":
         print("warning: commits are ordered by commit date (UTC); pass --repo with the "
               "project's checkout to order them by its first-parent history", file=sys.stderr)
+    elif done.ordered_by == "shallow":
+        print("warning: --repo is a shallow clone: commits are ordered by commit date (UTC); "
+              "fetch its whole history (`git fetch --unshallow`) to order them by its "
+              "first-parent history", file=sys.stderr)
     return Outcome.OK
 
 

@@ -26,7 +26,9 @@ def warn_by_date(series_list) -> None:
     if any(s.by_date for s in series_list):
         print("warning: some series are ordered by commit date (UTC), not by the "
               "repository's history; `benchkit history import-asv --repo DIR` or `history "
-              "add` inside the checkout records each commit's position", file=sys.stderr)
+              "add` inside the checkout records each commit's position (a shallow clone, "
+              "as CI makes by default, records none: fetch its whole history)",
+              file=sys.stderr)
 
 
 def check_gates(gates, series_list) -> None:
