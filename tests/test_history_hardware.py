@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 
 import benchkit
-from benchkit.core.history.changes import environment_labels, hardware_of, hardware_sql
+from benchkit.core.history.changes import (environment_labels, hardware_of, hardware_sql,
+                                           named_by_host)
 from benchkit.core.history.series import Commit, observations
 from benchkit.system.history_db import HistoryDB
 from test_cli import cli
@@ -165,3 +166,18 @@ def test_runners_named_by_host_are_pointed_at_one_machine_name(tmp_path):
     with HistoryDB(tmp_path / "b.db") as history:
         (parse,) = history.series(benchmark="time_units.time_unit_parse", environment=ENV)
         assert (parse.machine, parse.environment, len(parse.points)) == ("gh", ENV, 14)
+    # the same warning where the history is read, whatever added the runs
+    out = cli("history", "regressions", "--db", tmp_path / "a.db", cwd=tmp_path,
+              check_code=0)
+    assert "warning: 16 machines, most with one or two commits: CI runners" in out.stderr
+    out = cli("history", "regressions", "--db", tmp_path / "b.db", cwd=tmp_path,
+              check_code=0)
+    assert "CI runners" not in out.stderr
+
+
+def test_machines_named_by_host_are_many_with_a_run_or_two_each():
+    assert named_by_host([1, 1, 1, 1, 1]) and named_by_host([2, 2, 2, 9, 9])
+    assert not named_by_host([1, 1, 1, 1])            # four machines: a small lab
+    assert not named_by_host([1, 1, 5, 5, 5])         # most hold a history
+    assert not named_by_host([])
+

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from benchkit.core.history.asv import AsvRun, parse_run
+from benchkit.core.history.changes import named_by_host
 from benchkit.core.history.series import Commit, Status
 from benchkit.errors import BenchkitError, HistoryError
 from benchkit.system import git
@@ -29,9 +30,6 @@ NOT_RUNS = {"machine.json", "benchmarks.json"}
 # Real asv results files are kilobytes to a few megabytes; a bigger one is not read.
 FILE_LIMIT = 64 << 20
 BATCH = 500
-# An import of this many machines or more, most with one or two runs, reads as CI runners
-# each named by its host.
-HOST_NAMED_MACHINES = 5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,11 +49,8 @@ class AsvImport:
     runs_per_machine: tuple[int, ...] = ()    # of the runs added, how many each machine has
 
     def machines_named_by_host(self) -> bool:
-        """Whether the runs look like CI runners each named by its host (asv's default
-        machine name): five or more machines, most with one or two runs, so that every
-        series holds a point or two."""
-        counts = sorted(self.runs_per_machine)
-        return len(counts) >= HOST_NAMED_MACHINES and counts[len(counts) // 2] <= 2
+        """Whether the runs added look like CI runners each named by its host."""
+        return named_by_host(self.runs_per_machine)
 
     def skipped_summary(self) -> str:
         """One line: how many files were skipped, by reason, with an example of each."""

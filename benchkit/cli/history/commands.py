@@ -16,7 +16,7 @@ from benchkit.cli.history.options import (db_option, metric_type, open_db, revis
                                          step_options)
 from benchkit.cli.history.run import cmd_run
 from benchkit.cli.history.output import (breaks_a_gate, check_gates, format_value, place,
-                                         warn_by_date)
+                                         warn_by_date, warn_host_named)
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
 
@@ -270,6 +270,7 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
                            machine=args.machine, series_list=series_list)
     check_gates(args.fail_on, series_list)
     warn_by_date(series_list)
+    warn_host_named(series_list)
     if args.confirm:
         steps = confirmed(args, steps)
     changes = environment_changes(series_list)

@@ -31,6 +31,21 @@ def warn_by_date(series_list) -> None:
               file=sys.stderr)
 
 
+def warn_host_named(series_list) -> None:
+    """One line on stderr when the machines look like CI runners each named by its host
+    (core/history/changes.named_by_host)."""
+    from benchkit.core.history.changes import named_by_host
+    commits: dict[str, set[str]] = {}
+    for series in series_list:
+        commits.setdefault(series.machine, set()).update(p.commit.sha for p in series.points)
+    if named_by_host(len(c) for c in commits.values()):
+        print(f"warning: {len(commits)} machines, most with one or two commits: CI runners each "
+              "named by its host? Their series are a point or two long and show no step; "
+              "add their results with --machine NAME (history add, import-asv) to read them "
+              "as one machine (runs on different CPUs still make series of their own)",
+              file=sys.stderr)
+
+
 def check_gates(gates, series_list) -> None:
     """Every --fail-on gate must be judged on something the history holds; a gate that
     cannot be is an error, never a silent pass."""

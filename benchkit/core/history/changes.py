@@ -160,3 +160,13 @@ def label(env: str, differing: Iterable[tuple[str, str]]) -> str:
     parts = [f"{field} {value}" for field, value in differing]
     return " · ".join(([env] if env else []) + parts)
 
+
+HOST_NAMED_MACHINES = 5
+
+
+def named_by_host(runs_per_machine: Iterable[int]) -> bool:
+    """Whether machines holding these many runs each look like CI runners named by their
+    host (asv's default machine name, and benchkit's): five or more machines, most with one
+    or two runs, so that every series is a point or two long."""
+    counts = sorted(runs_per_machine)
+    return len(counts) >= HOST_NAMED_MACHINES and counts[len(counts) // 2] <= 2
