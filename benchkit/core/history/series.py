@@ -171,7 +171,7 @@ class Series:
     evidence: bool = False       # whether the database keeps results-file items for it
 
 
-def series_from_points(key: tuple, points: Sequence[Point], measured: Sequence[str],
+def _series_from_points(key: tuple, points: Sequence[Point], measured: Sequence[str],
                        failures: Sequence[tuple] = (), *, unit: str = "",
                        evidence: bool = False) -> Series:
     """One series from the history database's observations of it (`key`: benchmark,
@@ -264,7 +264,7 @@ def series_from_observations(values: Iterable[tuple], failures: Iterable[tuple],
     out = []
     for key in sorted(groups, key=lambda k: (*names[k[0]], k[1], k[2])):
         points, measured, failed, extra = groups.pop(key)   # each let go of as it is made
-        out.append(series_from_points(
+        out.append(_series_from_points(
             (*names[key[0]], key[1], key[2]), points, measured, failed,
             unit=next((u for u, _ in reversed(extra) if u), ""),
             evidence=any(e for _, e in extra)))
