@@ -45,6 +45,9 @@ def _store(run: AsvRun) -> None:
         db.add(list(run.observations), commit=run.commit, machine=run.machine,
                measured_at=run.measured_at, source="r.json", digest="d",
                environment=run.environment, env=run.env_name)
+        # read back: the machine's params (any JSON here) name the hardware of its series
+        for series in db.series():
+            assert isinstance(series.environment, str)
 
 
 @FUZZ

@@ -8,12 +8,15 @@ import json
 import shutil
 from pathlib import Path
 
+from hypothesis import given
+
 import benchkit
 from benchkit.core.history.changes import (environment_labels, hardware_of, hardware_sql,
-                                           named_by_host)
+                                           labelled_runs, named_by_host)
 from benchkit.core.history.series import Commit, observations
 from benchkit.system.history_db import HistoryDB
 from test_cli import cli
+from test_readers_fuzz import FUZZ, json_trees
 
 ASTROPY = Path(__file__).parent / "fixtures" / "asv-real" / "astropy-cheetah"
 LAPTOP = "Intel(R) Core(TM) i5-2520M CPU @ 2.50GHz (4 cores)"
@@ -180,4 +183,18 @@ def test_machines_named_by_host_are_many_with_a_run_or_two_each():
     assert not named_by_host([1, 1, 1, 1])            # four machines: a small lab
     assert not named_by_host([1, 1, 5, 5, 5])         # most hold a history
     assert not named_by_host([])
+
+
+@FUZZ
+@given(json_trees, json_trees)
+def test_any_stored_fingerprint_names_its_hardware_or_nothing(one, other):
+    import sqlite3
+    db = sqlite3.connect(":memory:")
+    rows = [(i, "sha", "m", "env", "", db.execute(
+        f"SELECT {hardware_sql('e')} FROM (SELECT ? AS e)",
+        (json.dumps(environment),)).fetchone()[0]) for i, environment in enumerate(
+        ({"machine": one}, {"machine": other, "cpu_model": one}))]
+    for run in labelled_runs(rows):
+        assert run[4] == "env" or run[4].startswith("env · ")
+        assert run[4].isprintable() and len(run[4]) < 400
 
