@@ -315,9 +315,9 @@ class HistoryDB:
 
     def series(self, *, benchmark: str | None = None, metric: str | None = None,
                machine: str | None = None, environment: str | None = None) -> list[Series]:
-        """Every series (filtered): one per benchmark, metric, machine and environment, its
-        points in commit order (Commit), with the commits where it failed. Points carry no
-        evidence; `evidence()` reads it for the points that need it."""
+        """Every series (filtered): one per benchmark, metric, machine and environment (named
+        with its kind of hardware where a machine's runs differ in it), its points in commit
+        order, with the commits where it failed. No evidence: `evidence()` reads it."""
         # each table read once and joined here: 480,000 observations of one import are
         # small rows of ids, not the names and commit records repeated on every row
         known = {sha: Commit(sha, date, order, message) for sha, date, order, message

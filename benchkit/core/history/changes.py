@@ -88,10 +88,10 @@ def environment_changes(series_list: Sequence[Series]) -> list[EnvironmentChange
     return out
 
 
-# (field as labelled, JSON path in the run's stored fingerprint): asv's machine params,
-# then benchkit's own fingerprint's
-# (not os or ram: a kernel update renames the os and VMs of one kind report RAM a few MB
-# apart, so splitting on them, as asv's graphs do, cuts a pool's history into pieces)
+# (field as labelled, JSON path in the run's stored fingerprint): asv's machine params, then
+# benchkit's own fingerprint's. Not os or ram: a kernel update renames the os and VMs of one
+# kind report RAM a few MB apart, so splitting on them, as asv's graphs do, cuts a pool's
+# history into pieces.
 FIELDS = (("arch", "$.machine.arch"), ("cpu", "$.machine.cpu"),
           ("num_cpu", "$.machine.num_cpu"), ("cpu", "$.cpu_model"), ("num_cpu", "$.cpu_count"),
           ("arch", "$.machine"))

@@ -172,8 +172,8 @@ class Series:
 
 
 def _series_from_points(key: tuple, points: Sequence[Point], measured: Sequence[str],
-                       failures: Sequence[tuple] = (), *, unit: str = "",
-                       evidence: bool = False) -> Series:
+                        failures: Sequence[tuple] = (), *, unit: str = "",
+                        evidence: bool = False) -> Series:
     """One series from the history database's observations of it (`key`: benchmark,
     metric, machine, environment; `points`: a Point of each observation with a value, and
     `measured` when each was measured; `failures`: Commit, measured_at, status of each
