@@ -34,7 +34,11 @@ false steps within --margin commits of either end, where no step is put). `--joi
 puts the same benchmark's series of several histories end to end: the three noise
 histories make 600 commits whose noise changes from quiet to busy
 (results/history_detection_joined.json). `--seed` takes several seeds, a run for each and
-their means (results/history_detection_seeds*.json: nine seeds).
+their means (results/history_detection_seeds*.json: nine seeds). `--runners FACTOR SHARE`
+makes each history a pool of two kinds of CI runner: each commit, with probability SHARE,
+ran FACTOR times slower, every series of the history alike, after the real steps are taken
+out (results/history_detection_runners*.json; benchmarks/perf_history_runner_pool.py does
+the same to real results files, with and without the runs naming their CPU).
 
 DIRs used for results/history_detection.json: asv's own example results (real astropy
 benchmark runs on one laptop, asv format 1; `pip download --no-deps --no-binary :all:
