@@ -72,6 +72,7 @@ from benchkit.system.history_db import HistoryDB
 
 SIZES = (0.05, 0.10, 0.25, 0.50)
 NEAR = 8          # false steps this close to an injected one are that step, misplaced
+SHAS: dict[str, list[str]] = {}     # each loaded series' commits (a piece's: its slice)
 
 
 def load_series(dirs: list[Path], min_points: int) -> list[tuple[str, np.ndarray]]:
@@ -85,6 +86,7 @@ def load_series(dirs: list[Path], min_points: int) -> list[tuple[str, np.ndarray
                 values = np.array([p.value for p in s.points], dtype=float)
                 if len(values) >= min_points and np.all(values > 0):
                     out.append((f"{s.machine}/{s.environment}/{s.benchmark}", values))
+                    SHAS[out[-1][0]] = [p.commit.sha for p in s.points]
     return out
 
 
@@ -95,8 +97,12 @@ def windows(series: list[tuple[str, np.ndarray]], size: int | None
     to score series of that length; the whole series when `size` is None."""
     if size is None:
         return series
-    return [(f"{label}@{start}", values[start:start + size]) for label, values in series
-            for start in range(0, len(values) - size + 1, max(1, size // 4))]
+    pieces = [(label, f"{label}@{start}", start) for label, values in series
+              for start in range(0, len(values) - size + 1, max(1, size // 4))]
+    SHAS.update({piece: SHAS[label][start:start + size] for label, piece, start in pieces
+                 if label in SHAS})
+    values_of = dict(series)
+    return [(piece, values_of[label][start:start + size]) for label, piece, start in pieces]
 
 
 def joined(histories: list[list[tuple[str, np.ndarray]]]) -> list[tuple[str, np.ndarray]]:
@@ -118,6 +124,32 @@ def asv_steps(values: np.ndarray) -> list[tuple[int, float]]:
 def asv_report(values: np.ndarray) -> tuple[list[tuple[int, float]], list]:
     """asv's regressions, each at a commit (asv gives no spans)."""
     return asv_steps(values), []
+
+
+def _history_of(label: str) -> tuple[str, str, str]:
+    """(machine, environment, piece) of a series label (`machine/env/benchmark[@start]`)."""
+    machine, env, rest = (label.split("/", 2) + ["", ""])[:3]
+    return machine, env, rest.rsplit("@", 1)[1] if "@" in rest else ""
+
+
+def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
+                       ) -> np.ndarray:
+    """`values` of series `label` as `benchkit history regressions` reads them beside the
+    other series of its history in `group` (history.on_one_kind: where the runs fall into
+    two kinds of runner that they do not name, the slower kind's values taken down by the
+    series' own gap). Commits are the series' own (SHAS), else positions."""
+    from benchkit.orchestration.history import on_one_kind
+    machine, env, piece = _history_of(label)
+    members = [(name, values if name == label else v) for name, v in group
+               if _history_of(name) == (machine, env, piece)]
+    def keys(name, v):    # a joined series' commits are its histories': positions then
+        shas = SHAS.get(name)
+        return shas if shas is not None and len(shas) == len(v) else range(len(v))
+    series = [Series(name, "time", machine, tuple(
+        Point(Commit(str(key), "", i), float(x), float(x), float(x), 1, 1)
+        for i, (key, x) in enumerate(zip(keys(name, v), v))), env) for name, v in members]
+    found, _ = on_one_kind(series)
+    return np.array([p.value for p in found[[n for n, _ in members].index(label)].points])
 
 
 def benchkit_report(values: np.ndarray) -> tuple[list[tuple[int, float]],
@@ -241,8 +273,10 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
         if at is not None:
             values[at:] *= 1 + size
         for name, detect in DETECTORS.items():
+            # benchkit looks for kinds of runner once per history, not per series: not timed
+            seen = on_one_kind_values(usable, label, values) if name == "benchkit" else values
             began = time.perf_counter()
-            placed, spans = detect(values)
+            placed, spans = detect(seen)
             seconds[name] += time.perf_counter() - began
             spans = [(a, b) for a, b, c in spans if c > 0]
             # a span holds the injected commit with the tolerance a commit has
@@ -312,7 +346,8 @@ def real_steps(series) -> list[dict]:
     out = []
     for label, values in series:
         for name, detect in DETECTORS.items():
-            placed, spans = detect(values)
+            placed, spans = detect(on_one_kind_values(series, label, values)
+                                   if name == "benchkit" else values)
             out += [{"series": label, "tool": name, "index": int(i),
                      "change": round(float(change), 4), "points": len(values)}
                     for i, change in placed]

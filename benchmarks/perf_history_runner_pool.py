@@ -12,8 +12,9 @@ confidence bounds, quartiles) multiplied by --factor. Three copies are imported:
   it on each runner): benchkit keeps each kind a series of its own (core/history/changes.py),
   as asv's graphs do.
 
-Both detectors run on every wall-time series of each copy (benchkit: `steps_of`, the steps
-`history regressions` reports, not transient; asv: `detect_steps` then
+Both detectors run on every wall-time series of each copy (benchkit: the steps `history
+regressions` reports, not transient, after it looks for kinds of runner the runs do not
+name; asv: `detect_steps` then
 `detect_regressions(threshold=0.05)` in both directions, as `asv publish` reports
 regressions and improvements). Each tool is scored against its own steps on the original:
 `kept`, how many of those it still reports (in the same benchmark, at the point of the copy's
@@ -39,6 +40,7 @@ import numpy as np
 
 from benchkit.core.history.steps import steps_of
 from benchkit.orchestration.asv_import import import_asv
+from benchkit.orchestration.history import on_one_kind
 from benchkit.system.history_db import HistoryDB
 
 TIME_COLUMNS = ("result", "stats_ci_99_a", "stats_ci_99_b", "stats_q_25", "stats_q_75")
@@ -93,7 +95,9 @@ def found_steps(directory: Path) -> dict[str, list[tuple[str, str, list[str]]]]:
     out: dict[str, list] = {"benchkit": [], "asv": []}
     with tempfile.TemporaryDirectory() as tmp, HistoryDB(Path(tmp) / "h.db") as db:
         import_asv(db, directory)
-        for series in db.series(metric="time"):
+        # as `history regressions` reads them: kinds of runner the runs do not name, if any,
+        # found across each history's series first (history.on_one_kind)
+        for series in on_one_kind(db.series(metric="time"))[0]:
             shas = [p.commit.sha for p in series.points]
             out["benchkit"] += [(series.benchmark, s.commit.sha, shas)
                                 for s in steps_of(series) if not s.transient]

@@ -5,6 +5,7 @@ with the CPU their files record changed in some of them as a pool of CI runners 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -198,3 +199,58 @@ def test_any_stored_fingerprint_names_its_hardware_or_nothing(one, other):
         assert run[4] == "env" or run[4].startswith("env · ")
         assert run[4].isprintable() and len(run[4]) < 400
 
+
+
+NUMPY = json.loads((Path(__file__).parent / "fixtures" / "history"
+                    / "numpy-releases-excerpt.json").read_text())
+# every commit whose place, times 7, ends in 0, 1 or 2: 30 % of the runs, on a slower runner
+SLOW = {sha for i, sha in enumerate(NUMPY["commits"]) if (i * 7) % 10 < 3}
+
+
+def _numpy_series(slower: float = 1.0, step_at: int | None = None) -> list:
+    """numpy's real release series as a history (one machine and environment); with
+    `slower`, the SLOW commits' runs `slower` times slower in every series; with `step_at`,
+    the first series +50 % from that release on."""
+    from benchkit.core.history.series import Point, Series
+    out = []
+    for n, (name, values) in enumerate(NUMPY["series"].items()):
+        points = []
+        for i, (sha, value) in enumerate(zip(NUMPY["commits"], values)):
+            value *= (slower if sha in SLOW else 1.0) * (
+                1.5 if n == 0 and step_at is not None and i >= step_at else 1.0)
+            points.append(Point(Commit(sha, f"2026-01-01T00:{i:02d}:00+00:00", i + 1, ""),
+                                value, value, value, 1, 1))
+        out.append(Series(name, "time", "vm-numpy", tuple(points), "py3.11"))
+    return out
+
+
+def test_real_series_show_no_kinds_of_runner_and_a_pool_shows_its_own():
+    from benchkit.core.history.changes import runner_kinds
+
+    def points(series):
+        return [[(p.commit.sha, p.value) for p in s.points] for s in series]
+    assert runner_kinds(points(_numpy_series())) is None
+    kinds = runner_kinds(points(_numpy_series(slower=1.3)))
+    # every run it names was on the slower runner; one it misses, c73afd51: the release where
+    # several of these benchmarks got 10-20 % faster, which cancels most of the 30 % there
+    assert kinds is not None and kinds.slow <= SLOW
+    assert SLOW - kinds.slow == {c for c in SLOW if c.startswith("c73afd51")}
+    assert all(abs(gap - math.log(1.3)) < 0.05 for gap in kinds.gaps), kinds.gaps
+    assert runner_kinds(points(_numpy_series(slower=1.3))[:4]) is None   # too few series
+
+
+def test_a_step_among_runs_of_two_kinds_is_found_where_it_was_put(tmp_path):
+    from benchkit.core.history.steps import steps_of
+    from benchkit.orchestration.history import find_steps, on_one_kind
+    pooled = _numpy_series(slower=1.3, step_at=20)
+    # read as it is, the pool hides the +50 % step of the first series
+    assert not [s for s in steps_of(pooled[0]) if not s.transient]
+    with HistoryDB(tmp_path / "h.db") as db:
+        found = [s for s in find_steps(db, series_list=pooled)
+                 if s.benchmark == pooled[0].benchmark and not s.transient]
+    assert [(s.commit.sha, round(s.change, 1)) for s in found] == [(NUMPY["commits"][20], 0.5)]
+    assert "were slower in most of its series at once (a second kind of runner?)" \
+        in found[0].evidence
+    # without the pool nothing is changed
+    plain = _numpy_series(step_at=20)
+    assert on_one_kind(plain) == (plain, {})

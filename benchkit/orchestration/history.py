@@ -10,6 +10,7 @@ import datetime
 import functools
 import hashlib
 import json
+import math
 import multiprocessing
 import os
 import socket
@@ -256,9 +257,39 @@ def _detector_version() -> str:
     return f"{benchkit.__version__}:{digest.hexdigest()[:16]}"
 
 
+def on_one_kind(series_list: Sequence[Series]) -> tuple[list[Series], dict[tuple, str]]:
+    """The wall-time series of each history (machine and environment) whose runs fall into
+    two kinds of runner that they do not name (changes.runner_kinds), each with its values
+    on the slower kind taken down by its own gap; and, per series so changed, what was done.
+    Series timed against benchkit's speed probe are left as they are."""
+    from benchkit.core.history.changes import runner_kinds
+    groups: dict[tuple, list[int]] = {}
+    for i, series in enumerate(series_list):
+        if str(series.metric) == "time" and not all(p.relative for p in series.points):
+            groups.setdefault((series.machine, series.environment), []).append(i)
+    out, notes = list(series_list), {}
+    for members in groups.values():
+        kinds = runner_kinds([[(p.commit.sha, p.value) for p in series_list[i].points]
+                              for i in members])
+        if kinds is None:
+            continue
+        for i, gap in zip(members, kinds.gaps):
+            series = series_list[i]
+            scale = math.exp(-gap)
+            out[i] = dataclasses.replace(series, points=tuple(
+                p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
+                if p.commit.sha in kinds.slow else p for p in series.points))
+            notes[_series_key(series)] = (
+                f"; {len(kinds.slow)} of this history's runs were slower in most of its series "
+                f"at once (a second kind of runner?): this series' values there taken "
+                f"{1 - scale:.0%} down")
+    return out, notes
+
+
 def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float
                ) -> list[Step]:
     """The steps of each series, oldest first within each."""
+    series_list, notes = on_one_kind(series_list)
     jobs = [(series, {} if metric_named(series.metric).exact else {"alpha": alpha, "noise": noise})
             for series in series_list]
     found: list[list[Step] | None] = [None] * len(jobs)
@@ -278,7 +309,8 @@ def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise
         if found[i] is None:
             reader = evidence_reader(db, series) if series.evidence else None
             found[i] = steps_of(series, reader, **options)
-    return [s for steps in found for s in steps]
+    return [dataclasses.replace(s, evidence=s.evidence + notes[_series_key(s)])
+            if _series_key(s) in notes else s for steps in found for s in steps]
 
 
 # ----------------------------------------------------------------------------- measuring

@@ -21,7 +21,9 @@ import dataclasses
 import itertools
 import json
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from benchkit.core.history.series import Commit, Series
 
@@ -170,3 +172,63 @@ def named_by_host(runs_per_machine: Iterable[int]) -> bool:
     or two runs, so that every series is a point or two long."""
     counts = sorted(runs_per_machine)
     return len(counts) >= HOST_NAMED_MACHINES and counts[len(counts) // 2] <= 2
+
+
+# Kinds of runner that the runs do not name, told from the values (runner_kinds): measured
+# on pools made of real histories (benchmarks/perf_history_detection.py --runners), and on
+# none of the real histories do they find two kinds.
+KIND_MIN_SERIES = 5      # series of a history needed to tell a kind of runner from noise
+KIND_WINDOW = 7          # commits on either side of the running median a value is read from
+KIND_AGREEMENT = 0.6     # a run is slower when this much more of its series are above than below
+KIND_SHARE = (0.1, 0.9)  # the slower kind's share of the runs, to be a kind at all
+KIND_CLARITY = 4.0       # the kinds' gap in most series, in that series' own noise
+
+
+@dataclasses.dataclass(frozen=True)
+class RunnerKinds:
+    """Runs of one history that most of its series show slower at once, by one gap each: a
+    pool of two kinds of runner whose runs do not say which they ran on."""
+
+    slow: frozenset          # the commits run on the slower kind
+    gaps: tuple[float, ...]  # per series given, log of how much slower its values were there
+    share: float             # the slower kind's share of the commits
+
+
+def runner_kinds(series: Sequence[Sequence[tuple[Hashable, float]]]) -> RunnerKinds | None:
+    """The two kinds of runner of a history (one machine, one environment), from its
+    series' (commit, value) points, or None where the values show no such two groups. A
+    run is on the slower kind where the share of its series above their running median
+    (KIND_WINDOW) exceeds the share below by KIND_AGREEMENT; the kinds must hold KIND_SHARE of
+    the runs between them and be KIND_CLARITY noises apart in most series. A series with a
+    value of zero or below has no gap (0)."""
+    usable = [points for points in series if points and all(v > 0 for _, v in points)]
+    if len(usable) < KIND_MIN_SERIES:
+        return None
+    signs: dict[Hashable, list[float]] = {}
+    residuals = {}
+    for i, points in enumerate(series):
+        if not points or not all(v > 0 for _, v in points):
+            continue
+        logs = np.log(np.array([v for _, v in points], dtype=float))
+        local = np.array([np.median(logs[max(0, c - KIND_WINDOW):c + KIND_WINDOW + 1])
+                          for c in range(len(logs))])
+        residuals[i] = logs - local
+        for (key, _), sign in zip(points, np.sign(residuals[i])):
+            signs.setdefault(key, []).append(float(sign))
+    slow = frozenset(key for key, found in signs.items()
+                     if len(found) >= KIND_MIN_SERIES and np.mean(found) >= KIND_AGREEMENT)
+    share = len(slow) / len(signs)
+    if not KIND_SHARE[0] <= share <= KIND_SHARE[1]:
+        return None
+    gaps, clarity = [0.0] * len(series), []
+    for i, residual in residuals.items():
+        on_slow = np.array([key in slow for key, _ in series[i]])
+        if on_slow.sum() < 2 or (~on_slow).sum() < 2:
+            continue
+        fast = residual[~on_slow]
+        gaps[i] = float(np.median(residual[on_slow]) - np.median(fast))
+        clarity.append(gaps[i] / (float(np.median(np.abs(fast - np.median(fast)))) + 1e-9))
+    if not clarity or float(np.median(clarity)) < KIND_CLARITY:
+        return None
+    return RunnerKinds(slow, tuple(gaps), share)
+
