@@ -228,7 +228,8 @@ def test_real_series_show_no_kinds_of_runner_and_a_pool_shows_its_own():
     from benchkit.core.history.changes import runner_kinds
 
     def points(series):
-        return [[(p.commit.sha, p.value) for p in s.points] for s in series]
+        return [([p.commit.sha for p in s.points], [p.value for p in s.points])
+                for s in series]
     assert runner_kinds(points(_numpy_series())) is None
     kinds = runner_kinds(points(_numpy_series(slower=1.3)))
     # every run it names was on the slower runner; one it misses, c73afd51: the release where

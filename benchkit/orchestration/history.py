@@ -24,6 +24,7 @@ from benchkit.core.history.step import steps_from_records, steps_to_records
 from benchkit.core.history.steps import DEFAULT_ALPHA, DEFAULT_NOISE, Step, steps_of
 from benchkit.errors import BenchkitError, HistoryError, RevisionError
 from benchkit.system import results_files
+from benchkit.system.bulk import paused_gc
 from benchkit.system.history_db import AddedRun, HistoryDB, evidence_reader
 from benchkit.system import git
 from benchkit.system.git import toplevel as git_toplevel
@@ -269,8 +270,9 @@ def on_one_kind(series_list: Sequence[Series]) -> tuple[list[Series], dict[tuple
             groups.setdefault((series.machine, series.environment), []).append(i)
     out, notes = list(series_list), {}
     for members in groups.values():
-        kinds = runner_kinds([[(p.commit.sha, p.value) for p in series_list[i].points]
-                              for i in members])
+        with paused_gc():      # millions of points held: no collector pass over them
+            kinds = runner_kinds([([p.commit.sha for p in series_list[i].points],
+                                   [p.value for p in series_list[i].points]) for i in members])
         if kinds is None:
             continue
         for i, gap in zip(members, kinds.gaps):

@@ -194,41 +194,55 @@ class RunnerKinds:
     share: float             # the slower kind's share of the commits
 
 
-def runner_kinds(series: Sequence[Sequence[tuple[Hashable, float]]]) -> RunnerKinds | None:
+def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
+                 ) -> RunnerKinds | None:
     """The two kinds of runner of a history (one machine, one environment), from its
-    series' (commit, value) points, or None where the values show no such two groups. A
+    series' commits and values, or None where the values show no such two groups. A
     run is on the slower kind where the share of its series above their running median
     (KIND_WINDOW) exceeds the share below by KIND_AGREEMENT; the kinds must hold KIND_SHARE of
     the runs between them and be KIND_CLARITY noises apart in most series. A series with a
     value of zero or below has no gap (0)."""
-    usable = [points for points in series if points and all(v > 0 for _, v in points)]
-    if len(usable) < KIND_MIN_SERIES:
-        return None
-    signs: dict[Hashable, list[float]] = {}
-    residuals = {}
-    for i, points in enumerate(series):
-        if not points or not all(v > 0 for _, v in points):
+    from numpy.lib.stride_tricks import sliding_window_view
+    places: dict[Hashable, int] = {}
+    known: dict[tuple, np.ndarray] = {}      # series of one history mostly share their commits
+    by_length: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    for i, (keys, values) in enumerate(series):
+        values = np.asarray(values, dtype=float)
+        if not len(values) or not np.all(values > 0):
             continue
-        logs = np.log(np.array([v for _, v in points], dtype=float))
-        local = np.array([np.median(logs[max(0, c - KIND_WINDOW):c + KIND_WINDOW + 1])
-                          for c in range(len(logs))])
-        residuals[i] = logs - local
-        for (key, _), sign in zip(points, np.sign(residuals[i])):
-            signs.setdefault(key, []).append(float(sign))
-    slow = frozenset(key for key, found in signs.items()
-                     if len(found) >= KIND_MIN_SERIES and np.mean(found) >= KIND_AGREEMENT)
-    share = len(slow) / len(signs)
+        keys = tuple(keys)
+        at = known.get(keys)
+        if at is None:
+            at = known[keys] = np.array([places.setdefault(key, len(places)) for key in keys])
+        by_length.setdefault(len(values), []).append((i, at, np.log(values)))
+    if sum(map(len, by_length.values())) < KIND_MIN_SERIES:
+        return None
+    # the running medians of every series of one length at once (the window cut at the ends)
+    residuals: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for members in by_length.values():
+        logs = np.stack([m[2] for m in members])
+        edge = np.full((len(members), KIND_WINDOW), np.nan)
+        local = np.nanmedian(sliding_window_view(np.concatenate([edge, logs, edge], axis=1),
+                                                 2 * KIND_WINDOW + 1, axis=1), axis=2)
+        for (i, at, _), row, middle in zip(members, logs, local):
+            residuals[i] = (at, row - middle)
+    at_all = np.concatenate([at for at, _ in residuals.values()])
+    above = np.bincount(at_all, np.concatenate([np.sign(r) for _, r in residuals.values()]),
+                        len(places))
+    seen = np.bincount(at_all, minlength=len(places))
+    on_slow = (seen >= KIND_MIN_SERIES) & (above >= KIND_AGREEMENT * np.maximum(seen, 1))
+    share = float(on_slow.sum()) / len(places)
     if not KIND_SHARE[0] <= share <= KIND_SHARE[1]:
         return None
     gaps, clarity = [0.0] * len(series), []
-    for i, residual in residuals.items():
-        on_slow = np.array([key in slow for key, _ in series[i]])
-        if on_slow.sum() < 2 or (~on_slow).sum() < 2:
+    for i, (at, residual) in residuals.items():
+        slow = on_slow[at]
+        if slow.sum() < 2 or (~slow).sum() < 2:
             continue
-        fast = residual[~on_slow]
-        gaps[i] = float(np.median(residual[on_slow]) - np.median(fast))
+        fast = residual[~slow]
+        gaps[i] = float(np.median(residual[slow]) - np.median(fast))
         clarity.append(gaps[i] / (float(np.median(np.abs(fast - np.median(fast)))) + 1e-9))
     if not clarity or float(np.median(clarity)) < KIND_CLARITY:
         return None
-    return RunnerKinds(slow, tuple(gaps), share)
-
+    keys = list(places)
+    return RunnerKinds(frozenset(keys[j] for j in np.flatnonzero(on_slow)), tuple(gaps), share)
