@@ -95,12 +95,13 @@ def found_steps(directory: Path) -> dict[str, list[tuple[str, str, list[str]]]]:
     out: dict[str, list] = {"benchkit": [], "asv": []}
     with tempfile.TemporaryDirectory() as tmp, HistoryDB(Path(tmp) / "h.db") as db:
         import_asv(db, directory)
-        # as `history regressions` reads them: kinds of runner the runs do not name, if any,
-        # found across each history's series first (history.on_one_kind)
-        for series in on_one_kind(db.series(metric="time"))[0]:
+        raw = db.series(metric="time")
+        # benchkit as `history regressions` reads the series: kinds of runner the runs do not
+        # name, if any, found across each history's series first (history.on_one_kind)
+        for series, seen_by_benchkit in zip(raw, on_one_kind(raw)[0]):
             shas = [p.commit.sha for p in series.points]
             out["benchkit"] += [(series.benchmark, s.commit.sha, shas)
-                                for s in steps_of(series) if not s.transient]
+                                for s in steps_of(seen_by_benchkit) if not s.transient]
             if len(shas) < 2:
                 continue
             values = [p.value for p in series.points]
