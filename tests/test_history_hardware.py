@@ -255,3 +255,23 @@ def test_a_step_among_runs_of_two_kinds_is_found_where_it_was_put(tmp_path):
     # without the pool nothing is changed
     plain = _numpy_series(step_at=20)
     assert on_one_kind(plain) == (plain, {})
+
+
+def test_a_regressions_query_for_one_benchmark_tells_the_kinds_from_the_whole_history(
+        tmp_path):
+    from benchkit.core.history.series import Observation
+    pooled = _numpy_series(slower=1.3, step_at=20)
+    db = tmp_path / "h.db"
+    with HistoryDB(db) as history:
+        for i, sha in enumerate(NUMPY["commits"]):
+            history.add([Observation(s.benchmark, "time", s.points[i].value, s.points[i].value,
+                                     s.points[i].value, 1, None) for s in pooled],
+                        commit=pooled[0].points[i].commit, machine="vm-numpy", measured_at="",
+                        source=f"{i}.json", digest=str(i), environment={"python": "3.11"},
+                        env="py3.11")
+    for narrowed in ([], ["--benchmark", pooled[0].benchmark]):
+        out = cli("history", "regressions", "--json", *narrowed, "--db", db, cwd=tmp_path,
+                  check_code=0)
+        found = [(s["commit"], round(s["change"], 1)) for s in json.loads(out.stdout)
+                 if s.get("benchmark") == pooled[0].benchmark and not s.get("transient")]
+        assert found == [(NUMPY["commits"][20], 0.5)], narrowed

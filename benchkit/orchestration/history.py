@@ -218,7 +218,11 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
     if steps is None:
         if series_list is None:
             series_list = db.series(benchmark=benchmark, metric=metric, machine=machine)
-        steps = _all_steps(db, series_list, alpha, noise)
+        # kinds of runner are told from every wall-time series of a history, not the few a
+        # --benchmark asks for: the same steps, filtered or not
+        context = db.series(metric="time", machine=machine) if benchmark is not None and (
+            metric is None or str(metric) == "time") else None
+        steps = _all_steps(db, series_list, alpha, noise, context)
         db.keep(key, json.dumps(steps_to_records(steps)).encode())
     if since is None:
         return steps
@@ -258,40 +262,48 @@ def _detector_version() -> str:
     return f"{benchkit.__version__}:{digest.hexdigest()[:16]}"
 
 
-def on_one_kind(series_list: Sequence[Series]) -> tuple[list[Series], dict[tuple, str]]:
+def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None = None
+                ) -> tuple[list[Series], dict[tuple, str]]:
     """The wall-time series of each history (machine and environment) whose runs fall into
-    two kinds of runner that they do not name (changes.runner_kinds), each with its values
-    on the slower kind taken down by its own gap; and, per series so changed, what was done.
+    two kinds of runner that they do not name (changes.runner_kinds, told from all the
+    history's series in `context`, default `series_list`), each with its values on the
+    slower kind taken down by its own gap; and, per series so changed, what was done.
     Series timed against benchkit's speed probe are left as they are."""
     from benchkit.core.history.changes import runner_kinds
-    groups: dict[tuple, list[int]] = {}
-    for i, series in enumerate(series_list):
+    groups: dict[tuple, list[Series]] = {}
+    for series in series_list if context is None else context:
         if str(series.metric) == "time" and not all(p.relative for p in series.points):
-            groups.setdefault((series.machine, series.environment), []).append(i)
-    out, notes = list(series_list), {}
+            groups.setdefault((series.machine, series.environment), []).append(series)
+    gaps: dict[tuple, tuple[frozenset, float, int]] = {}
     for members in groups.values():
         with paused_gc():      # millions of points held: no collector pass over them
-            kinds = runner_kinds([([p.commit.sha for p in series_list[i].points],
-                                   [p.value for p in series_list[i].points]) for i in members])
-        if kinds is None:
+            kinds = runner_kinds([([p.commit.sha for p in s.points], [p.value for p in s.points])
+                                  for s in members])
+        if kinds is not None:
+            gaps.update({_series_key(s): (kinds.slow, gap, len(kinds.slow))
+                         for s, gap in zip(members, kinds.gaps)})
+    out, notes = [], {}
+    for series in series_list:
+        key = _series_key(series)
+        if key not in gaps:
+            out.append(series)
             continue
-        for i, gap in zip(members, kinds.gaps):
-            series = series_list[i]
-            scale = math.exp(-gap)
-            out[i] = dataclasses.replace(series, points=tuple(
-                p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
-                if p.commit.sha in kinds.slow else p for p in series.points))
-            notes[_series_key(series)] = (
-                f"; {len(kinds.slow)} of this history's runs were slower in most of its series "
-                f"at once (a second kind of runner?): this series' values there taken "
-                f"{1 - scale:.0%} down")
+        slow, gap, count = gaps[key]
+        scale = math.exp(-gap)
+        out.append(dataclasses.replace(series, points=tuple(
+            p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
+            if p.commit.sha in slow else p for p in series.points)))
+        notes[key] = (f"; {count} of this history's runs were slower in most of its series "
+                      f"at once (a second kind of runner?): this series' values there taken "
+                      f"{1 - scale:.0%} down")
     return out, notes
 
 
-def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float
-               ) -> list[Step]:
-    """The steps of each series, oldest first within each."""
-    series_list, notes = on_one_kind(series_list)
+def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float,
+               context: Sequence[Series] | None = None) -> list[Step]:
+    """The steps of each series, oldest first within each (`context`: every series of their
+    histories, where `series_list` is a few of them: on_one_kind)."""
+    series_list, notes = on_one_kind(series_list, context)
     jobs = [(series, {} if metric_named(series.metric).exact else {"alpha": alpha, "noise": noise})
             for series in series_list]
     found: list[list[Step] | None] = [None] * len(jobs)
