@@ -182,6 +182,7 @@ KIND_WINDOW = 7          # commits on either side of the running median a value 
 KIND_AGREEMENT = 0.6     # a run is slower when this much more of its series are above than below
 KIND_SHARE = (0.1, 0.9)  # the slower kind's share of the runs, to be a kind at all
 KIND_CLARITY = 4.0       # the kinds' gap in most series, in that series' own noise
+KIND_BLOCK = 2_000_000   # window values whose median is taken at once (16 MB)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,15 +218,19 @@ def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
         by_length.setdefault(len(values), []).append((i, at, np.log(values)))
     if sum(map(len, by_length.values())) < KIND_MIN_SERIES:
         return None
-    # the running medians of every series of one length at once (the window cut at the ends)
+    # the running medians of series of one length together (the window cut at the ends), a
+    # block at a time: the median copies its windows, 15 values for each one of the block's
     residuals: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for members in by_length.values():
-        logs = np.stack([m[2] for m in members])
-        edge = np.full((len(members), KIND_WINDOW), np.nan)
-        local = np.nanmedian(sliding_window_view(np.concatenate([edge, logs, edge], axis=1),
-                                                 2 * KIND_WINDOW + 1, axis=1), axis=2)
-        for (i, at, _), row, middle in zip(members, logs, local):
-            residuals[i] = (at, row - middle)
+    for length, members in by_length.items():
+        rows = max(1, KIND_BLOCK // (length * (2 * KIND_WINDOW + 1)))
+        for start in range(0, len(members), rows):
+            block = members[start:start + rows]
+            logs = np.stack([m[2] for m in block])
+            edge = np.full((len(block), KIND_WINDOW), np.nan)
+            local = np.nanmedian(sliding_window_view(
+                np.concatenate([edge, logs, edge], axis=1), 2 * KIND_WINDOW + 1, axis=1), axis=2)
+            for (i, at, _), row, middle in zip(block, logs, local):
+                residuals[i] = (at, row - middle)
     at_all = np.concatenate([at for at, _ in residuals.values()])
     above = np.bincount(at_all, np.concatenate([np.sign(r) for _, r in residuals.values()]),
                         len(places))
