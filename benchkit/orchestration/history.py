@@ -9,6 +9,7 @@ import dataclasses
 import datetime
 import functools
 import hashlib
+import inspect
 import json
 import math
 import multiprocessing
@@ -255,7 +256,7 @@ def _detector_version() -> str:
     import importlib
 
     import benchkit
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(inspect.getsource(on_one_kind).encode())
     for name in STEP_FINDERS:
         module = importlib.import_module(f"benchkit.core.history.{name}")
         digest.update(Path(module.__file__).read_bytes())
@@ -285,7 +286,7 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
     out, notes = [], {}
     for series in series_list:
         key = _series_key(series)
-        if key not in gaps:
+        if not gaps.get(key, (0, 0.0))[1]:
             out.append(series)
             continue
         slow, gap, count = gaps[key]
@@ -295,7 +296,7 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
             if p.commit.sha in slow else p for p in series.points)))
         notes[key] = (f"; {count} of this history's runs were slower in most of its series "
                       f"at once (a second kind of runner?): this series' values there taken "
-                      f"{1 - scale:.0%} down")
+                      f"{abs(1 - scale):.0%} {'down' if scale < 1 else 'up'}")
     return out, notes
 
 
