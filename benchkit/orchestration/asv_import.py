@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Callable
 
 from benchkit.core.history.asv import AsvRun, parse_run
-from benchkit.core.history.changes import named_by_host
 from benchkit.core.history.series import Commit, Status
 from benchkit.errors import BenchkitError, HistoryError
 from benchkit.system import git
@@ -47,10 +46,6 @@ class AsvImport:
     index_problem: str = ""   # why benchmarks.json could not be used ("" when it was)
     outdated: int = 0         # results of benchmarks whose code changed since, left out
     runs_per_machine: tuple[int, ...] = ()    # of the runs added, how many each machine has
-
-    def machines_named_by_host(self) -> bool:
-        """Whether the runs added look like CI runners each named by its host."""
-        return named_by_host(self.runs_per_machine)
 
     def skipped_summary(self) -> str:
         """One line: how many files were skipped, by reason, with an example of each."""

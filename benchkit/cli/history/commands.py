@@ -236,12 +236,9 @@ def cmd_import_asv(args) -> Outcome | tuple[Outcome, ...]:
               "without it (param1, param2, ...) and each benchmark's type comes from its "
               "name's prefix; copy asv's benchmarks.json next to the machine folders",
               file=sys.stderr)
-    if done.machines_named_by_host() and not args.machine:
-        print(f"warning: {len(done.runs_per_machine)} machines, most with one or two runs: "
-              "CI runners each named by its host? Their series hold a point or two each; "
-              "import into a new --db with --machine NAME to read them as one machine "
-              "(runs on CPUs of different kinds still make series of their own)",
-              file=sys.stderr)
+    if not args.machine:
+        warn_host_named(done.runs_per_machine, "runs",
+                        "import into a new --db with --machine NAME")
     if done.ordered_by == "date":
         print("warning: commits are ordered by commit date (UTC); pass --repo with the "
               "project's checkout to order them by its first-parent history", file=sys.stderr)
@@ -270,7 +267,12 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
                            machine=args.machine, series_list=series_list)
     check_gates(args.fail_on, series_list)
     warn_by_date(series_list)
-    warn_host_named(series_list)
+    # a machine's longest series: its commits, without a pass over every point
+    longest: dict[str, int] = {}
+    for series in series_list:
+        longest[series.machine] = max(longest.get(series.machine, 0), len(series.points))
+    warn_host_named(longest.values(), "commits",
+                    "add their results with --machine NAME (history add, import-asv)")
     if args.confirm:
         steps = confirmed(args, steps)
     changes = environment_changes(series_list)

@@ -4,6 +4,7 @@ judge."""
 from __future__ import annotations
 
 import sys
+from typing import Iterable
 
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
@@ -31,19 +32,17 @@ def warn_by_date(series_list) -> None:
               file=sys.stderr)
 
 
-def warn_host_named(series_list) -> None:
+def warn_host_named(per_machine: Iterable[int], counted: str, remedy: str) -> None:
     """One line on stderr when the machines look like CI runners each named by its host
-    (core/history/changes.named_by_host)."""
+    (core/history/changes.named_by_host): `per_machine` counts each machine's `counted`
+    (runs, commits), `remedy` says how to read them as one machine."""
     from benchkit.core.history.changes import named_by_host
-    commits: dict[str, set[str]] = {}
-    for series in series_list:
-        commits.setdefault(series.machine, set()).update(p.commit.sha for p in series.points)
-    if named_by_host(len(c) for c in commits.values()):
-        print(f"warning: {len(commits)} machines, most with one or two commits: CI runners each "
-              "named by its host? Their series are a point or two long and show no step; "
-              "add their results with --machine NAME (history add, import-asv) to read them "
-              "as one machine (runs on different CPUs still make series of their own)",
-              file=sys.stderr)
+    counts = list(per_machine)
+    if named_by_host(counts):
+        print(f"warning: {len(counts)} machines, most with one or two {counted}: CI runners "
+              f"each named by its host? Their series are a point or two long and show no "
+              f"step; {remedy} to read them as one machine (runs on different CPUs still make "
+              "series of their own)", file=sys.stderr)
 
 
 def check_gates(gates, series_list) -> None:
