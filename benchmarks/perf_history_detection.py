@@ -387,9 +387,9 @@ def main() -> None:
                              "SHARE, ran on one FACTOR times slower (all its series alike)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
-    if args.runners and not (args.runners[0] > 0 and 0 <= args.runners[1] <= 1):
+    if args.runners and not (0 < args.runners[0] < math.inf and 0 <= args.runners[1] <= 1):
         parser.error(f"--runners {args.runners[0]:g} {args.runners[1]:g}: FACTOR must be "
-                     "above 0 and SHARE between 0 and 1")
+                     "a finite number above 0 and SHARE between 0 and 1")
     for size in args.window or ():
         if size < 2 * args.margin + 1:
             parser.error(f"--window {size}: must be at least {2 * args.margin + 1} "

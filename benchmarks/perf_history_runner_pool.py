@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import sys
 import tempfile
@@ -139,8 +140,13 @@ def main() -> None:
                              "still matches it")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
-    if not (args.factor > 0 and 0 <= args.share <= 1):
-        parser.error("--factor must be above 0 and --share between 0 and 1")
+    if not (0 < args.factor < math.inf and 0 <= args.share <= 1 and args.tolerance >= 0):
+        parser.error(f"--factor {args.factor:g} --share {args.share:g} --tolerance "
+                     f"{args.tolerance}: the factor must be a finite number above 0, the share "
+                     "between 0 and 1 and the tolerance 0 or more")
+    for directory in args.dirs:
+        if not directory.is_dir():
+            parser.error(f"{directory}: not a directory; pass asv results directories")
     result = {"settings": {"factor": args.factor, "share": args.share, "seed": args.seed,
                            "tolerance": args.tolerance},
               "data": []}
