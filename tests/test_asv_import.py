@@ -258,3 +258,44 @@ def test_a_shallow_clone_orders_by_date_and_says_so(tmp_path):
     from benchkit.system import git
     assert git.describe(shallow, shas[3])[2] is None
     assert git.describe(repo, shas[3])[2] == 4
+
+
+def test_commits_of_two_branches_at_one_place_are_named(tmp_path):
+    # a branch's commits are counted on their own first-parent line: the branch's first
+    # commit after the fork holds the same place as main's next one, and a series that
+    # holds both can only order them by date; show and regressions say so
+    repo = tmp_path / "repo"
+    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
+
+    def commit(n: int) -> str:
+        (repo / "f.txt").write_text(str(n))
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", f"c{n}")
+        return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+
+    main = [commit(n) for n in range(3)]
+    _git(repo, "checkout", "-qb", "topic", main[1])
+    topic = commit(10)                  # place 3, as main[2]
+    db = tmp_path / "h.db"
+    source = json.loads((Path(__file__).parent / "fixtures" / "results" / "v4_run.json")
+                        .read_text())
+    for n, sha in enumerate([*main, topic]):
+        source["environment"]["timestamp"] = f"2026-11-27T10:0{n}:00"   # a file of its own
+        path = tmp_path / f"r{n}.json"
+        path.write_text(json.dumps(source))
+        cli("history", "add", path, "--commit", sha, "--machine", "box", "--db", db,
+            cwd=repo, check_code=0)
+    shown = cli("history", "show", "bench_x::mul", "--db", db, cwd=tmp_path, check_code=0)
+    warning = ("warning: 1 place(s) on the first-parent line are held by more than one commit "
+               f"(place 3: {', '.join(sorted([main[2][:12], topic[:12]]))})")
+    assert warning in shown.stderr
+    found = cli("history", "regressions", "--db", db, cwd=tmp_path, check_code=0)
+    assert warning in found.stderr
+    # one line of history: no warning
+    alone = tmp_path / "main.db"
+    for n in range(3):
+        cli("history", "add", tmp_path / f"r{n}.json", "--commit", main[n], "--machine", "box",
+            "--db", alone, cwd=repo, check_code=0)
+    assert "place(s)" not in cli("history", "show", "bench_x::mul", "--db", alone, cwd=tmp_path,
+                                 check_code=0).stderr

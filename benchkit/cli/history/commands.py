@@ -16,7 +16,8 @@ from benchkit.cli.history.options import (db_option, metric_type, open_db, revis
                                          step_options)
 from benchkit.cli.history.run import cmd_run
 from benchkit.cli.history.output import (breaks_a_gate, check_gates, format_value, place,
-                                         warn_by_date, warn_host_named)
+                                         warn_by_date, warn_host_named,
+                                         warn_shared_places)
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
 
@@ -163,6 +164,7 @@ def cmd_show(args) -> Outcome | tuple[Outcome, ...]:
                                 f"{db.path}; benchmarks held: {names[:20]} (see `benchkit "
                                 "history list`)")
     warn_by_date(found)
+    warn_shared_places(found)
     for series in found:
         print(f"== {printable(series.benchmark)} — {series.metric} per run on "
               f"{place(series)}")
@@ -267,6 +269,7 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
                            machine=args.machine, series_list=series_list)
     check_gates(args.fail_on, series_list)
     warn_by_date(series_list)
+    warn_shared_places(series_list)
     # a machine's longest series: its commits, without a pass over every point
     longest: dict[str, int] = {}
     for series in series_list:

@@ -32,6 +32,18 @@ def warn_by_date(series_list) -> None:
               file=sys.stderr)
 
 
+def warn_shared_places(series_list) -> None:
+    """One line on stderr when commits of two lines of history share places in a series."""
+    from benchkit.core.history.series import shared_places
+    shared = shared_places(series_list)
+    if shared:
+        place = min(shared)
+        print(f"warning: {len(shared)} place(s) on the first-parent line are held by more than "
+              f"one commit (place {place}: {', '.join(sorted(s[:12] for s in shared[place]))}): "
+              "results of more than one branch, ordered by date among themselves; keep one "
+              "branch's results in a database (--db)", file=sys.stderr)
+
+
 def warn_host_named(per_machine: Iterable[int], counted: str, remedy: str) -> None:
     """One line on stderr when the machines look like CI runners each named by its host
     (core/history/changes.named_by_host): `per_machine` counts each machine's `counted`

@@ -301,3 +301,20 @@ def summaries(series_list: Sequence[Series]) -> list[Summary]:
             prior, machines=machines, commits=max(prior.commits, len(series.points)),
             observations=prior.observations + count)
     return list(merged.values())
+
+
+def shared_places(series_list: Iterable[Series]) -> dict[int, set[str]]:
+    """The places on the first-parent line that more than one commit of a series holds, and
+    those commits: results of two lines of history in one database (a branch's beside
+    main's, each counted on its own line), which a series can only order by date."""
+    shared: dict[int, set[str]] = {}
+    for series in series_list:
+        if series.by_date:
+            continue
+        holders: dict[int, set[str]] = {}
+        for point in series.points:
+            holders.setdefault(point.commit.order, set()).add(point.commit.sha)
+        for place, shas in holders.items():
+            if len(shas) > 1:
+                shared.setdefault(place, set()).update(shas)
+    return shared
