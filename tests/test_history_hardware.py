@@ -66,6 +66,16 @@ def test_runs_of_one_machine_on_two_cpus_are_two_series_named_by_cpu(tmp_path):
     assert {(c["environment_before"], c["environment_after"])
             for c in json.loads(out.stdout) if c.get("kind") == "environment"} == {
         (f"{ENV} · cpu {RUNNER}", "py2.7-numpy1.8")}
+    # an export keeps the environment asv named and gives the series' name beside it
+    exported = json.loads(cli("history", "export", "--db", db, cwd=tmp_path,
+                              check_code=0).stdout)
+    parse_rows = {(r["commit"][:8], r["environment"], r["series_environment"])
+                  for r in exported if r["benchmark"] == "time_units.time_unit_parse"}
+    assert ("a0954198", ENV, f"{ENV} · cpu {RUNNER}") in parse_rows
+    assert ("60cab3e8", ENV, f"{ENV} · cpu {LAPTOP}") in parse_rows
+    assert {(env, label) for _, env, label in parse_rows} == {
+        (ENV, f"{ENV} · cpu {LAPTOP}"), (ENV, f"{ENV} · cpu {RUNNER}"),
+        ("py2.7-numpy1.8", "py2.7-numpy1.8")}
 
 
 def test_a_machine_moved_to_another_cpu_is_an_environment_change_not_a_step(tmp_path):
