@@ -21,8 +21,10 @@ per series: slower steps reported anywhere else (at a commit, or in a span that 
 hold the injected commit), on the flattened series without any injected step (null
 trials) and around the injected ones, counted apart in
 `false_steps_where`: on a null series, within NEAR commits of the injected step (that step,
-named at the wrong commit) or elsewhere. The real steps each tool finds in the original
-series are listed too.
+named at the wrong commit) or elsewhere; of those near it, `near_injected_at_best_cut` are
+at the commit (within one) where the values themselves put it: the best cut of two levels
+within NEAR commits (a spell the flattened series keeps next to the injected commit moves
+it there). The real steps each tool finds in the original series are listed too.
 
     .venv/bin/python benchmarks/perf_history_detection.py DIR [DIR ...] [--trials 400]
 
@@ -242,6 +244,16 @@ def on_runners(series: list[tuple[str, np.ndarray]], factor: float, share: float
     return [(label, v * np.where(slower[:len(v)], factor, 1.0)) for label, v in series]
 
 
+def best_cut(values: np.ndarray, at: int) -> int:
+    """Where the values themselves put a step injected at `at`: the cut within NEAR commits
+    of it that splits the log values into two levels with the least absolute deviation from
+    each side's median (a short spell of the flattened series next to `at` moves it)."""
+    logs = np.log(values)
+    cuts = range(max(1, at - NEAR), min(len(logs) - 1, at + NEAR) + 1)
+    return min(cuts, key=lambda c: float(np.abs(logs[:c] - np.median(logs[:c])).sum()
+                                          + np.abs(logs[c:] - np.median(logs[c:])).sum()))
+
+
 def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_spells: int,
           seed: int, runners: tuple[float, float] | None = None):
     rng = np.random.default_rng(seed)
@@ -253,7 +265,10 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
     false = {name: 0 for name in DETECTORS}
     # where the false steps are: on a series with no injected step, within NEAR commits of
     # the injected one (a step found at the wrong commit), or elsewhere
-    where = {name: {"null": 0, "near_injected": 0, "elsewhere": 0} for name in DETECTORS}
+    # (near_injected_at_best_cut: of those near it, the ones at the commit where the values
+    # themselves put the step: the best cut of two levels within NEAR of the injected one)
+    where = {name: {"null": 0, "near_injected": 0, "near_injected_at_best_cut": 0,
+                    "elsewhere": 0} for name in DETECTORS}
     # false steps within `margin` commits of either end, where no step is ever put: a slow
     # spell that the series' end cuts reads as a step there
     at_ends = {name: 0 for name in DETECTORS}
@@ -272,6 +287,7 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
         values = v.copy()
         if at is not None:
             values[at:] *= 1 + size
+        cut = None if at is None else best_cut(values, at)
         for name, detect in DETECTORS.items():
             # benchkit looks for kinds of runner once per history, not per series: not timed
             seen = on_one_kind_values(usable, label, values) if name == "benchkit" else values
@@ -303,6 +319,9 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
             for miss in misses:
                 where[name]["null" if miss is None else
                             "near_injected" if miss <= NEAR else "elsewhere"] += 1
+            where[name]["near_injected_at_best_cut"] += sum(
+                1 for i, _ in reported if cut is not None and tolerance < abs(i - at) <= NEAR
+                and abs(i - cut) <= 1)
             false[name] += len(misses)
     return {
         "series": len(usable), "trials_per_size": trials, "null_series": len(usable),
@@ -436,8 +455,9 @@ def main() -> None:
                   + f"{scored['seconds_per_series'][name] * 1000:>11.1f}"
                   + "   false 95 %: [{:.3f}, {:.3f}]".format(
                       *scored["false_steps_per_series_95"][name])
-                  + "   false: {null} null, {near_injected} misplaced, {elsewhere} "
-                    "elsewhere".format(**scored["false_steps_where"][name])
+                  + "   false: {null} null, {near_injected} misplaced ({near_injected_at_"
+                    "best_cut} where the values cut), {elsewhere} elsewhere".format(
+                        **scored["false_steps_where"][name])
                   + f", {scored['false_steps_at_ends'][name]} at an end")
         print("benchkit also reported {per_series:.3f} slower steps per series without a "
               "place (a span of commits), {holding_the_injected_commit:.3f} holding the "
