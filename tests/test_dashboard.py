@@ -325,3 +325,13 @@ def test_a_browser_without_decompression_says_so_and_keeps_the_tables(history_db
         assert len(browser.find_elements(By.CSS_SELECTOR, "section.step")) == 4
     finally:
         browser.quit()
+
+
+def test_a_value_as_large_as_a_float_allows_is_a_gap_in_its_chart():
+    # a results file may hold 1e308 s (finite: import keeps it); scaled to microseconds for
+    # the chart it is beyond a float, and the page's JSON refused it (ValueError)
+    from benchkit.core.history.pages import benchmark_page
+    view = BenchmarkView("b", (_series("b", "time", [2e-6, 2e-6, 1e308, 2e-6]),), ())
+    fig = figure(view, "time", {c.sha: i for i, c in enumerate(COMMITS)})
+    assert fig["data"][0]["y"][2] is None and fig["data"][0]["y"][0] == 2.0
+    assert "var FIGURES = " in benchmark_page(view, {"time": fig}, generated="now")

@@ -94,9 +94,11 @@ def commit_axis(series: Sequence[Series]) -> list[Commit]:
     return sorted(seen.values(), key=lambda c: (c.date, c.sha))
 
 
-def _short(value: float) -> float:
-    """A chart value to 5 significant digits: what a chart can show, a third of the JSON."""
-    return float(f"{value:.5g}")
+def _short(value: float) -> float | None:
+    """A chart value to 5 significant digits: what a chart can show, a third of the JSON.
+    None (a gap in the line) where scaling took it beyond a float: a value read from a
+    file can be as large as a float allows."""
+    return float(f"{value:.5g}") if math.isfinite(value) else None
 
 
 def commit_table(axis: Sequence[Commit]) -> list[list[str]]:
@@ -137,7 +139,7 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
         floor = min(p.value for s in series for p in s.points) / scale
         data.append({
             "type": "scatter", "mode": "markers", "name": "failed or skipped",
-            "x": [position[c.sha] for _, c, _ in failed], "y": [floor] * len(failed),
+            "x": [position[c.sha] for _, c, _ in failed], "y": [_short(floor)] * len(failed),
             "marker": {"symbol": "x", "size": 9, "color": "#7f7f7f"},
             "text": [f"{c.sha[:12]} {status} on {series_name(s)}<br>"
                      f"{printable(c.message[:80])}" for s, c, status in failed],
@@ -148,7 +150,7 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
         data.append({
             "type": "scatter", "mode": "markers", "name": "change points",
             "x": [position[st.commit.sha] for st in marked],
-            "y": [st.after / scale for st in marked],
+            "y": [_short(st.after / scale) for st in marked],
             "marker": {"symbol": ["diamond-open" if st.transient else "diamond"
                                   for st in marked], "size": 13, "color": "#d62728"},
             "customdata": [step_anchor(st) for st in marked],
