@@ -334,4 +334,8 @@ def test_a_value_as_large_as_a_float_allows_is_a_gap_in_its_chart():
     view = BenchmarkView("b", (_series("b", "time", [2e-6, 2e-6, 1e308, 2e-6]),), ())
     fig = figure(view, "time", {c.sha: i for i, c in enumerate(COMMITS)})
     assert fig["data"][0]["y"][2] is None and fig["data"][0]["y"][0] == 2.0
+    # the largest float itself, in seconds: 5 significant digits round it past the end
+    largest = BenchmarkView("b", (_series("b", "time", [1.7976931348623157e308] * 4),), ())
+    assert figure(largest, "time", {c.sha: i for i, c in enumerate(COMMITS)}
+                  )["data"][0]["y"] == [None] * 4
     assert "var FIGURES = " in benchmark_page(view, {"time": fig}, generated="now")

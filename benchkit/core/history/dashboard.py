@@ -98,7 +98,8 @@ def _short(value: float) -> float | None:
     """A chart value to 5 significant digits: what a chart can show, a third of the JSON.
     None (a gap in the line) where scaling took it beyond a float: a value read from a
     file can be as large as a float allows."""
-    return float(f"{value:.5g}") if math.isfinite(value) else None
+    short = float(f"{value:.5g}")      # rounding can carry the largest floats past the end
+    return short if math.isfinite(short) else None
 
 
 def commit_table(axis: Sequence[Commit]) -> list[list[str]]:
