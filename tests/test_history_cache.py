@@ -46,11 +46,17 @@ def test_steps_are_found_once_per_state_and_again_after_a_write(tmp_path, monkey
         assert len(calls) == 1
         # other options are another result
         history.find_steps(db, noise=0.5)
-        history.find_steps(db, machine="box")
-        assert len(calls) == 3
+        assert len(calls) == 2
+        # a narrower search takes its steps from the wider one kept (the same steps,
+        # filtered): no series read again
+        assert history.find_steps(db, machine="box") == first
+        assert history.find_steps(db, benchmark="bench", metric="time") == first
+        assert history.find_steps(db, machine="other") == []
+        assert history.find_steps(db, benchmark="bench", metric="instructions") == []
+        assert len(calls) == 2
         _fill(db, commits=1, start=24)
-        (again,) = history.find_steps(db)
-        assert len(calls) == 4
+        (again,) = history.find_steps(db, benchmark="bench")
+        assert len(calls) == 3
         assert "levels of 12 and 12 commits" in first[0].evidence
         assert "levels of 12 and 13 commits" in again.evidence
 

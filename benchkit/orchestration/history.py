@@ -208,14 +208,25 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
     (imported ones) are shared among the machine's cores when there are many. The steps
     are kept in the database for its current state: `report` after `regressions`, or a
     second look, does not find them again."""
-    key = json.dumps({"steps": _detector_version(), "alpha": alpha, "noise": noise,
-                      "machine": machine, "benchmark": benchmark,
-                      "metric": None if metric is None else str(metric)}, sort_keys=True)
-    cached = db.cached(key)
+    def key(machine, benchmark, metric) -> str:
+        return json.dumps({"steps": _detector_version(), "alpha": alpha, "noise": noise,
+                           "machine": machine, "benchmark": benchmark,
+                           "metric": None if metric is None else str(metric)}, sort_keys=True)
+
+    # the steps of a wider search already kept hold these (the same steps, filtered or not):
+    # a --benchmark query after `regressions` reads no other series
+    wider = [(machine, benchmark, metric), (machine, None, None), (None, None, None)]
     steps = None
-    if cached is not None:
-        with contextlib.suppress(ValueError, RecursionError):
-            steps = steps_from_records(json.loads(cached))
+    for fields in dict.fromkeys(wider if benchmark is not None or metric is not None
+                                else wider[:1] + wider[2:]):
+        cached = db.cached(key(*fields))
+        with contextlib.suppress(ValueError, RecursionError, TypeError):
+            steps = None if cached is None else [s for s in steps_from_records(
+                json.loads(cached)) if (machine is None or s.machine == machine)
+                and benchmark in (None, s.benchmark)
+                and (metric is None or str(s.metric) == str(metric))]
+        if steps is not None:
+            break
     if steps is None:
         if series_list is None:
             series_list = db.series(benchmark=benchmark, metric=metric, machine=machine)
@@ -224,7 +235,7 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
         context = db.series(metric="time", machine=machine) if benchmark is not None and (
             metric is None or str(metric) == "time") else None
         steps = _all_steps(db, series_list, alpha, noise, context)
-        db.keep(key, json.dumps(steps_to_records(steps)).encode())
+        db.keep(key(machine, benchmark, metric), json.dumps(steps_to_records(steps)).encode())
     if since is None:
         return steps
     # found on the whole series (the levels before `since` are what a step is judged
