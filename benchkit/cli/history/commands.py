@@ -16,7 +16,7 @@ from benchkit.cli.history.options import (db_option, metric_type, open_db, revis
                                          step_options)
 from benchkit.cli.history.run import cmd_run
 from benchkit.cli.history.output import (breaks_a_gate, check_gates, format_value, place,
-                                         warn_by_date, warn_host_named,
+                                         summary_line, warn_by_date, warn_host_named,
                                          warn_shared_places)
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
@@ -308,6 +308,9 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
         print(f"environment change {printable(change.benchmark)} [{change.metric}, "
               f"{printable(change.machine)}]: {printable(change.before)} -> "
               f"{printable(change.after)} at {change.commit.sha[:12]} (not a code change)")
+    if shown and not args.json:
+        print(summary_line(shown, len(steps) - len(shown), len(series_list), len(changes),
+                           len(broken)), file=sys.stderr)
     return Outcome.REGRESSION if broken else Outcome.OK
 
 

@@ -80,3 +80,19 @@ def check_gates(gates, series_list) -> None:
 def breaks_a_gate(step, gates) -> bool:
     """Whether a step goes beyond a --fail-on gate on its metric."""
     return any(g.series == str(step.metric) and step.change > g.limit for g in gates)
+
+
+def summary_line(shown, hidden: int, series: int, changes: int, broken: int) -> str:
+    """The last line of `history regressions`: what it found, in how many series."""
+    placed = sum(1 for s in shown if s.placed)
+    slower = sum(1 for s in shown if s.change > 0)
+    where = len({(s.benchmark, str(s.metric), s.machine, s.environment) for s in shown})
+    parts = [f"{len(shown)} step(s) in {where} of {series} series ({slower} up, "
+             f"{len(shown) - slower} down; {len(shown) - placed} not placed)"]
+    if broken:
+        parts.append(f"{broken} beyond a --fail-on gate")
+    if hidden:
+        parts.append(f"{hidden} transient not shown (--all lists them)")
+    if changes:
+        parts.append(f"{changes} environment change(s)")
+    return "; ".join(parts)
