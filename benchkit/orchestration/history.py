@@ -215,10 +215,9 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
 
     # the steps of a wider search already kept hold these (the same steps, filtered or not):
     # a --benchmark query after `regressions` reads no other series
-    wider = [(machine, benchmark, metric), (machine, None, None), (None, None, None)]
     steps = None
-    for fields in dict.fromkeys(wider if benchmark is not None or metric is not None
-                                else wider[:1] + wider[2:]):
+    for fields in dict.fromkeys([(machine, benchmark, metric), (machine, None, None),
+                                 (None, None, None)]):
         cached = db.cached(key(*fields))
         with contextlib.suppress(ValueError, RecursionError, TypeError):
             steps = None if cached is None else [s for s in steps_from_records(
