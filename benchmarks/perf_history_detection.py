@@ -137,10 +137,10 @@ def _history_of(label: str) -> tuple[str, str, str]:
 def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
                        ) -> np.ndarray:
     """`values` of series `label` as `benchkit history regressions` reads them beside the
-    other series of its history in `group` (history.on_one_kind: where the runs fall into
+    other series of its history in `group` (changes.on_one_kind: where the runs fall into
     two kinds of runner that they do not name, the slower kind's values taken down by the
     series' own gap). Commits are the series' own (SHAS), else positions."""
-    from benchkit.orchestration.history import on_one_kind
+    from benchkit.core.history.changes import on_one_kind
     machine, env, piece = _history_of(label)
     members = [(name, values if name == label else v) for name, v in group
                if _history_of(name) == (machine, env, piece)]

@@ -252,7 +252,8 @@ def test_real_series_show_no_kinds_of_runner_and_a_pool_shows_its_own():
 
 def test_a_step_among_runs_of_two_kinds_is_found_where_it_was_put(tmp_path):
     from benchkit.core.history.steps import steps_of
-    from benchkit.orchestration.history import find_steps, on_one_kind
+    from benchkit.core.history.changes import on_one_kind
+    from benchkit.orchestration.history import find_steps
     pooled = _numpy_series(slower=1.3, step_at=20)
     # read as it is, the pool hides the +50 % step of the first series
     assert not [s for s in steps_of(pooled[0]) if not s.transient]

@@ -9,9 +9,7 @@ import dataclasses
 import datetime
 import functools
 import hashlib
-import inspect
 import json
-import math
 import multiprocessing
 import os
 import socket
@@ -19,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
+from benchkit.core.history.changes import on_one_kind
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Commit, Series, observations
 from benchkit.core.history.step import steps_from_records, steps_to_records
@@ -266,55 +265,19 @@ def _detector_version() -> str:
     import importlib
 
     import benchkit
-    digest = hashlib.sha256(inspect.getsource(on_one_kind).encode())
+    digest = hashlib.sha256()
     for name in STEP_FINDERS:
         module = importlib.import_module(f"benchkit.core.history.{name}")
         digest.update(Path(module.__file__).read_bytes())
     return f"{benchkit.__version__}:{digest.hexdigest()[:16]}"
 
 
-def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None = None
-                ) -> tuple[list[Series], dict[tuple, str]]:
-    """The wall-time series of each history (machine and environment) whose runs fall into
-    two kinds of runner that they do not name (changes.runner_kinds, told from all the
-    history's series in `context`, default `series_list`), each with its values on the
-    slower kind taken down by its own gap; and, per series so changed, what was done.
-    Series timed against benchkit's speed probe are left as they are."""
-    from benchkit.core.history.changes import runner_kinds
-    groups: dict[tuple, list[Series]] = {}
-    for series in series_list if context is None else context:
-        if str(series.metric) == "time" and not all(p.relative for p in series.points):
-            groups.setdefault((series.machine, series.environment), []).append(series)
-    gaps: dict[tuple, tuple[frozenset, float, int]] = {}
-    for members in groups.values():
-        with paused_gc():      # millions of points held: no collector pass over them
-            kinds = runner_kinds([([p.commit.sha for p in s.points], [p.value for p in s.points])
-                                  for s in members])
-        if kinds is not None:
-            gaps.update({_series_key(s): (kinds.slow, gap, len(kinds.slow))
-                         for s, gap in zip(members, kinds.gaps)})
-    out, notes = [], {}
-    for series in series_list:
-        key = _series_key(series)
-        if not gaps.get(key, (0, 0.0))[1]:
-            out.append(series)
-            continue
-        slow, gap, count = gaps[key]
-        scale = math.exp(-gap)
-        out.append(dataclasses.replace(series, points=tuple(
-            p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
-            if p.commit.sha in slow else p for p in series.points)))
-        notes[key] = (f"; {count} of this history's runs were slower in most of its series "
-                      f"at once (a second kind of runner?): this series' values there taken "
-                      f"{abs(1 - scale):.0%} {'down' if scale < 1 else 'up'}")
-    return out, notes
-
-
 def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float,
                context: Sequence[Series] | None = None) -> list[Step]:
     """The steps of each series, oldest first within each (`context`: every series of their
     histories, where `series_list` is a few of them: on_one_kind)."""
-    series_list, notes = on_one_kind(series_list, context)
+    with paused_gc():      # millions of points held: no collector pass over them
+        series_list, notes = on_one_kind(series_list, context)
     jobs = [(series, {} if metric_named(series.metric).exact else {"alpha": alpha, "noise": noise})
             for series in series_list]
     found: list[list[Step] | None] = [None] * len(jobs)

@@ -379,22 +379,19 @@ class HistoryDB:
         return summaries(self.series())
 
     def rows(self) -> Iterable[dict[str, Any]]:
-        """Every observation as a flat record (what `history export` writes);
-        `series_environment` is the environment as its series names it (with the kind of
-        hardware where a machine's runs differ in it)."""
+        """Every observation as a flat record (what `history export` writes), with the
+        environment its series is named by (`series_environment`: with the kind of CPU)."""
         names = ("benchmark", "metric", "machine", "environment", "commit", "commit_date",
-                 "message", "measured_at", "value", "low", "high", "units", "unit", "status",
-                 "source", "series_environment")
+                 "message", "measured_at", "value", "low", "high", "units", "unit",
+                 "status", "source", "series_environment")
         labels = {run[0]: run[4] for run in self._runs(None)}
-        with self._guard("read"):
-            cursor = self._db.execute(
+        for row in self._rows(
                 "SELECT b.name, b.metric, r.machine, r.env, c.sha, c.date, c.message, "
                 "r.measured_at, o.value, o.low, o.high, o.units, o.unit, o.status, r.source, "
                 "r.id FROM observations o JOIN benchmarks b ON b.id = o.bench JOIN runs r "
                 "ON o.run = r.id JOIN commits c ON c.sha = r.sha "
-                "ORDER BY b.name, b.metric, r.machine, r.env, c.date, c.ord, r.measured_at")
-            for row in cursor:
-                yield dict(zip(names, (*row[:-1], labels.get(row[-1], row[3]))))
+                "ORDER BY b.name, b.metric, r.machine, r.env, c.date, c.ord, r.measured_at"):
+            yield dict(zip(names, (*row[:-1], labels.get(row[-1], row[3]))))
 
 
 def evidence_reader(db: HistoryDB, series: Series) -> Callable[[Point], list[Any]]:

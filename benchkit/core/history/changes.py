@@ -13,7 +13,9 @@ architecture. Where one machine name's runs in one environment differ in archite
 or CPU count, each kind is a series of its own, its environment named with what differs
 (`py3.11 · cpu Intel(R) Xeon(R) Platinum 8272CL`). One series of runs on two CPUs 30 %
 apart, half on each, reads as noise that no 50 % step clears
-(benchmarks/perf_history_detection.py --runners).
+(benchmarks/perf_history_detection.py --runners). Where the runs do not name their
+hardware, two kinds are told from the values (`runner_kinds`: most series slower at once)
+and the slower kind's values taken down before steps are found (`on_one_kind`).
 """
 from __future__ import annotations
 
@@ -251,3 +253,42 @@ def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
         return None
     keys = list(places)
     return RunnerKinds(frozenset(keys[j] for j in np.flatnonzero(on_slow)), tuple(gaps), share)
+
+
+def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None = None
+                ) -> tuple[list[Series], dict[tuple, str]]:
+    """The wall-time series of each history (machine and environment) whose runs fall into
+    two kinds of runner that they do not name (`runner_kinds`, told from all the
+    history's series in `context`, default `series_list`), each with its values on the
+    slower kind taken down by its own gap; and, per series so changed, what was done.
+    Series timed against benchkit's speed probe are left as they are. (Pure: a caller
+    holding millions of points pauses the cycle collector around it.)"""
+    def series_key(series: Series) -> tuple:
+        return (series.benchmark, series.metric, series.machine, series.environment)
+
+    groups: dict[tuple, list[Series]] = {}
+    for series in series_list if context is None else context:
+        if str(series.metric) == "time" and not all(p.relative for p in series.points):
+            groups.setdefault((series.machine, series.environment), []).append(series)
+    gaps: dict[tuple, tuple[frozenset, float, int]] = {}
+    for members in groups.values():
+        kinds = runner_kinds([([p.commit.sha for p in s.points], [p.value for p in s.points])
+                              for s in members])
+        if kinds is not None:
+            gaps.update({series_key(s): (kinds.slow, gap, len(kinds.slow))
+                         for s, gap in zip(members, kinds.gaps)})
+    out, notes = [], {}
+    for series in series_list:
+        key = series_key(series)
+        if not gaps.get(key, (0, 0.0))[1]:
+            out.append(series)
+            continue
+        slow, gap, count = gaps[key]
+        scale = math.exp(-gap)
+        out.append(dataclasses.replace(series, points=tuple(
+            p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
+            if p.commit.sha in slow else p for p in series.points)))
+        notes[key] = (f"; {count} of this history's runs were slower in most of its series "
+                      f"at once (a second kind of runner?): this series' values there taken "
+                      f"{abs(1 - scale):.0%} {'down' if scale < 1 else 'up'}")
+    return out, notes
