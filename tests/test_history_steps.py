@@ -217,3 +217,63 @@ def test_noise_counts_slow_spells_and_not_the_pairs_across_a_level_change():
     levels = [(a, min(a + 3, 40)) for a in range(0, 40, 3)]
     assert noise_of(stepped, levels, lags=2) == noise_of(quiet, lags=2)
 
+
+
+def _step(name, at, change, *, machine="m", span=None, transient=False):
+    from benchkit.core.history.steps import Step
+    commit = Commit(f"{at:040x}", f"2026-01-01T00:{at:02d}:00+00:00", at)
+    previous = Commit(f"{at - 1:040x}", f"2026-01-01T00:{at - 1:02d}:00+00:00", at - 1)
+    ends = None if span is None else tuple(Commit(f"{k:040x}", "", k) for k in span)
+    return Step(name, "time", machine, previous, commit, 1.0, 1.0 + change, change,
+                change, change, span=ends, transient=transient)
+
+
+def test_steps_many_series_take_together_are_one_shared_step():
+    from benchkit.core.history.steps import shared_steps
+    together = [_step(f"b{k}", 10, 0.05) for k in range(4)] + [
+        _step("b4", 9, 0.04, span=(6, 12)),        # not placed: its span holds commit 10
+        _step("b5", 11, 0.06, span=(10, 14))]      # after 10 on: not with them
+    others = [_step("b6", 10, -0.3),                # the other way
+              _step("b7", 10, 0.2, transient=True),  # a spell that came back
+              _step("b8", 10, 0.05, machine="other")]
+    (group,) = shared_steps(together + others, {("m", "time"): 20, ("other", "time"): 1})
+    assert (group.machine, group.metric, group.up, group.series) == ("m", "time", True, 20)
+    assert sorted(s.benchmark for s in group.steps) == ["b0", "b1", "b2", "b3", "b4"]
+    assert (group.after.order, group.through.order) == (9, 10)
+    # fewer than five series, or less than a fifth of the machine's: each its own
+    assert shared_steps(together[:4], {("m", "time"): 4}) == []
+    assert shared_steps(together, {("m", "time"): 30}) == []
+    assert len(shared_steps(together, {("m", "time"): 25})) == 1
+
+
+def test_numpys_real_release_that_sped_up_many_benchmarks_is_one_shared_step(tmp_path):
+    # tests/fixtures/history/numpy-releases-excerpt.json: 12 of numpy's series, release by
+    # release; at c73afd51 five of them got 9-60 % faster
+    from test_history_hardware import NUMPY, _numpy_series
+
+    from benchkit.core.history.steps import shared_steps
+    from benchkit.orchestration.history import find_steps
+    from benchkit.system.history_db import HistoryDB
+    series = _numpy_series()
+    with HistoryDB(tmp_path / "h.db") as db:
+        steps = find_steps(db, series_list=series)
+    (group,) = shared_steps(steps, {("vm-numpy", "time"): len(series)})
+    assert group.through.sha == next(c for c in NUMPY["commits"] if c.startswith("c73afd51"))
+    assert not group.up and len(group.steps) == 5
+    assert sorted(round(s.change, 2) for s in group.steps) == [-0.6, -0.49, -0.2, -0.11, -0.09]
+    # regressions names it under the steps, and counts it in its summary line
+    from benchkit.core.history.series import Observation
+    from test_cli import cli
+    with HistoryDB(tmp_path / "cli.db") as db:
+        for i, sha in enumerate(NUMPY["commits"]):
+            db.add([Observation(s.benchmark, "time", s.points[i].value, s.points[i].value,
+                                s.points[i].value, 1, None) for s in series],
+                   commit=series[0].points[i].commit, machine="vm-numpy", measured_at="",
+                   source=f"{i}.json", digest=str(i), environment={"python": "3.11"},
+                   env="py3.11")
+    out = cli("history", "regressions", "--db", tmp_path / "cli.db", cwd=tmp_path,
+              check_code=0)
+    assert (f"shared step [time, vm-numpy]: 5 of 12 series down (-60.3% .. -9.1%) in "
+            f"{group.after.sha[:12]}..{group.through.sha[:12]}: one change they have in "
+            "common?") in out.stdout
+    assert out.stderr.splitlines()[-1].endswith("; 1 shared by many series")

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from benchkit.cli import args as types
@@ -16,8 +17,8 @@ from benchkit.cli.history.options import (db_option, metric_type, open_db, revis
                                          step_options)
 from benchkit.cli.history.run import cmd_run
 from benchkit.cli.history.output import (breaks_a_gate, check_gates, format_value, place,
-                                         summary_line, warn_by_date, warn_host_named,
-                                         warn_shared_places)
+                                         shared_line, summary_line, warn_by_date,
+                                         warn_host_named, warn_shared_places)
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
 
@@ -254,6 +255,7 @@ def cmd_import_asv(args) -> Outcome | tuple[Outcome, ...]:
 def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history regressions`."""
     from benchkit.core.history.changes import environment_changes
+    from benchkit.core.history.steps import shared_steps
     from benchkit.orchestration.history import find_steps
     with open_db(args, create=False) as db:
         since = None
@@ -308,9 +310,12 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
         print(f"environment change {printable(change.benchmark)} [{change.metric}, "
               f"{printable(change.machine)}]: {printable(change.before)} -> "
               f"{printable(change.after)} at {change.commit.sha[:12]} (not a code change)")
+    shared = shared_steps(steps, Counter((s.machine, str(s.metric)) for s in series_list))
+    for group in shared if not args.json else []:
+        print(shared_line(group))
     if shown and not args.json:
         print(summary_line(shown, len(steps) - len(shown), len(series_list), len(changes),
-                           len(broken)), file=sys.stderr)
+                           len(broken), len(shared)), file=sys.stderr)
     return Outcome.REGRESSION if broken else Outcome.OK
 
 

@@ -82,7 +82,18 @@ def breaks_a_gate(step, gates) -> bool:
     return any(g.series == str(step.metric) and step.change > g.limit for g in gates)
 
 
-def summary_line(shown, hidden: int, series: int, changes: int, broken: int) -> str:
+def shared_line(group) -> str:
+    """One line for a step many series of a machine share (steps.SharedStep)."""
+    changes = sorted(s.change for s in group.steps)
+    count = len({(s.benchmark, s.environment) for s in group.steps})
+    return (f"shared step [{group.metric}, {printable(group.machine)}]: {count} of "
+            f"{group.series} series {'up' if group.up else 'down'} ({changes[0]:+.1%} .. "
+            f"{changes[-1]:+.1%}) in {group.after.sha[:12]}..{group.through.sha[:12]}: one "
+            "change they have in common? (code they share, a dependency, or the machine)")
+
+
+def summary_line(shown, hidden: int, series: int, changes: int, broken: int,
+                 shared: int = 0) -> str:
     """The last line of `history regressions`: what it found, in how many series."""
     placed = sum(1 for s in shown if s.placed)
     slower = sum(1 for s in shown if s.change > 0)
@@ -93,6 +104,8 @@ def summary_line(shown, hidden: int, series: int, changes: int, broken: int) -> 
         parts.append(f"{broken} beyond a --fail-on gate")
     if hidden:
         parts.append(f"{hidden} transient not shown (--all lists them)")
+    if shared:
+        parts.append(f"{shared} shared by many series")
     if changes:
         parts.append(f"{changes} environment change(s)")
     return "; ".join(parts)

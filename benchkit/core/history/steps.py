@@ -6,17 +6,19 @@ Measured metrics (wall time, asv's peakmem and track) go through `time_steps`.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import dataclasses
+from typing import Any, Callable, Mapping, Sequence
 
 from benchkit.core.decisions.bands import instruction_change
 from benchkit.core.metrics.metric import metric_named
-from benchkit.core.history.series import Point, Series
+from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.step import MovedFunction, Step
 from benchkit.core.history.time_steps import (DEFAULT_ALPHA, DEFAULT_NOISE, lower_envelope,
                                               time_steps)
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_NOISE", "MovedFunction", "Step", "instruction_steps",
-           "lower_envelope", "moved_functions", "steps_of", "time_steps"]
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_NOISE", "MovedFunction", "SharedStep", "Step",
+           "instruction_steps", "lower_envelope", "moved_functions", "shared_steps", "steps_of",
+           "time_steps"]
 
 
 def moved_functions(before: Sequence[Any], after: Sequence[Any], top: int = 10
@@ -67,3 +69,55 @@ def steps_of(series: Series, evidence=None, **options) -> list[Step]:
     if kind.exact:
         return instruction_steps(series, kept)
     return time_steps(series, kept, **options)
+
+
+SHARED_MIN = 5        # series that step together before their steps are called shared ...
+SHARED_SHARE = 0.2    # ... and this share of the machine's series of the metric
+
+
+@dataclasses.dataclass(frozen=True)
+class SharedStep:
+    """Steps of many series of one machine and metric, one way, whose commit ranges all
+    hold one commit: a change they have in common (code they share, a dependency, the
+    machine itself), to look at once rather than series by series."""
+
+    machine: str
+    metric: str
+    up: bool
+    steps: tuple[Step, ...]
+    series: int                  # the machine's series of the metric
+    after: Commit                # every step lies after this commit ...
+    through: Commit              # ... at or before this one
+
+
+def shared_steps(steps: Sequence[Step], series_count: Mapping[tuple[str, str], int]
+                 ) -> list[SharedStep]:
+    """The groups of steps (not transient) that at least SHARED_MIN series of one machine
+    and metric, and SHARED_SHARE of its `series_count[(machine, metric)]`, take the same
+    way within one range of commits. Each step joins one group: ranges sorted by their end,
+    the earliest end gathers every range that holds it."""
+    groups: dict[tuple[str, str, bool], list[Step]] = {}
+    for step in steps:
+        if not step.transient:
+            groups.setdefault((step.machine, str(step.metric), step.change > 0), []).append(step)
+    out = []
+    for (machine, metric, up), members in sorted(groups.items()):
+        by_order = all(c.order is not None for st in members for c in st.range)
+
+        def at(commit: Commit) -> Any:
+            return commit.order if by_order else commit.date
+
+        left = sorted(members, key=lambda st: (at(st.range[1]), at(st.range[0])))
+        while left:
+            end = left[0].range[1]
+            held = [st for k, st in enumerate(left)
+                    if k == 0 or at(st.range[0]) < at(end) <= at(st.range[1])]
+            taken = set(map(id, held))
+            left = [st for st in left if id(st) not in taken]
+            names = {(st.benchmark, st.environment) for st in held}
+            if len(names) >= max(SHARED_MIN, SHARED_SHARE * series_count.get((machine, metric),
+                                                                             0)):
+                start = max((st.range[0] for st in held), key=at)
+                out.append(SharedStep(machine, metric, up, tuple(held),
+                                      series_count.get((machine, metric), 0), start, end))
+    return out
