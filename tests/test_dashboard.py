@@ -339,3 +339,22 @@ def test_a_value_as_large_as_a_float_allows_is_a_gap_in_its_chart():
     assert figure(largest, "time", {c.sha: i for i, c in enumerate(COMMITS)}
                   )["data"][0]["y"] == [None] * 4
     assert "var FIGURES = " in benchmark_page(view, {"time": fig}, generated="now")
+
+
+def test_steps_many_series_share_lead_the_front_page_and_the_comment():
+    from benchkit.core.history.pages import index_page
+    from benchkit.core.history.steps import SharedStep
+    names = [f"b{k}" for k in range(14)]
+    steps = tuple(Step(n, "time", "m", COMMITS[1], COMMITS[2], 1.0, 0.9 - k / 100,
+                       -0.1 - k / 100, -0.2, 0.0) for k, n in enumerate(names))
+    shown = views([_series(n, "time", [1.0, 1.0, 0.9, 0.9]) for n in names], steps)
+    shared = (SharedStep("m", "time", False, steps, 20, COMMITS[1], COMMITS[2]),)
+    page = index_page(shown, source="h.db", generated="now", commits=4, shared=shared)
+    assert ('<li>14 of 20 time series on m down (<span class="faster">-23.00%</span> .. '
+            '<span class="faster">-10.00%</span>) in <code>' + "2" * 12 + ".." + "3" * 12
+            + '</code>: <a href="benchmarks/' + shown[0].slug + '.html">b0</a>, ') in page
+    section = page[page.index("<h2>shared steps"):page.index("</ul>")]
+    assert section.count('.html">b') == 12 and section.endswith("and 2 more</li>")
+    assert "shared steps" not in index_page(shown, source="h.db", generated="now", commits=4)
+    assert ("\nShared: 14 of 20 time series on m down (-23.00% .. -10.00%) in `" + "2" * 12
+            + ".." + "3" * 12 + "`: likely one change") in markdown(shown, shared=shared)

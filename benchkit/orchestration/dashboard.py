@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from collections import Counter
 from pathlib import Path
 
 from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, commit_table,
@@ -12,7 +13,8 @@ from benchkit.core.history.pages import (COMMITS, SCRIPT, benchmark_page, commit
                                          index_page, plotly_script)
 from benchkit.core.metrics.metric import history_metrics
 from benchkit.core.history.series import Commit
-from benchkit.core.history.steps import DEFAULT_ALPHA, DEFAULT_NOISE
+from benchkit.core.history.steps import (DEFAULT_ALPHA, DEFAULT_NOISE, SharedStep,
+                                          shared_steps)
 from benchkit.errors import ReportError
 from benchkit.orchestration.history import find_steps
 from benchkit.system.files import write_site
@@ -26,6 +28,7 @@ class Report:
     views: list[BenchmarkView]
     axis: list[Commit]        # every commit, in history order: the charts' shared x axis
     steps: int
+    shared: tuple[SharedStep, ...] = ()    # steps many series take together
 
     @property
     def commits(self) -> int:
@@ -39,13 +42,14 @@ def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = DEFAULT_
     from benchkit.core.history.changes import environment_changes
     series = db.series(machine=machine)
     steps = find_steps(db, alpha=alpha, noise=noise, machine=machine, series_list=series)
+    shared = shared_steps(steps, Counter((s.machine, str(s.metric)) for s in series))
     return Report(views(series, steps, environment_changes(series)), commit_axis(series),
-                  sum(not s.transient for s in steps))
+                  sum(not s.transient for s in steps), tuple(shared))
 
 
 def markdown_report(report: Report, max_steps: int = 20) -> str:
     """The pull-request comment."""
-    return markdown(report.views, max_steps=max_steps)
+    return markdown(report.views, max_steps=max_steps, shared=report.shared)
 
 
 def _plotly_script() -> bytes:
@@ -66,7 +70,8 @@ def write_report(report: Report, out_dir: str | Path, *, source: str) -> Path:
     files = {SCRIPT: _plotly_script(),
              COMMITS: commits_script(commit_table(report.axis)).encode("utf-8"),
              "index.html": index_page(report.views, source=source, generated=generated,
-                                      commits=report.commits).encode("utf-8")}
+                                      commits=report.commits,
+                                      shared=report.shared).encode("utf-8")}
     for view in report.views:
         figures = {}
         for metric in history_metrics():

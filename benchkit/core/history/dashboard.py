@@ -220,8 +220,10 @@ def latest(series: Series) -> tuple[Point, float | None]:
     return last, last.value / series.points[-2].value - 1
 
 
-def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20) -> str:
-    """A pull-request comment: the newest steps first, then every series' latest value."""
+def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
+             shared: Sequence[Any] = ()) -> str:
+    """A pull-request comment: the newest steps first, the steps many series share
+    (`shared`: steps.SharedStep), then every series' latest value."""
     steps = sorted((st for v in all_views for st in v.steps if not st.transient),
                    key=lambda st: st.commit.key(), reverse=True)
     lines = ["## benchkit history", ""]
@@ -240,6 +242,13 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20) -> str:
             lines.append(f"\n... and {len(steps) - max_steps} older.")
     else:
         lines.append("No change points.")
+    for group in shared:
+        changes = sorted(st.change for st in group.steps)
+        lines += ["", f"Shared: {len({(st.benchmark, st.environment) for st in group.steps})} "
+                  f"of {group.series} {group.metric} series on {_cell(group.machine)} "
+                  f"{'up' if group.up else 'down'} ({changes[0]:+.2%} .. {changes[-1]:+.2%}) "
+                  f"in `{group.after.sha[:12]}..{group.through.sha[:12]}`: likely one change "
+                  "they have in common (code they share, a dependency, or the machine)."]
     rows = [s for v in all_views for s in v.series]
     lines += ["", f"<details><summary>{len(rows)} series</summary>", "",
               "| benchmark | metric | machine | commits | latest | vs previous |",

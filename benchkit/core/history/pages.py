@@ -11,6 +11,7 @@ from typing import Sequence
 
 from benchkit.core.history.dashboard import (BenchmarkView, latest, series_name,
                                              step_anchor, trend, trend_line)
+from benchkit.core.history.steps import SharedStep
 from benchkit.core.metrics.metric import history_metrics, metric_named
 from benchkit.core.text import printable
 
@@ -43,6 +44,7 @@ window.PLOTLY_READY = (function () {
 })();
 """
 COMMITS = "assets/commits.js"
+SHARED_LINKS = 12     # benchmarks linked from a shared step on the front page
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1240px; color: #222;
@@ -191,11 +193,33 @@ def _options(element_id: str, label: str, values: Sequence[str]) -> str:
             f'{options}</select></label>')
 
 
+def _shared(shared: Sequence[SharedStep], slugs: dict[str, str]) -> str:
+    """The steps many series take together, each with links to its benchmarks' pages."""
+    items = []
+    for group in shared:
+        names = sorted({s.benchmark for s in group.steps})
+        changes = sorted(s.change for s in group.steps)
+        links = ", ".join(f'<a href="benchmarks/{slugs[n]}.html">{_e(n)}</a>'
+                          for n in names[:SHARED_LINKS] if n in slugs)
+        more = f" and {len(names) - SHARED_LINKS} more" if len(names) > SHARED_LINKS else ""
+        items.append(
+            f"<li>{len({(s.benchmark, s.environment) for s in group.steps})} of "
+            f"{group.series} {_e(group.metric)} series on {_e(group.machine)} "
+            f"{'up' if group.up else 'down'} ({_change(changes[0])} .. {_change(changes[-1])})"
+            f" in <code>{group.after.sha[:12]}..{group.through.sha[:12]}</code>: {links}{more}"
+            "</li>")
+    return ("" if not items else "<h2>shared steps</h2><p class=\"muted\">Many series "
+            "stepping the same way in one range of commits: likely one change they have in "
+            "common (code they share, a dependency, or the machine).</p><ul>"
+            + "".join(items) + "</ul>\n")
+
+
 def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
-               commits: int) -> str:
-    """The site's front page: a row per benchmark and metric with the latest value on every
-    machine and environment, its trend, its steps and the latest one; search, filters by
-    machine, environment and metric, and sortable columns."""
+               commits: int, shared: Sequence[SharedStep] = ()) -> str:
+    """The site's front page: the steps many series share, then a row per benchmark and
+    metric with the latest value on every machine and environment, its trend, its steps
+    and the latest one; search, filters by machine, environment and metric, and sortable
+    columns."""
     machines = sorted({s.machine for v in views for s in v.series})
     environments = sorted({s.environment for v in views for s in v.series if s.environment})
     metrics = [m for m in history_metrics() if any(v.of(m) for v in views)]
@@ -237,6 +261,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
             f"newest, on the machine and environment chosen (else the first); steps: change "
             f"points that hold "
             f"(transient ones are on each benchmark's page).</p>\n"
+            + _shared(shared, {v.benchmark: v.slug for v in views}) +
             '<div class="controls"><label>search <input id="search" type="search" '
             'placeholder="benchmark name"></label>'
             + _options("machine", "machine", machines)
