@@ -4,6 +4,8 @@ detection rates on a seeded noise model of this machine (3 % noise, 5 % of commi
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import instruction_steps, lower_envelope, time_steps
@@ -277,3 +279,32 @@ def test_numpys_real_release_that_sped_up_many_benchmarks_is_one_shared_step(tmp
             f"{group.after.sha[:12]}..{group.through.sha[:12]}: one change they have in "
             "common?") in out.stdout
     assert out.stderr.splitlines()[-1].endswith("; 1 shared by many series")
+
+
+@given(st.lists(st.tuples(st.integers(1, 12), st.integers(0, 4), st.booleans(),
+                          st.integers(0, 9)), max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_shared_steps_gather_every_range_that_holds_the_earliest_end(ranges):
+    # against the definition, done the slow way: take the earliest end among the ranges
+    # left, gather every range left that holds it, again until none is left
+    from benchkit.core.history.steps import SHARED_MIN, shared_steps
+    steps = [_step(f"b{name}", end, 0.05 if up else -0.05,
+                   span=None if width == 0 else (end - width, end))
+             for end, width, up, name in ranges]
+    found = shared_steps(steps, {("m", "time"): 10})
+    expected = []
+    for up in (False, True):
+        left = sorted((s for s in steps if (s.change > 0) == up),
+                      key=lambda s: (s.range[1].order, s.range[0].order))
+        while left:
+            end = left[0].range[1].order
+            held = [s for k, s in enumerate(left)
+                    if k == 0 or s.range[0].order < end <= s.range[1].order]
+            left = [s for s in left if all(s is not h for h in held)]
+            if len({s.benchmark for s in held}) >= SHARED_MIN:
+                expected.append((up, sorted(id(s) for s in held), end))
+    assert sorted((g.up, sorted(map(id, g.steps)), g.through.order) for g in found) == \
+        sorted(expected)
+    for group in found:
+        assert all(s.range[0].order <= group.after.order < group.through.order
+                   <= s.range[1].order for s in group.steps)

@@ -94,8 +94,9 @@ def shared_steps(steps: Sequence[Step], series_count: Mapping[tuple[str, str], i
                  ) -> list[SharedStep]:
     """The groups of steps (not transient) that at least SHARED_MIN series of one machine
     and metric, and SHARED_SHARE of its `series_count[(machine, metric)]`, take the same
-    way within one range of commits. Each step joins one group: ranges sorted by their end,
-    the earliest end gathers every range that holds it."""
+    way within one range of commits. Each step joins one group: the earliest end of a range
+    not yet taken gathers every range left that holds it (one pass over the ranges sorted
+    by end and one over them sorted by start)."""
     groups: dict[tuple[str, str, bool], list[Step]] = {}
     for step in steps:
         if not step.transient:
@@ -107,13 +108,21 @@ def shared_steps(steps: Sequence[Step], series_count: Mapping[tuple[str, str], i
         def at(commit: Commit) -> Any:
             return commit.order if by_order else commit.date
 
-        left = sorted(members, key=lambda st: (at(st.range[1]), at(st.range[0])))
-        while left:
-            end = left[0].range[1]
-            held = [st for k, st in enumerate(left)
-                    if k == 0 or at(st.range[0]) < at(end) <= at(st.range[1])]
-            taken = set(map(id, held))
-            left = [st for st in left if id(st) not in taken]
+        by_end = sorted(members, key=lambda st: (at(st.range[1]), at(st.range[0])))
+        by_start = sorted(members, key=lambda st: at(st.range[0]))
+        taken: set[int] = set()
+        starts = 0
+        for first in by_end:
+            if id(first) in taken:
+                continue
+            # every range left ends at or after `end`: those that start before it hold it
+            end, held = first.range[1], [first]
+            taken.add(id(first))
+            while starts < len(by_start) and at(by_start[starts].range[0]) < at(end):
+                if id(by_start[starts]) not in taken:
+                    held.append(by_start[starts])
+                    taken.add(id(by_start[starts]))
+                starts += 1
             names = {(st.benchmark, st.environment) for st in held}
             if len(names) >= max(SHARED_MIN, SHARED_SHARE * series_count.get((machine, metric),
                                                                              0)):
