@@ -279,6 +279,10 @@ def test_numpys_real_release_that_sped_up_many_benchmarks_is_one_shared_step(tmp
             f"{group.after.sha[:12]}..{group.through.sha[:12]}: one change they have in "
             "common?") in out.stdout
     assert out.stderr.splitlines()[-1].endswith("; 1 shared by many series")
+    site = cli("report", tmp_path / "site", "--db", tmp_path / "cli.db", cwd=tmp_path,
+               check_code=0)
+    assert "change points (1 shared by many series): " in site.stderr
+    assert "<h2>shared steps</h2>" in (tmp_path / "site" / "index.html").read_text()
 
 
 @given(st.lists(st.tuples(st.integers(1, 12), st.integers(0, 4), st.booleans(),

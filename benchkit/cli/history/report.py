@@ -44,8 +44,9 @@ def cmd_report(args) -> Outcome | tuple[Outcome, ...]:
                           "history add` first")
     if args.out_dir:
         out = write_report(report, args.out_dir, source=source)
+        shared = f" ({len(report.shared)} shared by many series)" if report.shared else ""
         print(f"{len(report.views)} benchmarks, {report.commits} commits, {report.steps} "
-              f"change points: {out / 'index.html'}", file=sys.stderr)
+              f"change points{shared}: {out / 'index.html'}", file=sys.stderr)
     if args.markdown:
         print(markdown_report(report, args.max_steps), end="")
     return Outcome.OK
