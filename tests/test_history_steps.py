@@ -3,6 +3,8 @@ detection rates on a seeded noise model of this machine (3 % noise, 5 % of commi
 10-80 %)."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -279,6 +281,14 @@ def test_numpys_real_release_that_sped_up_many_benchmarks_is_one_shared_step(tmp
             f"{group.after.sha[:12]}..{group.through.sha[:12]}: one change they have in "
             "common?") in out.stdout
     assert out.stderr.splitlines()[-1].endswith("; 1 shared by many series")
+    # --json: each step in it says so (the list's records are the steps, as before)
+    records = json.loads(cli("history", "regressions", "--json", "--db", tmp_path / "cli.db",
+                             cwd=tmp_path, check_code=0).stdout)
+    marked = [r for r in records if r.get("shared")]
+    assert len(marked) == 5 and all(r["shared"] == {
+        "series": 5, "of": 12, "after": group.after.sha, "through": group.through.sha}
+        for r in marked)
+    assert all("shared" in r for r in records if r.get("kind") != "environment")
     site = cli("report", tmp_path / "site", "--db", tmp_path / "cli.db", cwd=tmp_path,
                check_code=0)
     assert "change points (1 shared by many series): " in site.stderr

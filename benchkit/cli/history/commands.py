@@ -17,8 +17,9 @@ from benchkit.cli.history.options import (db_option, metric_type, open_db, revis
                                          step_options)
 from benchkit.cli.history.run import cmd_run
 from benchkit.cli.history.output import (breaks_a_gate, check_gates, format_value, place,
-                                         shared_line, summary_line, warn_by_date,
-                                         warn_host_named, warn_shared_places)
+                                         shared_json, shared_line, summary_line,
+                                         warn_by_date, warn_host_named,
+                                         warn_shared_places)
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
 
@@ -283,9 +284,11 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
     changes = environment_changes(series_list)
     shown = [s for s in steps if args.all or not s.transient]
     broken = [s for s in steps if not s.transient and breaks_a_gate(s, args.fail_on)]
+    shared = shared_steps(steps, Counter((s.machine, str(s.metric)) for s in series_list))
+    group_of = {id(st): group for group in shared for st in group.steps}
     if args.json:
-        print(json.dumps([s.to_json() for s in shown]
-                         + [c.to_json() for c in changes], indent=1))
+        print(json.dumps([dict(s.to_json(), shared=shared_json(group_of.get(id(s))))
+                          for s in shown] + [c.to_json() for c in changes], indent=1))
     elif not shown:
         hidden = len(steps) - len(shown)
         print("no steps found" + (f" ({hidden} transient: --all lists them)" if hidden else ""))
@@ -310,7 +313,6 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
         print(f"environment change {printable(change.benchmark)} [{change.metric}, "
               f"{printable(change.machine)}]: {printable(change.before)} -> "
               f"{printable(change.after)} at {change.commit.sha[:12]} (not a code change)")
-    shared = shared_steps(steps, Counter((s.machine, str(s.metric)) for s in series_list))
     for group in shared if not args.json else []:
         print(shared_line(group))
     if shown and not args.json:

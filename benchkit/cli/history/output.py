@@ -82,6 +82,13 @@ def breaks_a_gate(step, gates) -> bool:
     return any(g.series == str(step.metric) and step.change > g.limit for g in gates)
 
 
+def shared_json(group) -> dict | None:
+    """A step's `shared` in `regressions --json`: the shared step it is part of, or None."""
+    return None if group is None else {
+        "series": len({(s.benchmark, s.environment) for s in group.steps}),
+        "of": group.series, "after": group.after.sha, "through": group.through.sha}
+
+
 def shared_line(group) -> str:
     """One line for a step many series of a machine share (steps.SharedStep)."""
     changes = sorted(s.change for s in group.steps)
