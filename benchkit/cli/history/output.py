@@ -84,18 +84,16 @@ def breaks_a_gate(step, gates) -> bool:
 
 def shared_json(group) -> dict | None:
     """A step's `shared` in `regressions --json`: the shared step it is part of, or None."""
-    return None if group is None else {
-        "series": len({(s.benchmark, s.environment) for s in group.steps}),
-        "of": group.series, "after": group.after.sha, "through": group.through.sha}
+    return None if group is None else {"series": group.count, "of": group.series,
+                                       "after": group.after.sha, "through": group.through.sha}
 
 
 def shared_line(group) -> str:
     """One line for a step many series of a machine share (steps.SharedStep)."""
-    changes = sorted(s.change for s in group.steps)
-    count = len({(s.benchmark, s.environment) for s in group.steps})
-    return (f"shared step [{group.metric}, {printable(group.machine)}]: {count} of "
-            f"{group.series} series {'up' if group.up else 'down'} ({changes[0]:+.1%} .. "
-            f"{changes[-1]:+.1%}) in {group.after.sha[:12]}..{group.through.sha[:12]}: one "
+    low, high = group.extremes
+    return (f"shared step [{group.metric}, {printable(group.machine)}]: {group.count} of "
+            f"{group.series} series {'up' if group.up else 'down'} ({low:+.1%} .. "
+            f"{high:+.1%}) in {group.after.sha[:12]}..{group.through.sha[:12]}: one "
             "change they have in common? (code they share, a dependency, or the machine)")
 
 

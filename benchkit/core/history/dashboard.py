@@ -243,10 +243,10 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
     else:
         lines.append("No change points.")
     for group in shared:
-        changes = sorted(st.change for st in group.steps)
-        lines += ["", f"Shared: {len({(st.benchmark, st.environment) for st in group.steps})} "
-                  f"of {group.series} {group.metric} series on {_cell(group.machine)} "
-                  f"{'up' if group.up else 'down'} ({changes[0]:+.2%} .. {changes[-1]:+.2%}) "
+        low, high = group.extremes
+        lines += ["", f"Shared: {group.count} of {group.series} {group.metric} series on "
+                  f"{_cell(group.machine)} {'up' if group.up else 'down'} ({low:+.2%} .. "
+                  f"{high:+.2%}) "
                   f"in `{group.after.sha[:12]}..{group.through.sha[:12]}`: likely one change "
                   "they have in common (code they share, a dependency, or the machine)."]
     rows = [s for v in all_views for s in v.series]

@@ -198,14 +198,14 @@ def _shared(shared: Sequence[SharedStep], slugs: dict[str, str]) -> str:
     items = []
     for group in shared:
         names = sorted({s.benchmark for s in group.steps})
-        changes = sorted(s.change for s in group.steps)
+        low, high = group.extremes
         links = ", ".join(f'<a href="benchmarks/{slugs[n]}.html">{_e(n)}</a>'
                           for n in names[:SHARED_LINKS] if n in slugs)
         more = f" and {len(names) - SHARED_LINKS} more" if len(names) > SHARED_LINKS else ""
         items.append(
-            f"<li>{len({(s.benchmark, s.environment) for s in group.steps})} of "
-            f"{group.series} {_e(group.metric)} series on {_e(group.machine)} "
-            f"{'up' if group.up else 'down'} ({_change(changes[0])} .. {_change(changes[-1])})"
+            f"<li>{group.count} of {group.series} {_e(group.metric)} series on "
+            f"{_e(group.machine)} {'up' if group.up else 'down'} ({_change(low)} .. "
+            f"{_change(high)})"
             f" in <code>{group.after.sha[:12]}..{group.through.sha[:12]}</code>: {links}{more}"
             "</li>")
     return ("" if not items else "<h2>shared steps</h2><p class=\"muted\">Many series "

@@ -89,6 +89,16 @@ class SharedStep:
     after: Commit                # every step lies after this commit ...
     through: Commit              # ... at or before this one
 
+    @property
+    def count(self) -> int:
+        """How many series take the step (a series may take it in two steps)."""
+        return len({(s.benchmark, s.environment) for s in self.steps})
+
+    @property
+    def extremes(self) -> tuple[float, float]:
+        """The smallest and the largest of the steps' relative changes."""
+        return min(s.change for s in self.steps), max(s.change for s in self.steps)
+
 
 def shared_steps(steps: Sequence[Step], series_count: Mapping[tuple[str, str], int]
                  ) -> list[SharedStep]:
@@ -123,10 +133,9 @@ def shared_steps(steps: Sequence[Step], series_count: Mapping[tuple[str, str], i
                     held.append(by_start[starts])
                     taken.add(id(by_start[starts]))
                 starts += 1
-            names = {(st.benchmark, st.environment) for st in held}
-            if len(names) >= max(SHARED_MIN, SHARED_SHARE * series_count.get((machine, metric),
-                                                                             0)):
-                start = max((st.range[0] for st in held), key=at)
-                out.append(SharedStep(machine, metric, up, tuple(held),
-                                      series_count.get((machine, metric), 0), start, end))
+            total = series_count.get((machine, metric), 0)
+            group = SharedStep(machine, metric, up, tuple(held), total,
+                               max((st.range[0] for st in held), key=at), end)
+            if group.count >= max(SHARED_MIN, SHARED_SHARE * total):
+                out.append(group)
     return out
