@@ -236,8 +236,9 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
         assert [r.is_displayed() for r in rows] == [False, False, True, True]
         assert browser.find_element(By.ID, "shown").text == "2 of 4 series"
         browser.find_element(By.ID, "search").clear()
-        browser.execute_script("var m = document.getElementById('metric'); "
-                               "m.value = 'instructions'; m.dispatchEvent(new Event('input'))")
+        # chosen as a user chooses (WebDriver fires 'change' for it, not 'input')
+        from selenium.webdriver.support.ui import Select
+        Select(browser.find_element(By.ID, "metric")).select_by_value("instructions")
         assert [r.is_displayed() for r in rows] == [False, True, False, True]
         browser.execute_script("var m = document.getElementById('metric'); m.value = ''; "
                                "m.dispatchEvent(new Event('input'))")

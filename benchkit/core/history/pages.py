@@ -151,8 +151,10 @@ _FILTER = """
     });
     document.getElementById('shown').textContent = shown + ' of ' + rows.length + ' series';
   }
+  // 'change' too: a choice in a list fires only that in some browsers (and in WebDriver)
   [search, machine, environment, metric].forEach(function (el) {
     el.addEventListener('input', apply);
+    el.addEventListener('change', apply);
   });
   Array.from(table.tHead.rows[0].cells).forEach(function (th, column) {
     if (!th.classList.contains('sortable')) { return; }
