@@ -359,3 +359,22 @@ def test_steps_many_series_share_lead_the_front_page_and_the_comment():
     assert "shared steps" not in index_page(shown, source="h.db", generated="now", commits=4)
     assert ("\nShared: 14 of 20 time series on m down (-23.00% .. -10.00%) in `" + "2" * 12
             + ".." + "3" * 12 + "`: likely one change") in markdown(shown, shared=shared)
+
+
+def test_a_benchmark_that_never_gave_a_value_is_listed_as_failing_not_left_out():
+    # asv's own test data has such benchmarks (time_AAA_failure, time_AAA_skip): the front
+    # page had no row for them and their page showed nothing
+    from benchkit.core.history.pages import benchmark_page, index_page
+    from benchkit.core.history.series import Status
+    broken = Series("b|broken", "time", "m", (), "py3.11", failed=(
+        (COMMITS[0], Status.FAILED), (COMMITS[1], Status.SKIPPED), (COMMITS[2], Status.FAILED)))
+    shown = views([_series("b|fine", "time", [1.0, 1.0, 1.0, 1.0]), broken], [])
+    page = index_page(shown, source="h.db", generated="now", commits=4)
+    row = page[page.index('<tr data-name="b|broken"'):]
+    row = row[:row.index("</tr>")]
+    assert ('<li><span class="slower">failed at 2 commit(s), skipped at 1 commit(s) (last '
+            + "3" * 12 + ')</span> <span class="muted">m · py3.11</span></li>') in row
+    assert 'data-machines="m"' in row and "<svg" not in row
+    assert "<h2>no value yet</h2><ul><li>time on m · py3.11: " in benchmark_page(
+        shown[0], {}, generated="now")
+    assert "| b\\|broken | time | m | 0 | failed (3 commits) | - |" in markdown(shown)

@@ -255,6 +255,9 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
               "| --- | --- | --- | --- | --- | --- |"]
     for s in rows:
         if not s.points:
+            if s.failed:       # it never gave a value: say so, not leave it out
+                lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(s.machine)} | 0 | "
+                             f"{s.failed[-1][1]} ({len(s.failed)} commits) | - |")
             continue
         point, change = latest(s)
         lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(s.machine)} | "

@@ -224,16 +224,21 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
     columns."""
     machines = sorted({s.machine for v in views for s in v.series})
     environments = sorted({s.environment for v in views for s in v.series if s.environment})
-    metrics = [m for m in history_metrics() if any(v.of(m) for v in views)]
+    def never(v: BenchmarkView, metric) -> list:     # series that only failed or skipped
+        return [s for s in v.series if s.metric == metric and not s.points and s.failed]
+
+    metrics = [m for m in history_metrics() if any(v.of(m) or never(v, m) for v in views)]
     rows = []
     for v in views:
         for metric in metrics:
-            shown = v.of(metric)
-            if not shown:
+            shown, failing = v.of(metric), never(v, metric)
+            if not shown and not failing:
                 continue
             latest_cells = "".join(
                 f"<li>{_e(metric_named(metric).cell(latest(s)[0].value, s.unit))} "
-                f'<span class="muted">{_e(series_name(s))}</span></li>' for s in shown)
+                f'<span class="muted">{_e(series_name(s))}</span></li>' for s in shown) + "".join(
+                f'<li><span class="slower">{_e(_failures(s))}</span> '
+                f'<span class="muted">{_e(series_name(s))}</span></li>' for s in failing)
             steps = [st for st in v.steps if st.metric == metric and not st.transient]
             step = v.latest_step(metric)
             last = "<td class=\"muted\">none</td>" if step is None else (
@@ -242,20 +247,21 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'<a href="benchmarks/{v.slug}.html#{step_anchor(step)}"><code>'
                 f'{step.commit.sha[:12]}</code></a> <span class="muted">'
                 f'{_e(step.machine)}</span></td>')
-            first = shown[0]
+            everyone = shown + failing
             # every machine's and environment's trend, for the filters to show the chosen one
             heights = [trend([p.value for p in s.points]) for s in shown]
-            trends = "" if len(shown) == 1 else ' data-trends="{}"'.format(_e(json.dumps(
+            trends = "" if len(shown) < 2 else ' data-trends="{}"'.format(_e(json.dumps(
                 [[s.machine, s.environment, " ".join(map(str, h))]
                  for s, h in zip(shown, heights)], separators=(",", ":"))))
             rows.append(
                 f'<tr data-name="{_e(v.benchmark)}" data-metric="{metric}" '
-                f'data-machines="{_e(chr(10).join(sorted({s.machine for s in shown})))}" '
-                f'data-environments="{_e(chr(10).join(sorted({s.environment for s in shown})))}'
+                f'data-machines="{_e(chr(10).join(sorted({s.machine for s in everyone})))}" '
+                f'data-environments="'
+                f'{_e(chr(10).join(sorted({s.environment for s in everyone})))}'
                 f'"><td><a href="benchmarks/{v.slug}.html">{_e(v.benchmark)}</a></td>'
                 f'<td>{metric}</td><td><ul class="latest">{latest_cells}</ul></td>'
-                f'<td title="{_e(series_name(first))}"{trends}>'
-                f'{trend_line(heights[0])}</td>'
+                f'<td title="{_e(series_name(everyone[0]))}"{trends}>'
+                f'{trend_line(heights[0]) if heights else ""}</td>'
                 f'<td class="num" data-sort="{len(steps)}">{len(steps)}</td>{last}</tr>')
     body = (f"<h1>benchkit history</h1>\n<p>{len(views)} benchmarks, {commits} commits, "
             f"{len(machines)} machine(s): {', '.join(_e(m) for m in machines) or '-'}. "
@@ -297,6 +303,11 @@ def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
     for metric in history_metrics():
         if metric in figures:
             parts.append(f'<h2>{metric}</h2>\n<div class="chart" id="chart-{metric}"></div>')
+    never = [s for s in view.series if not s.points and s.failed]
+    if never:
+        parts.append("<h2>no value yet</h2><ul>" + "".join(
+            f'<li>{_e(s.metric)} on {_e(series_name(s))}: <span class="slower">'
+            f"{_e(_failures(s))}</span></li>" for s in never) + "</ul>")
     parts.append(f"<h2>change points ({len(view.steps)})</h2>")
     if not view.steps:
         parts.append('<p class="muted">none found</p>')
@@ -326,6 +337,17 @@ def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
                       allow_nan=False).replace("</", "<\\/")
     return _page(view.benchmark, "\n".join(parts) + f"<script>var FIGURES = {data};</script>"
                  f"<script>{_CHARTS}</script>", (f"../{SCRIPT}", f"../{COMMITS}"))
+
+
+def _failures(series) -> str:
+    """What a series that never gave a value did: how often it failed or was skipped, and
+    the last commit it ran at."""
+    counts: dict[str, int] = {}
+    for _, status in series.failed:
+        counts[str(status)] = counts.get(str(status), 0) + 1
+    last = series.failed[-1][0].sha[:12]
+    return ", ".join(f"{status} at {n} commit(s)" for status, n in sorted(counts.items())) \
+        + f" (last {last})"
 
 
 def _functions(st) -> str:
