@@ -100,7 +100,9 @@ def test_history_run_finds_exactly_the_steps_and_bisect_names_the_commit(project
     pages = {p.name: p.read_text() for p in (tmp_path / "site" / "benchmarks").iterdir()}
     work_page = next(text for name, text in pages.items()
                      if name.startswith("bench_slowpkg_bench_work-"))
-    assert len(pages) == 2 and work_page.count('<section class="step"') == len(steps)
+    # (a wall-time step of bench_constant, found when the machine is busy, is on its page)
+    assert len(pages) == 2 and work_page.count('<section class="step"') == len(
+        [s for s in steps if s["benchmark"] == WORK_NAME])
     assert "builtin_sum" in work_page
     comment = cli("report", "--markdown", "--db", db, cwd=tmp_path, check_code=0).stdout
     assert f"{len(steps)} change point(s)" in comment and shas[SLOWER_AT][:12] in comment

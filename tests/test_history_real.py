@@ -267,3 +267,14 @@ def test_skip_existing_is_per_metric(tmp_path):
             (outcome,) = run_history(history, repo, [Commit(sha, "")], [str(tmp_path)], [],
                                      machine="box", install="false", metrics=metrics)
             assert outcome.status == status, (metrics, outcome)
+
+
+def test_a_benchmark_that_only_ever_failed_is_listed(tmp_path):
+    # asv's test data's time_AAA_failure failed wherever it ran: `history list` left it out
+    db = _imported(tmp_path)
+    listed = cli("history", "list", "--db", db, cwd=tmp_path, check_code=0).stdout
+    header, _, *rows = listed.splitlines()
+    assert header.split()[:7] == ["benchmark", "metric", "machines", "commits", "observations",
+                                  "failed", "commits"]
+    (row,) = [r for r in rows if r.startswith("time_AAA_failure ")]
+    assert row.split()[:6] == ["time_AAA_failure", "time", "cheetah", "0", "0", "1"]

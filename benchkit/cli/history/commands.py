@@ -140,14 +140,14 @@ def cmd_list(args) -> Outcome | tuple[Outcome, ...]:
     from tabulate import tabulate
     with open_db(args, create=False) as db:
         rows = [(printable(s.benchmark), s.metric, ", ".join(map(printable, s.machines)),
-                 s.commits, s.observations, f"{s.first[:12]}..{s.last[:12]}")
+                 s.commits, s.observations, s.failed, f"{s.first[:12]}..{s.last[:12]}")
                 for s in db.summaries()]
         failures = db.failures()
     if not rows:
         print("the history holds nothing yet; add results with `benchkit history add FILE`")
     else:
         print(tabulate(rows, headers=("benchmark", "metric", "machines", "commits",
-                                      "observations", "commits (oldest..newest)")))
+                                      "observations", "failed", "commits (oldest..newest)")))
     for sha, machine, when, message in failures:
         print(f"failed revision {sha[:12]} on {printable(machine)} ({when}): "
               f"{printable(message.splitlines()[0] if message else '')}")

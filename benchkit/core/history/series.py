@@ -274,7 +274,7 @@ def series_from_observations(values: Iterable[tuple], failures: Iterable[tuple],
 @dataclasses.dataclass(frozen=True)
 class Summary:
     """What `history list` prints: per benchmark and metric, the machines, commits and
-    observations held."""
+    observations held, and the commits where it only failed or was skipped."""
 
     benchmark: str
     metric: str
@@ -283,23 +283,26 @@ class Summary:
     observations: int
     first: str
     last: str
+    failed: int = 0
 
 
 def summaries(series_list: Sequence[Series]) -> list[Summary]:
     """Per benchmark and metric of `series_list`: machines, commits and observations."""
     merged: dict[tuple[str, str], Summary] = {}
     for series in series_list:
-        if not series.points:
+        # a benchmark that never gave a value is held too: its failures are what there is
+        ends = [p.commit for p in series.points] or [c for c, _ in series.failed]
+        if not ends:
             continue
         key = (series.benchmark, str(series.metric))
         count = sum(p.observations for p in series.points)
-        prior = merged.get(key) or Summary(*key, (), 0, 0, series.points[0].commit.sha,
-                                           series.points[-1].commit.sha)
+        prior = merged.get(key) or Summary(*key, (), 0, 0, ends[0].sha, ends[-1].sha)
         machines = prior.machines + ((series.machine,) if series.machine not in
                                      prior.machines else ())
         merged[key] = dataclasses.replace(
             prior, machines=machines, commits=max(prior.commits, len(series.points)),
-            observations=prior.observations + count)
+            observations=prior.observations + count,
+            failed=max(prior.failed, len(series.failed)))
     return list(merged.values())
 
 
