@@ -359,6 +359,12 @@ def test_steps_many_series_share_lead_the_front_page_and_the_comment():
     assert "shared steps" not in index_page(shown, source="h.db", generated="now", commits=4)
     assert ("\nShared: 14 of 20 time series on m down (-23.00% .. -10.00%) in `" + "2" * 12
             + ".." + "3" * 12 + "`: likely one change") in markdown(shown, shared=shared)
+    # each of its steps says so on its benchmark's page
+    from benchkit.core.history.pages import benchmark_page
+    assert ("; <strong>shared</strong>: 14 of 20 series on m step this way in <code>"
+            + "2" * 12 + ".." + "3" * 12 + "</code>") in benchmark_page(
+                shown[0], {}, generated="now", shared=shared)
+    assert "<strong>shared</strong>" not in benchmark_page(shown[0], {}, generated="now")
 
 
 def test_a_benchmark_that_never_gave_a_value_is_listed_as_failing_not_left_out():

@@ -79,5 +79,5 @@ def write_report(report: Report, out_dir: str | Path, *, source: str) -> Path:
             if fig is not None:
                 figures[metric] = fig
         files[f"benchmarks/{view.slug}.html"] = benchmark_page(
-            view, figures, generated=generated).encode("utf-8")
+            view, figures, generated=generated, shared=report.shared).encode("utf-8")
     return write_site(out_dir, files)

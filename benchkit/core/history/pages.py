@@ -293,10 +293,11 @@ def commits_script(table: list[list[str]]) -> str:
 
 
 def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
-                   generated: str) -> str:
+                   generated: str, shared: Sequence[SharedStep] = ()) -> str:
     """One benchmark: a chart per metric (`figures`: plain Plotly figures, drawn in the
     browser), then its change points, each with the functions that moved for instruction
-    counts."""
+    counts and the shared step (of `shared`) it is part of."""
+    group_of = {id(st): group for group in shared for st in group.steps}
     parts = [f'<p><a href="../index.html">all benchmarks</a></p><h1>{_e(view.benchmark)}</h1>',
              f'<p class="muted">generated {_e(generated)}; hover a point for its commit, '
              f'click a red marker for the change point.</p>']
@@ -315,6 +316,12 @@ def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
         where = _e(st.machine) + (f", {_e(st.environment)}" if st.environment else "")
         kind = " (transient)" if st.transient else ""
         confirmed = f"; {_e(st.confirmation)}" if st.confirmation else ""
+        group = group_of.get(id(st))
+        if group is not None:
+            confirmed += (f"; <strong>shared</strong>: {group.count} of {group.series} "
+                          f"series on {_e(group.machine)} step this way in "
+                          f"<code>{group.after.sha[:12]}..{group.through.sha[:12]}</code> "
+                          '(<a href="../index.html">all of them</a>)')
         after, through = st.range
         at = (f"at <code>{st.commit.sha[:12]}</code>" if st.placed else
               "not placed: somewhere in the range below")
