@@ -58,6 +58,11 @@ class BenchmarkView:
         """The series of one metric, one per machine and environment."""
         return [s for s in self.series if s.metric == metric and s.points]
 
+    def failing(self, metric: str | None = None) -> list[Series]:
+        """The series (of `metric`, if given) that never gave a value, only failures."""
+        return [s for s in self.series if not s.points and s.failed
+                and (metric is None or s.metric == metric)]
+
     def latest_step(self, metric: str | None = None) -> Step | None:
         """The most recent step (not transient) of any machine, of `metric` if given."""
         return max((s for s in self.steps if not s.transient

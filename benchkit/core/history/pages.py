@@ -224,14 +224,11 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
     columns."""
     machines = sorted({s.machine for v in views for s in v.series})
     environments = sorted({s.environment for v in views for s in v.series if s.environment})
-    def never(v: BenchmarkView, metric) -> list:     # series that only failed or skipped
-        return [s for s in v.series if s.metric == metric and not s.points and s.failed]
-
-    metrics = [m for m in history_metrics() if any(v.of(m) or never(v, m) for v in views)]
+    metrics = [m for m in history_metrics() if any(v.of(m) or v.failing(m) for v in views)]
     rows = []
     for v in views:
         for metric in metrics:
-            shown, failing = v.of(metric), never(v, metric)
+            shown, failing = v.of(metric), v.failing(metric)
             if not shown and not failing:
                 continue
             latest_cells = "".join(
@@ -304,7 +301,7 @@ def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
     for metric in history_metrics():
         if metric in figures:
             parts.append(f'<h2>{metric}</h2>\n<div class="chart" id="chart-{metric}"></div>')
-    never = [s for s in view.series if not s.points and s.failed]
+    never = view.failing()
     if never:
         parts.append("<h2>no value yet</h2><ul>" + "".join(
             f'<li>{_e(s.metric)} on {_e(series_name(s))}: <span class="slower">'
