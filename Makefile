@@ -79,6 +79,11 @@ bench-history: $(VENV)/.installed
 		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm \
 		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --trials 400 \
 		-o results/history_detection_far_tail.json
+	# the same sets, a step put in at every commit of every series (no sampling)
+	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
+		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm \
+		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --every-position \
+		-o results/history_detection_every_position.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 1 --commits 5000 \

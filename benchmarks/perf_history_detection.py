@@ -28,6 +28,11 @@ it there). The real steps each tool finds in the original series are listed too.
 
     .venv/bin/python benchmarks/perf_history_detection.py DIR [DIR ...] [--trials 400]
 
+`--every-position` puts the step in at every commit of every series instead (each series
+weighted alike, each size as --trials: the sampled figures' exact expectation) and counts
+the distinct cases with a false step (`false_cases`; results/history_detection_every_
+position*.json).
+
 `--window N [N ...]` scores pieces of N commits of each series instead (one starting every
 N / 4 commits), for series of lengths the data does not have: the noise histories' 200
 commits cut to 40, 61, 100 and 150 in results/history_detection_lengths.json. A piece that
@@ -254,8 +259,27 @@ def best_cut(values: np.ndarray, at: int) -> int:
                                           + np.abs(logs[c:] - np.median(logs[c:])).sum()))
 
 
+def injected_cases(usable, trials: int, margin: int, rng, every_position: bool):
+    """(size, label, values, commit, weight) of each injected step. Sampled: `trials` per
+    size, each a series drawn at random, then a commit in it, weight 1. Every position: each
+    series at each commit at least `margin` from either end, weighted so that each series
+    counts alike and each size's weights add up to `trials`: the exact expectation of the
+    sampled figures, without their sampling error."""
+    if not every_position:
+        for size in SIZES:
+            for _ in range(trials):
+                label, v = usable[rng.integers(len(usable))]
+                yield size, label, v, int(rng.integers(margin, len(v) - margin + 1)), 1.0
+        return
+    for size in SIZES:
+        for label, v in usable:
+            positions = range(margin, len(v) - margin + 1)
+            for at in positions:
+                yield size, label, v, at, trials / (len(usable) * len(positions))
+
+
 def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_spells: int,
-          seed: int, runners: tuple[float, float] | None = None):
+          seed: int, runners: tuple[float, float] | None = None, every_position: bool = False):
     rng = np.random.default_rng(seed)
     flat = [(label, flatten(values, keep_spells)) for label, values in series] + flat_series
     if runners is not None:
@@ -272,18 +296,20 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
     # false steps within `margin` commits of either end, where no step is ever put: a slow
     # spell that the series' end cuts reads as a step there
     at_ends = {name: 0 for name in DETECTORS}
-    runs = {name: 0 for name in DETECTORS}
+    runs = {name: 0.0 for name in DETECTORS}      # weighted
     seconds = {name: 0.0 for name in DETECTORS}
-    cases = [(None, label, v, None) for label, v in usable]
-    for size in SIZES:
-        for _ in range(trials):
-            label, v = usable[rng.integers(len(usable))]
-            at = int(rng.integers(margin, len(v) - margin + 1))
-            cases.append((size, label, v, at))
+    timed = 0
+    cases = [(None, label, v, None, 1.0) for label, v in usable]
+    cases += injected_cases(usable, trials, margin, rng, every_position)
+    total = sum(weight for *_, weight in cases)
     # steps reported with a span, not a commit (benchkit's): how many, and how many of those
     # hold the injected commit in their span
-    unplaced = {"per_series": 0, "holding_the_injected_commit": 0}
-    for size, label, v, at in cases:
+    unplaced = {"per_series": 0.0, "holding_the_injected_commit": 0.0}
+    # distinct (series, size, commit) cases with a false step: sampling draws the same
+    # few again and again on a short series
+    false_cases: dict[str, set] = {name: set() for name in DETECTORS}
+    for size, label, v, at, weight in cases:
+        timed += 1
         values = v.copy()
         if at is not None:
             values[at:] *= 1 + size
@@ -298,13 +324,13 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
             # a span holds the injected commit with the tolerance a commit has
             holding = [at is not None and a - tolerance <= at <= b + tolerance
                        for a, b in spans]
-            unplaced["per_series"] += len(spans)
-            unplaced["holding_the_injected_commit"] += sum(holding)
+            unplaced["per_series"] += weight * len(spans)
+            unplaced["holding_the_injected_commit"] += weight * sum(holding)
             reported = [(i, c) for i, c in placed if c > 0]
-            runs[name] += 1
+            runs[name] += weight
             hit = at is not None and any(abs(i - at) <= tolerance for i, _ in reported)
             if hit:
-                found[name][size] += 1
+                found[name][size] += weight
             # how far from the injected commit each false claim is: a step at a commit, or a
             # span that does not hold it (a step said to lie where none was put)
             misses = [abs(i - at) if at is not None else None for i, _ in reported
@@ -312,33 +338,41 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
             misses += [None if at is None else min(abs(a - at), abs(b - at))
                        for (a, b), held in zip(spans, holding) if not held]
             end = len(values) - margin
-            at_ends[name] += sum(1 for i, _ in reported if (at is None or abs(i - at) > tolerance)
-                                 and not margin <= i <= end)
-            at_ends[name] += sum(1 for (a, b), held in zip(spans, holding)
-                                 if not held and (a < margin or b > end))
+            at_ends[name] += weight * sum(
+                1 for i, _ in reported if (at is None or abs(i - at) > tolerance)
+                and not margin <= i <= end)
+            at_ends[name] += weight * sum(1 for (a, b), held in zip(spans, holding)
+                                          if not held and (a < margin or b > end))
             for miss in misses:
                 where[name]["null" if miss is None else
-                            "near_injected" if miss <= NEAR else "elsewhere"] += 1
-            where[name]["near_injected_at_best_cut"] += sum(
+                            "near_injected" if miss <= NEAR else "elsewhere"] += weight
+            where[name]["near_injected_at_best_cut"] += weight * sum(
                 1 for i, _ in reported if cut is not None and tolerance < abs(i - at) <= NEAR
                 and abs(i - cut) <= 1)
-            false[name] += len(misses)
+            false[name] += weight * len(misses)
+            if misses:
+                false_cases[name].add((label, size, at))
     return {
         "series": len(usable), "trials_per_size": trials, "null_series": len(usable),
         "recall": {name: {f"{size:.0%}": found[name][size] / trials for size in SIZES}
                    for name in DETECTORS},
         "false_steps_per_series": {name: false[name] / runs[name] for name in DETECTORS},
-        # 95 % intervals: the estimates above rest on a few hundred trials
-        "recall_95": {name: {f"{size:.0%}": recall_interval(found[name][size], trials)
-                             for size in SIZES} for name in DETECTORS},
-        "false_steps_per_series_95": {name: rate_interval(false[name], runs[name])
-                                      for name in DETECTORS},
-        "seconds_per_series": {name: seconds[name] / runs[name] for name in DETECTORS},
+        # 95 % intervals: the estimates above rest on a few hundred trials (none where
+        # every position was scored: no sampling error is left)
+        "recall_95": None if every_position else {
+            name: {f"{size:.0%}": recall_interval(found[name][size], trials)
+                   for size in SIZES} for name in DETECTORS},
+        "false_steps_per_series_95": None if every_position else {
+            name: rate_interval(false[name], runs[name]) for name in DETECTORS},
+        "false_cases": {name: len(false_cases[name]) for name in DETECTORS},
+        "runs": timed,          # series scored per tool (null and injected)
+        "every_position": every_position,
+        "seconds_per_series": {name: seconds[name] / timed for name in DETECTORS},
         "false_steps_where": where,
         "false_steps_at_ends": at_ends,
-        "benchkit_unplaced": {"per_series": unplaced["per_series"] / len(cases),
+        "benchkit_unplaced": {"per_series": unplaced["per_series"] / total,
                               "holding_the_injected_commit":
-                                  unplaced["holding_the_injected_commit"] / len(cases)},
+                                  unplaced["holding_the_injected_commit"] / total},
     }
 
 
@@ -389,6 +423,10 @@ def main() -> None:
                              "end in the order given (a long series whose noise changes; "
                              "the level shifts at the joins are taken out as real steps)")
     parser.add_argument("--trials", type=int, default=400, help="injected steps per size")
+    parser.add_argument("--every-position", action="store_true",
+                        help="inject at every commit of every series instead of --trials "
+                             "random ones (each series weighted alike: the sampled figures' "
+                             "exact expectation)")
     parser.add_argument("--min-points", type=int, default=25)
     parser.add_argument("--margin", type=int, default=6,
                         help="commits between an injected step and either end")
@@ -433,7 +471,7 @@ def main() -> None:
                            if k not in ("dirs", "no_steps", "join", "output")}, "data": []}
     for directory, size, seed, real, flat in groups:
         scored = score(real, flat, args.trials, args.margin, args.tolerance,
-                       args.keep_spells, seed, args.runners)
+                       args.keep_spells, seed, args.runners, args.every_position)
         scored.update({"directory": str(directory), "truth": "no steps" if flat else
                        "real steps taken out",
                        "real_steps": real_steps(real) if size is None
@@ -445,20 +483,24 @@ def main() -> None:
         pieces = "" if size is None else f" (pieces of {size} commits)"
         pieces += f", seed {seed}" if len(args.seed) > 1 else ""
         print(f"\n{directory} ({scored['truth']}): {scored['series']} series{pieces}, "
-              f"{args.trials} injected slower steps per size")
+              + (f"a slower step injected at every commit of every series (weighted as "
+                 f"{args.trials} per size)" if args.every_position else
+                 f"{args.trials} injected slower steps per size"))
         print(f"{'':10}" + "".join(f"{f'recall {s:.0%}':>14}" for s in SIZES)
               + f"{'false/series':>14}{'ms/series':>11}")
         for name in DETECTORS:
+            interval = scored["false_steps_per_series_95"]
             print(f"{name:10}" + "".join(f"{scored['recall'][name][f'{s:.0%}']:>14.1%}"
                                          for s in SIZES)
-                  + f"{scored['false_steps_per_series'][name]:>14.3f}"
+                  + f"{scored['false_steps_per_series'][name]:>14.4f}"
                   + f"{scored['seconds_per_series'][name] * 1000:>11.1f}"
-                  + "   false 95 %: [{:.3f}, {:.3f}]".format(
-                      *scored["false_steps_per_series_95"][name])
-                  + "   false: {null} null, {near_injected} misplaced ({near_injected_at_"
-                    "best_cut} where the values cut), {elsewhere} elsewhere".format(
-                        **scored["false_steps_where"][name])
-                  + f", {scored['false_steps_at_ends'][name]} at an end")
+                  + ("" if interval is None else
+                     "   false 95 %: [{:.3f}, {:.3f}]".format(*interval[name]))
+                  + "   false: {null:.4g} null, {near_injected:.4g} misplaced "
+                    "({near_injected_at_best_cut:.4g} where the values cut), {elsewhere:.4g} "
+                    "elsewhere".format(**scored["false_steps_where"][name])
+                  + f", {scored['false_steps_at_ends'][name]:.4g} at an end"
+                  + f"; {scored['false_cases'][name]} distinct cases")
         print("benchkit also reported {per_series:.3f} slower steps per series without a "
               "place (a span of commits), {holding_the_injected_commit:.3f} holding the "
               "injected commit".format(**scored["benchkit_unplaced"]))

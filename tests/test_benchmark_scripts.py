@@ -75,6 +75,21 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     assert scored["benchkit_unplaced"]["holding_the_injected_commit"] == 20 / 21
     # the span at 1..3 lies within --margin (6) of the first commit: a false step at an end
     assert scored["false_steps_at_ends"] == {"right": 0, "spans": 20}
+    # --every-position: each series at each commit at least --margin (6) from either end,
+    # weighted so that each series counts alike and a size's weights add up to --trials
+    two = [("s", np.ones(40)), ("t", np.ones(20))]
+    cases = list(script.injected_cases(two, 5, 6, None, every_position=True))
+    assert len(cases) == 4 * (29 + 9)
+    assert {at for size, label, _, at, _ in cases if label == "t"} == set(range(6, 15))
+    for size in script.SIZES:
+        weights = {label: sum(w for s, lab, _, _, w in cases if s == size and lab == label)
+                   for label in ("s", "t")}
+        assert weights == {"s": pytest.approx(2.5), "t": pytest.approx(2.5)}
+    every = script.score([], flat, 5, 6, 2, 6, seed=1, every_position=True)
+    assert every["recall"]["right"]["10%"] == pytest.approx(1.0)
+    assert every["false_steps_per_series"]["spans"] == pytest.approx(20 / 21)
+    assert every["false_cases"] == {"right": 0, "spans": 4 * 29}
+    assert every["recall_95"] is None and scored["false_cases"]["spans"] <= 20
     # --window 40 on a series of 100 commits: pieces of 40, one starting every 10 commits
     pieces = script.windows([("s", np.arange(100.0))], 40)
     assert [label for label, _ in pieces] == [f"s@{k}" for k in range(0, 61, 10)]
