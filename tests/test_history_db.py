@@ -45,9 +45,9 @@ def test_series_are_ordered_by_commit_date_and_adding_twice_changes_nothing(tmp_
 
 
 def test_a_point_keeps_its_own_interval_and_one_without_is_its_value(tmp_path):
-    # a low and high equal to the value are read back as the value (one float held, not
-    # three); a real interval comes back as it went in
-    from benchkit.core.history.series import Observation
+    # a low and high equal to the value are stored as none and read back as the value; a
+    # real interval comes back as it went in. The points are held as columns.
+    from benchkit.core.history.series import Observation, Points
     with HistoryDB(tmp_path / "h.db") as db:
         for sha, (value, low, high) in (("a", (2.0, 1.5, 2.5)), ("b", (3.0, 3.0, 3.0))):
             db.add([Observation("bench", "time", value, low, high, 1, None)],
@@ -57,7 +57,8 @@ def test_a_point_keeps_its_own_interval_and_one_without_is_its_value(tmp_path):
         (series,) = db.series()
         assert [(p.value, p.low, p.high) for p in series.points] == [(2.0, 1.5, 2.5),
                                                                       (3.0, 3.0, 3.0)]
-        assert series.points[1].low is series.points[1].value
+        assert isinstance(series.points, Points)
+        assert series.points[1].low == series.points[1].value == series.points[1].high
 
 
 def test_two_values_at_a_commit_are_one_point_and_a_commit_that_only_failed_is_listed(tmp_path):

@@ -41,7 +41,7 @@ def add_parsers(sub) -> None:
 
 def _items(results, metric: str, raw: bool):
     import numpy as np
-    from benchkit.core.history.series import probe_relative_times
+    from benchkit.core.measure.measurement import probe_relative_times
     from benchkit.core.records.records import Benchmark, benchmark_name
     from benchkit.core.measure.scaling import Point
     if metric == "time":

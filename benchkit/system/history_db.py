@@ -24,9 +24,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from benchkit.core.history.changes import hardware_sql, labelled_runs
 from benchkit.core.metrics.metric import metric_named
+from benchkit.core.history.dashboard import Summary, summaries
 from benchkit.core.history.series import (Commit, Observation, Point, Series,
-                                          Summary, series_from_observations, summaries,
-                                          utc_date)
+                                          series_from_observations, utc_date)
 from benchkit.core.records import schema
 from benchkit.errors import HistoryError
 from benchkit.system.bulk import paused_gc

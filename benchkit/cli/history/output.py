@@ -34,7 +34,7 @@ def warn_by_date(series_list) -> None:
 
 def warn_shared_places(series_list) -> None:
     """One line on stderr when commits of two lines of history share places in a series."""
-    from benchkit.core.history.series import shared_places
+    from benchkit.core.history.changes import shared_places
     shared = shared_places(series_list)
     if shared:
         place = min(shared)

@@ -27,7 +27,8 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from benchkit.core.history.series import Commit, Series
+from benchkit.core.history.series import (Commit, Points, Series, commits_of, relatives_of,
+                                          values_of)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -268,11 +269,12 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
 
     groups: dict[tuple, list[Series]] = {}
     for series in series_list if context is None else context:
-        if str(series.metric) == "time" and not all(p.relative for p in series.points):
+        if (str(series.metric) == "time" and series.points
+                and relatives_of(series.points) is None):
             groups.setdefault((series.machine, series.environment), []).append(series)
     gaps: dict[tuple, tuple[frozenset, float, int]] = {}
     for members in groups.values():
-        kinds = runner_kinds([([p.commit.sha for p in s.points], [p.value for p in s.points])
+        kinds = runner_kinds([([c.sha for c in commits_of(s.points)], values_of(s.points))
                               for s in members])
         if kinds is not None:
             gaps.update({series_key(s): (kinds.slow, gap, len(kinds.slow))
@@ -285,10 +287,27 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
             continue
         slow, gap, count = gaps[key]
         scale = math.exp(-gap)
-        out.append(dataclasses.replace(series, points=tuple(
+        out.append(dataclasses.replace(series, points=Points.of(
             p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
             if p.commit.sha in slow else p for p in series.points)))
         notes[key] = (f"; {count} of this history's runs were slower in most of its series "
                       f"at once (a second kind of runner?): this series' values there taken "
                       f"{abs(1 - scale):.0%} {'down' if scale < 1 else 'up'}")
     return out, notes
+
+
+def shared_places(series_list: Iterable[Series]) -> dict[int, set[str]]:
+    """The places on the first-parent line that more than one commit of a series holds, and
+    those commits: results of two lines of history in one database (a branch's beside
+    main's, each counted on its own line), which a series can only order by date."""
+    shared: dict[int, set[str]] = {}
+    for series in series_list:
+        if series.by_date:
+            continue
+        holders: dict[int, set[str]] = {}
+        for commit in commits_of(series.points):
+            holders.setdefault(commit.order, set()).add(commit.sha)
+        for place, shas in holders.items():
+            if len(shas) > 1:
+                shared.setdefault(place, set()).update(shas)
+    return shared

@@ -1,6 +1,7 @@
 """What the history dashboard shows (pure): one view per benchmark with its series and steps,
-the Plotly figures of those views as plain dicts, trend lines, and the markdown summary for a
-pull-request comment. Turning figures into HTML and writing the site is the caller's job."""
+the Plotly figures of those views as plain dicts, trend lines, the markdown summary for a
+pull-request comment, and the table `history list` prints. Turning figures into HTML and
+writing the site is the caller's job."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,7 +13,7 @@ from typing import Any, Sequence
 
 from benchkit.core.history.changes import EnvironmentChange
 from benchkit.core.metrics.metric import metric_named
-from benchkit.core.history.series import Commit, Point, Series
+from benchkit.core.history.series import Commit, Point, Series, commits_of, values_of
 from benchkit.core.history.steps import Step
 from benchkit.core.text import printable
 
@@ -92,7 +93,7 @@ def commit_axis(series: Sequence[Series]) -> list[Commit]:
     """Every commit of `series`, in history order: the x axis shared by every chart."""
     seen: dict[str, Commit] = {}
     for s in series:
-        for c in [p.commit for p in s.points] + [c for c, _ in s.failed]:
+        for c in [*commits_of(s.points), *(c for c, _ in s.failed)]:
             seen.setdefault(c.sha, c)
     if all(c.order is not None for c in seen.values()):
         return sorted(seen.values(), key=lambda c: (c.order, c.date, c.sha))
@@ -122,11 +123,12 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
     if not series:
         return None
     kind = metric_named(metric)
-    scale, unit = kind.scale([p.value for s in series for p in s.points], series[0].unit)
+    scale, unit = kind.scale([v for s in series for v in values_of(s.points).tolist()],
+                             series[0].unit)
     title = kind.chart_title(unit)
     data, shapes = [], []
     for s in series:
-        pts = s.points
+        pts = list(s.points)
         trace = {
             "type": "scatter", "mode": "lines+markers", "name": series_name(s),
             "x": [position[p.commit.sha] for p in pts],
@@ -142,7 +144,7 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
         data.append(trace)
     failed = [(s, c, status) for s in series for c, status in s.failed if c.sha in position]
     if failed:
-        floor = min(p.value for s in series for p in s.points) / scale
+        floor = min(float(values_of(s.points).min()) for s in series) / scale
         data.append({
             "type": "scatter", "mode": "markers", "name": "failed or skipped",
             "x": [position[c.sha] for _, c, _ in failed], "y": [_short(floor)] * len(failed),
@@ -275,3 +277,38 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
 def _cell(text: str) -> str:
     """Text safe in a markdown table cell."""
     return printable(text).replace("|", "\\|").replace("\n", " ")
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """What `history list` prints: per benchmark and metric, the machines, commits and
+    observations held, and the commits where it only failed or was skipped."""
+
+    benchmark: str
+    metric: str
+    machines: tuple[str, ...]
+    commits: int
+    observations: int
+    first: str
+    last: str
+    failed: int = 0
+
+
+def summaries(series_list: Sequence[Series]) -> list[Summary]:
+    """Per benchmark and metric of `series_list`: machines, commits and observations."""
+    merged: dict[tuple[str, str], Summary] = {}
+    for series in series_list:
+        # a benchmark that never gave a value is held too: its failures are what there is
+        ends = commits_of(series.points) or [c for c, _ in series.failed]
+        if not ends:
+            continue
+        key = (series.benchmark, str(series.metric))
+        count = sum(p.observations for p in series.points)
+        prior = merged.get(key) or Summary(*key, (), 0, 0, ends[0].sha, ends[-1].sha)
+        machines = prior.machines + ((series.machine,) if series.machine not in
+                                     prior.machines else ())
+        merged[key] = dataclasses.replace(
+            prior, machines=machines, commits=max(prior.commits, len(series.points)),
+            observations=prior.observations + count,
+            failed=max(prior.failed, len(series.failed)))
+    return list(merged.values())

@@ -11,6 +11,7 @@ from typing import Sequence
 
 from benchkit.core.history.dashboard import (BenchmarkView, latest, series_name,
                                              step_anchor, trend, trend_line)
+from benchkit.core.history.series import values_of
 from benchkit.core.history.steps import SharedStep
 from benchkit.core.metrics.metric import history_metrics, metric_named
 from benchkit.core.text import printable
@@ -246,7 +247,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'{_e(step.machine)}</span></td>')
             everyone = shown + failing
             # every machine's and environment's trend, for the filters to show the chosen one
-            heights = [trend([p.value for p in s.points]) for s in shown]
+            heights = [trend(values_of(s.points).tolist()) for s in shown]
             trends = "" if len(shown) < 2 else ' data-trends="{}"'.format(_e(json.dumps(
                 [[s.machine, s.environment, " ".join(map(str, h))]
                  for s, h in zip(shown, heights)], separators=(",", ":"))))

@@ -8,7 +8,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from benchkit.core.decisions.verdicts import decide_runs
-from benchkit.core.history.series import Point, probe_relative_times
+from benchkit.core.history.series import Point
+from benchkit.core.measure.measurement import probe_relative_times
 
 NEIGHBOURS = 5             # commits on each side whose processes confirm a time step
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import statistics
-from typing import Any, Iterable, NamedTuple, Sequence
+from array import array
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence, overload
+
+import numpy as np
 
 from benchkit.core.decisions.bands import Band
 from benchkit.core.enums import TextEnum
+from benchkit.core.measure.measurement import speed_relative
 from benchkit.core.measure.stats import summarize
 from benchkit.core.metrics.metric import history_metric, metric_named
 from benchkit.core.records.records import Side, benchmark_name
@@ -46,23 +50,6 @@ class Observation(NamedTuple):
                 unit: str = "") -> "Observation":
         """A benchmark that ran and gave no value."""
         return cls(benchmark, metric, None, None, None, 0, None, None, unit, status)
-
-
-def probe_relative_times(m: Any) -> list[list[float]] | None:
-    """Per process, each run's time over the speed probe taken just before its chunk: times
-    in units of the machine's speed at that moment. None unless every process has probes."""
-    if not m.processes or not all(p.probes and min(p.probes) > 0 for p in m.processes):
-        return None
-    return [[t / probe for probe, chunk in zip(sample.probes, chunks) for t in chunk]
-            for sample, chunks in zip(m.processes, m.chunk_times())]
-
-
-def speed_relative(m: Any) -> float | None:
-    """The median of probe_relative_times: a machine that ran 1.6x slower for a while (seen
-    on this VM) does not look like a step. None without probes."""
-    relative = probe_relative_times(m)
-    flat = [t for process in relative or [] for t in process]
-    return statistics.median(flat) if flat else None
 
 
 def observations(results: Results) -> list[Observation]:
@@ -154,6 +141,97 @@ class Point(NamedTuple):
                    None if None in relatives else statistics.median(relatives))
 
 
+class Points(Sequence[Point]):
+    """A series' points held as columns: its Commits, and arrays of the values, lows,
+    highs, units and observations (and relatives where there are any). About 50 bytes a
+    point where a tuple of Points holds about 180 (a Point and its three floats), so a
+    history of millions of values is read whole. Indexing and iterating give Points;
+    `values`, `commits` and `relatives` give a column without making any."""
+
+    __slots__ = ("commits", "_value", "_low", "_high", "_units", "_observations",
+                 "relatives")
+
+    def __init__(self, commits: Sequence[Commit], value: Iterable[float],
+                 low: Iterable[float], high: Iterable[float], units: Iterable[int],
+                 observations: Iterable[int],
+                 relatives: Sequence[float | None] | None = None) -> None:
+        self.commits = tuple(commits)
+        self._value, self._low, self._high = array("d", value), array("d", low), array(
+            "d", high)
+        self._units, self._observations = array("q", units), array("q", observations)
+        self.relatives = (None if relatives is None or all(r is None for r in relatives)
+                          else tuple(relatives))
+
+    @classmethod
+    def of(cls, points: Iterable[Point]) -> "Points":
+        """The points as columns."""
+        points = list(points)
+        return cls([p.commit for p in points], [p.value for p in points],
+                   [p.low for p in points], [p.high for p in points],
+                   [p.units for p in points], [p.observations for p in points],
+                   [p.relative for p in points])
+
+    @property
+    def values(self) -> np.ndarray:
+        """The values, a read-only array."""
+        out = np.frombuffer(self._value, dtype=float) if self._value else np.zeros(0)
+        out.flags.writeable = False
+        return out
+
+    def __len__(self) -> int:
+        return len(self.commits)
+
+    @overload
+    def __getitem__(self, index: int) -> Point: ...
+    @overload
+    def __getitem__(self, index: slice) -> "Points": ...
+
+    def __getitem__(self, index):
+        relatives = self.relatives
+        if isinstance(index, slice):
+            return Points(self.commits[index], self._value[index], self._low[index],
+                          self._high[index], self._units[index], self._observations[index],
+                          None if relatives is None else relatives[index])
+        return Point(self.commits[index], self._value[index], self._low[index],
+                     self._high[index], self._units[index], self._observations[index],
+                     None if relatives is None else relatives[index])
+
+    def __iter__(self) -> Iterator[Point]:
+        relatives = self.relatives or (None,) * len(self.commits)
+        return map(Point, self.commits, self._value, self._low, self._high, self._units,
+                   self._observations, relatives)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or len(other) != len(self):
+            return NotImplemented if not isinstance(other, Sequence) else False
+        return all(a == b for a, b in zip(self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Points({list(self)!r})"
+
+
+def values_of(points: Sequence[Point]) -> np.ndarray:
+    """The points' values as an array (a Points hands over its column)."""
+    if isinstance(points, Points):
+        return points.values
+    return np.array([p.value for p in points], dtype=float)
+
+
+def relatives_of(points: Sequence[Point]) -> list[float] | None:
+    """Each point's time over the speed probe; None unless every point (of one or more)
+    has one."""
+    found = points.relatives if isinstance(points, Points) else [p.relative for p in points]
+    return list(found) if found and all(found) else None
+
+
+def commits_of(points: Sequence[Point]) -> tuple[Commit, ...]:
+    """The points' commits (a Points hands over its column)."""
+    return points.commits if isinstance(points, Points) else tuple(p.commit for p in points)
+
+
 @dataclasses.dataclass(frozen=True)
 class Series:
     """One benchmark's metric on one machine in one environment, a point per commit in
@@ -163,7 +241,7 @@ class Series:
     benchmark: str
     metric: str
     machine: str
-    points: tuple[Point, ...]
+    points: Sequence[Point]       # a tuple, or Points (columns) as a database reads them
     environment: str = ""
     unit: str = ""
     failed: tuple[tuple[Commit, Status], ...] = ()
@@ -171,30 +249,44 @@ class Series:
     evidence: bool = False       # whether the database keeps results-file items for it
 
 
-def _series_from_points(key: tuple, points: Sequence[Point], measured: Sequence[str],
-                        failures: Sequence[tuple] = (), *, unit: str = "",
-                        evidence: bool = False) -> Series:
+class _Rows(NamedTuple):
+    """One series' observations with a value, as columns, in the order read."""
+
+    commits: list
+    value: array
+    low: array
+    high: array
+    units: array
+    relatives: list
+    measured: list
+
+    @classmethod
+    def empty(cls) -> "_Rows":
+        return cls([], array("d"), array("d"), array("d"), array("q"), [], [])
+
+
+def _series_from_rows(key: tuple, rows: _Rows, failures: Sequence[tuple] = (), *,
+                      unit: str = "", evidence: bool = False) -> Series:
     """One series from the history database's observations of it (`key`: benchmark,
-    metric, machine, environment; `points`: a Point of each observation with a value, and
-    `measured` when each was measured; `failures`: Commit, measured_at, status of each
-    without; `evidence`: whether results-file items are stored for it): a point per commit
-    that has values (the observation's own Point where it is the only one), in commit order
-    (first-parent position when every commit has one, else UTC date, then first measured),
-    and the commits where it only failed."""
+    metric, machine, environment; `rows`: each observation with a value; `failures`:
+    Commit, measured_at, status of each without; `evidence`: whether results-file items
+    are stored for it): a point per commit that has values, in commit order
+    (first-parent position when every commit has one, else UTC date, then first
+    measured), and the commits where it only failed."""
     benchmark, metric, machine, env = key
     at: dict[str, list[int]] = {}              # sha -> its observations, in the order given
     commits: dict[str, Commit] = {}
     first: dict[str, str] = {}
-    for i, point in enumerate(points):
-        sha = point.commit.sha
+    for i, commit in enumerate(rows.commits):
+        sha = commit.sha
         found = at.get(sha)
         if found is None:
             at[sha] = [i]
-            commits[sha] = point.commit
-            first[sha] = measured[i]
+            commits[sha] = commit
+            first[sha] = rows.measured[i]
         else:
             found.append(i)
-            first[sha] = min(first[sha], measured[i])
+            first[sha] = min(first[sha], rows.measured[i])
     statuses: dict[str, str] = {}
     for commit, measured_at, status in failures:
         statuses.setdefault(commit.sha, status)
@@ -211,20 +303,32 @@ def _series_from_points(key: tuple, points: Sequence[Point], measured: Sequence[
     else:
         ordered = sorted(commits, key=lambda sha: (commits[sha].order, commits[sha].date,
                                                    first[sha]))
-    merged = []
+    out = _Rows.empty()
+    observations = array("q")
     for sha in ordered:
         found = at.get(sha)
         if found is None:
             continue
         if len(found) == 1:
-            merged.append(points[found[0]])
+            i = found[0]
+            point = Point(commits[sha], rows.value[i], rows.low[i], rows.high[i],
+                          rows.units[i], 1, rows.relatives[i])
         else:
-            merged.append(Point.of_values(commits[sha], [
-                (p.value, p.low, p.high, p.units, p.relative)
-                for p in (points[i] for i in found)]))
+            point = Point.of_values(commits[sha], [
+                (rows.value[i], rows.low[i], rows.high[i], rows.units[i], rows.relatives[i])
+                for i in found])
+        out.commits.append(point.commit)
+        out.value.append(point.value)
+        out.low.append(point.low)
+        out.high.append(point.high)
+        out.units.append(point.units)
+        observations.append(point.observations)
+        out.relatives.append(point.relative)
     failed = tuple((commits[sha], Status(statuses[sha])) for sha in ordered
                    if sha in statuses and sha not in at)
-    return Series(benchmark, history_metric(metric), machine, tuple(merged), env, unit, failed,
+    points = Points(out.commits, out.value, out.low, out.high, out.units, observations,
+                    out.relatives)
+    return Series(benchmark, history_metric(metric), machine, points, env, unit, failed,
                   by_date, evidence)
 
 
@@ -237,87 +341,39 @@ def series_from_observations(values: Iterable[tuple], failures: Iterable[tuple],
     is the value; `failures` (bench, run, status) of each without; `extras` (bench, run,
     unit, whether evidence is stored) of the few that carry them. `runs`: run id -> (Commit,
     machine, environment, measured_at); `names`: benchmark id -> (name, metric). Rows of
-    other runs or benchmarks are passed over. Each value is made its Point as it is read,
-    and that Point is the series' own where its commit has one value: one object a value
-    at the peak, not a row and then a point (4,000,000 values: 0.7 GiB)."""
-    groups: dict[tuple, tuple[list, list, list, list]] = {}
+    other runs or benchmarks are passed over. Each value goes into its series' columns as
+    it is read (4,000,000 values: a Point each peaked at 0.7 GiB; columns hold about 50
+    bytes a value), and each series is made as its columns are let go of."""
+    groups: dict[tuple, tuple[_Rows, list, list]] = {}
 
-    def lists_of(bench: int, at: tuple) -> tuple[list, list, list, list]:
+    def lists_of(bench: int, at: tuple) -> tuple[_Rows, list, list]:
         key = (bench, at[1], at[2])
-        return groups.get(key) or groups.setdefault(key, ([], [], [], []))
+        return groups.get(key) or groups.setdefault(key, (_Rows.empty(), [], []))
 
     for bench, run, value, low, high, units, relative in values:
         at = runs.get(run)
         if at is not None and bench in names:
-            lists = lists_of(bench, at)
-            lists[0].append(Point(at[0], value, value if low is None else low,
-                                  value if high is None else high, units, 1, relative))
-            lists[1].append(at[3])
+            rows = lists_of(bench, at)[0]
+            rows.commits.append(at[0])
+            rows.value.append(value)
+            rows.low.append(value if low is None else low)
+            rows.high.append(value if high is None else high)
+            rows.units.append(units)
+            rows.relatives.append(relative)
+            rows.measured.append(at[3])
     for bench, run, status in failures:
         at = runs.get(run)
         if at is not None and bench in names:
-            lists_of(bench, at)[2].append((at[0], at[3], status))
+            lists_of(bench, at)[1].append((at[0], at[3], status))
     for bench, run, unit, has_evidence in extras:
         at = runs.get(run)
         if at is not None and bench in names:
-            lists_of(bench, at)[3].append((unit, has_evidence))
+            lists_of(bench, at)[2].append((unit, has_evidence))
     out = []
     for key in sorted(groups, key=lambda k: (*names[k[0]], k[1], k[2])):
-        points, measured, failed, extra = groups.pop(key)   # each let go of as it is made
-        out.append(_series_from_points(
-            (*names[key[0]], key[1], key[2]), points, measured, failed,
+        rows, failed, extra = groups.pop(key)   # each let go of as it is made
+        out.append(_series_from_rows(
+            (*names[key[0]], key[1], key[2]), rows, failed,
             unit=next((u for u, _ in reversed(extra) if u), ""),
             evidence=any(e for _, e in extra)))
     return out
-
-
-@dataclasses.dataclass(frozen=True)
-class Summary:
-    """What `history list` prints: per benchmark and metric, the machines, commits and
-    observations held, and the commits where it only failed or was skipped."""
-
-    benchmark: str
-    metric: str
-    machines: tuple[str, ...]
-    commits: int
-    observations: int
-    first: str
-    last: str
-    failed: int = 0
-
-
-def summaries(series_list: Sequence[Series]) -> list[Summary]:
-    """Per benchmark and metric of `series_list`: machines, commits and observations."""
-    merged: dict[tuple[str, str], Summary] = {}
-    for series in series_list:
-        # a benchmark that never gave a value is held too: its failures are what there is
-        ends = [p.commit for p in series.points] or [c for c, _ in series.failed]
-        if not ends:
-            continue
-        key = (series.benchmark, str(series.metric))
-        count = sum(p.observations for p in series.points)
-        prior = merged.get(key) or Summary(*key, (), 0, 0, ends[0].sha, ends[-1].sha)
-        machines = prior.machines + ((series.machine,) if series.machine not in
-                                     prior.machines else ())
-        merged[key] = dataclasses.replace(
-            prior, machines=machines, commits=max(prior.commits, len(series.points)),
-            observations=prior.observations + count,
-            failed=max(prior.failed, len(series.failed)))
-    return list(merged.values())
-
-
-def shared_places(series_list: Iterable[Series]) -> dict[int, set[str]]:
-    """The places on the first-parent line that more than one commit of a series holds, and
-    those commits: results of two lines of history in one database (a branch's beside
-    main's, each counted on its own line), which a series can only order by date."""
-    shared: dict[int, set[str]] = {}
-    for series in series_list:
-        if series.by_date:
-            continue
-        holders: dict[int, set[str]] = {}
-        for point in series.points:
-            holders.setdefault(point.commit.order, set()).add(point.commit.sha)
-        for place, shas in holders.items():
-            if len(shas) > 1:
-                shared.setdefault(place, set()).update(shas)
-    return shared

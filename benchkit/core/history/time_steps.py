@@ -44,7 +44,7 @@ import numpy as np
 from benchkit.core.history import placement
 from benchkit.core.history.level_change import apart, rank_p, shift_interval
 from benchkit.core.history.process_evidence import evidence_decision
-from benchkit.core.history.series import Point, Series
+from benchkit.core.history.series import Point, Series, relatives_of, values_of
 from benchkit.core.history.step import Step
 
 DEFAULT_ALPHA = 0.01       # the rank tests' for a whole series (Holm's step-down)
@@ -279,10 +279,11 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     points = series.points
     if len(points) < 2 * MIN_NEWEST:
         return []
-    values = np.array([p.value for p in points], dtype=float)
-    if all(p.relative for p in points):
+    values = np.array(values_of(points), dtype=float)
+    relatives = relatives_of(points)
+    if relatives is not None:
         # in units of the machine's speed when each was measured, scaled back to seconds
-        relatives = np.array([p.relative for p in points], dtype=float)
+        relatives = np.array(relatives, dtype=float)
         values = relatives * float(np.median(values / relatives))
     if not np.all(values > 0):
         # the search works on log values: a point of zero or below (a track_ count that

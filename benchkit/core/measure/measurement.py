@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import statistics
 from typing import Any, Iterable, Sequence
 
 from benchkit.core.measure import stats
@@ -224,3 +225,20 @@ for _name in TASKSPEC_FIELDS:
 # Pickles name the public path, so they survive moves inside the package.
 for _cls in (ProcessSample, Measurement):
     _cls.__module__ = "benchkit"
+
+
+def probe_relative_times(m: Any) -> list[list[float]] | None:
+    """Per process, each run's time over the speed probe taken just before its chunk: times
+    in units of the machine's speed at that moment. None unless every process has probes."""
+    if not m.processes or not all(p.probes and min(p.probes) > 0 for p in m.processes):
+        return None
+    return [[t / probe for probe, chunk in zip(sample.probes, chunks) for t in chunk]
+            for sample, chunks in zip(m.processes, m.chunk_times())]
+
+
+def speed_relative(m: Any) -> float | None:
+    """The median of probe_relative_times: a machine that ran 1.6x slower for a while (seen
+    on this VM) does not look like a step. None without probes."""
+    relative = probe_relative_times(m)
+    flat = [t for process in relative or [] for t in process]
+    return statistics.median(flat) if flat else None
