@@ -141,6 +141,11 @@ class Point(NamedTuple):
                    None if None in relatives else statistics.median(relatives))
 
 
+def _column(kind: str, items: Iterable) -> array:
+    """`items` as an array of `kind`: an array of that kind is taken as it is, not copied."""
+    return items if isinstance(items, array) and items.typecode == kind else array(kind, items)
+
+
 class Points(Sequence[Point]):
     """A series' points held as columns: its Commits, and arrays of the values, lows,
     highs, units and observations (and relatives where there are any). About 50 bytes a
@@ -156,9 +161,9 @@ class Points(Sequence[Point]):
                  observations: Iterable[int],
                  relatives: Sequence[float | None] | None = None) -> None:
         self.commits = tuple(commits)
-        self._value, self._low, self._high = array("d", value), array("d", low), array(
+        self._value, self._low, self._high = _column("d", value), _column("d", low), _column(
             "d", high)
-        self._units, self._observations = array("q", units), array("q", observations)
+        self._units, self._observations = _column("q", units), _column("q", observations)
         self.relatives = (None if relatives is None or all(r is None for r in relatives)
                           else tuple(relatives))
 
@@ -303,31 +308,28 @@ def _series_from_rows(key: tuple, rows: _Rows, failures: Sequence[tuple] = (), *
     else:
         ordered = sorted(commits, key=lambda sha: (commits[sha].order, commits[sha].date,
                                                    first[sha]))
-    out = _Rows.empty()
-    observations = array("q")
-    for sha in ordered:
-        found = at.get(sha)
-        if found is None:
-            continue
-        if len(found) == 1:
-            i = found[0]
-            point = Point(commits[sha], rows.value[i], rows.low[i], rows.high[i],
-                          rows.units[i], 1, rows.relatives[i])
+    picked = [at[sha] for sha in ordered if sha in at]
+    if all(len(found) == 1 for found in picked):
+        # one observation a commit (an import): its columns, in commit order
+        index = [found[0] for found in picked]
+        if index == list(range(len(index))):
+            points = Points(rows.commits, rows.value, rows.low, rows.high, rows.units,
+                            array("q", [1]) * len(index), rows.relatives)
         else:
-            point = Point.of_values(commits[sha], [
+            def take(column):
+                return [column[i] for i in index]
+            points = Points(take(rows.commits), take(rows.value), take(rows.low),
+                            take(rows.high), take(rows.units), array("q", [1]) * len(index),
+                            take(rows.relatives))
+    else:
+        points = Points.of(
+            Point(rows.commits[found[0]], rows.value[found[0]], rows.low[found[0]],
+                  rows.high[found[0]], rows.units[found[0]], 1, rows.relatives[found[0]])
+            if len(found) == 1 else Point.of_values(rows.commits[found[0]], [
                 (rows.value[i], rows.low[i], rows.high[i], rows.units[i], rows.relatives[i])
-                for i in found])
-        out.commits.append(point.commit)
-        out.value.append(point.value)
-        out.low.append(point.low)
-        out.high.append(point.high)
-        out.units.append(point.units)
-        observations.append(point.observations)
-        out.relatives.append(point.relative)
+                for i in found]) for found in picked)
     failed = tuple((commits[sha], Status(statuses[sha])) for sha in ordered
                    if sha in statuses and sha not in at)
-    points = Points(out.commits, out.value, out.low, out.high, out.units, observations,
-                    out.relatives)
     return Series(benchmark, history_metric(metric), machine, points, env, unit, failed,
                   by_date, evidence)
 
@@ -350,17 +352,23 @@ def series_from_observations(values: Iterable[tuple], failures: Iterable[tuple],
         key = (bench, at[1], at[2])
         return groups.get(key) or groups.setdefault(key, (_Rows.empty(), [], []))
 
+    adders: dict[tuple, tuple] = {}        # each group's columns' bound appends
     for bench, run, value, low, high, units, relative in values:
         at = runs.get(run)
-        if at is not None and bench in names:
-            rows = lists_of(bench, at)[0]
-            rows.commits.append(at[0])
-            rows.value.append(value)
-            rows.low.append(value if low is None else low)
-            rows.high.append(value if high is None else high)
-            rows.units.append(units)
-            rows.relatives.append(relative)
-            rows.measured.append(at[3])
+        if at is None or bench not in names:
+            continue
+        add = adders.get((bench, at[1], at[2]))
+        if add is None:
+            add = adders[bench, at[1], at[2]] = tuple(
+                column.append for column in lists_of(bench, at)[0])
+        add[0](at[0])
+        add[1](value)
+        add[2](value if low is None else low)
+        add[3](value if high is None else high)
+        add[4](units)
+        add[5](relative)
+        add[6](at[3])
+    adders.clear()
     for bench, run, status in failures:
         at = runs.get(run)
         if at is not None and bench in names:
