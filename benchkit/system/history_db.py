@@ -63,8 +63,7 @@ class AddedRun:
 # What series() reads: observations with a value; those without (failed, skipped); and the
 # few rows that carry a unit or evidence.
 _SERIES_QUERIES = (
-    # a low or high equal to the value comes back as NULL, so a point holds one float where
-    # the three are one (asv's imports)
+    # a low or high equal to the value (asv's imports) comes back as NULL: less to fetch
     "SELECT bench, run, value, NULLIF(low, value), NULLIF(high, value), units, relative "
     "FROM observations WHERE status = 'ok' AND value IS NOT NULL",
     "SELECT bench, run, status FROM observations WHERE NOT (status = 'ok' AND value IS NOT NULL)",

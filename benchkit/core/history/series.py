@@ -142,7 +142,8 @@ class Point(NamedTuple):
 
 
 def _column(kind: str, items: Iterable) -> array:
-    """`items` as an array of `kind`: an array of that kind is taken as it is, not copied."""
+    """`items` as an array of `kind`: an array of that kind is taken as it is, not copied
+    (the database reader hands over the columns it gathered and keeps none)."""
     return items if isinstance(items, array) and items.typecode == kind else array(kind, items)
 
 
