@@ -24,7 +24,10 @@ trials) and around the injected ones, counted apart in
 named at the wrong commit) or elsewhere; of those near it, `near_injected_at_best_cut` are
 at the commit (within one) where the values themselves put it: the best cut of two levels
 within NEAR commits (a spell the flattened series keeps next to the injected commit moves
-it there). The real steps each tool finds in the original series are listed too.
+it there). The real steps each tool finds in the original series are listed too, and
+`real_steps_agreement` says of asv's regressions there how many benchkit names at the
+commit (within --tolerance), in a span holding it, or misses (listed, also on stdout), and
+how many slower steps benchkit names that asv does not report.
 
     .venv/bin/python benchmarks/perf_history_detection.py DIR [DIR ...] [--trials 400]
 
@@ -411,6 +414,38 @@ def real_steps(series) -> list[dict]:
     return out
 
 
+def agreement(steps: list[dict], tolerance: int) -> dict:
+    """asv's regressions in the original series beside benchkit's steps there: each one
+    benchkit also names, slower, within `tolerance` commits (`at_the_commit`) or in a span
+    holding it (`in_a_span`), or not at all (`missed`, listed); and how many slower steps
+    benchkit names that asv does not report (`benchkit_only`)."""
+    def mine(series):
+        return [s for s in steps if s["tool"] == "benchkit" and s["series"] == series
+                and s["change"] > 0]
+
+    def near(step, index):
+        if step["index"] is not None:
+            return abs(step["index"] - index) <= tolerance
+        first, last = step["span"]
+        return first - tolerance <= index <= last + tolerance
+
+    theirs = [s for s in steps if s["tool"] == "asv" and s["change"] > 0]
+    out: dict = {"asv_regressions": len(theirs), "at_the_commit": 0, "in_a_span": 0,
+                 "missed": []}
+    for step in theirs:
+        matched = [m for m in mine(step["series"]) if near(m, step["index"])]
+        if any(m["index"] is not None for m in matched):
+            out["at_the_commit"] += 1
+        elif matched:
+            out["in_a_span"] += 1
+        else:
+            out["missed"].append(step)
+    out["benchkit_only"] = sum(
+        1 for s in steps if s["tool"] == "benchkit" and s["change"] > 0 and not any(
+            a["series"] == s["series"] and near(s, a["index"]) for a in theirs))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dirs", nargs="*", type=Path,
@@ -476,6 +511,8 @@ def main() -> None:
                        "real steps taken out",
                        "real_steps": real_steps(real) if size is None
                        and seed == args.seed[0] else []})
+        if scored["real_steps"]:
+            scored["real_steps_agreement"] = agreement(scored["real_steps"], args.tolerance)
         if size is not None:
             scored["window"] = size
         scored["seed"] = seed
@@ -504,6 +541,16 @@ def main() -> None:
         print("benchkit also reported {per_series:.3f} slower steps per series without a "
               "place (a span of commits), {holding_the_injected_commit:.3f} holding the "
               "injected commit".format(**scored["benchkit_unplaced"]))
+        if "real_steps_agreement" in scored:
+            agreed = scored["real_steps_agreement"]
+            print(f"real steps: asv reports {agreed['asv_regressions']} regressions in the "
+                  f"original series; benchkit names {agreed['at_the_commit']} at the commit "
+                  f"(within {args.tolerance}), {agreed['in_a_span']} in a span, misses "
+                  f"{len(agreed['missed'])}; it names {agreed['benchkit_only']} slower steps "
+                  "asv does not report")
+            for step in agreed["missed"]:
+                print(f"  missed: {step['series']} {step['change']:+.1%} at commit "
+                      f"{step['index']} of {step['points']}")
     if len(args.seed) > 1:
         result["over_seeds"] = over_seeds(result["data"])
         print("\nover seeds " + ", ".join(map(str, args.seed)) + ": means")

@@ -90,6 +90,20 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     assert every["false_steps_per_series"]["spans"] == pytest.approx(20 / 21)
     assert every["false_cases"] == {"right": 0, "spans": 4 * 29}
     assert every["recall_95"] is None and scored["false_cases"]["spans"] <= 20
+    # asv's regressions in the original series beside benchkit's steps: at the commit
+    # (within the tolerance), in a span holding it, or missed; and benchkit's own extra
+    steps = [{"series": "a", "tool": "asv", "index": 10, "change": 0.2, "points": 30},
+             {"series": "a", "tool": "benchkit", "index": 12, "change": 0.19},
+             {"series": "b", "tool": "asv", "index": 5, "change": 0.1, "points": 30},
+             {"series": "b", "tool": "benchkit", "index": None, "span": [7, 9], "change": 0.1},
+             {"series": "c", "tool": "asv", "index": 20, "change": 0.5, "points": 30},
+             {"series": "c", "tool": "benchkit", "index": 20, "change": -0.3},
+             {"series": "d", "tool": "benchkit", "index": 3, "change": 0.4}]
+    agreed = script.agreement(steps, 2)
+    assert (agreed["asv_regressions"], agreed["at_the_commit"], agreed["in_a_span"]) == (3, 1, 1)
+    assert [m["series"] for m in agreed["missed"]] == ["c"]      # faster is not it
+    assert agreed["benchkit_only"] == 1
+    assert script.agreement(steps, 1)["in_a_span"] == 0         # 5 is 2 before the span
     # --window 40 on a series of 100 commits: pieces of 40, one starting every 10 commits
     pieces = script.windows([("s", np.arange(100.0))], 40)
     assert [label for label, _ in pieces] == [f"s@{k}" for k in range(0, 61, 10)]
