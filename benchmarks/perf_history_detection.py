@@ -461,7 +461,8 @@ def main() -> None:
     parser.add_argument("--every-position", action="store_true",
                         help="inject at every commit of every series instead of --trials "
                              "random ones (each series weighted alike: the sampled figures' "
-                             "exact expectation)")
+                             "exact expectation; runs 4 x series x commits cases, so for "
+                             "sets of tens of series, minutes each)")
     parser.add_argument("--min-points", type=int, default=25)
     parser.add_argument("--margin", type=int, default=6,
                         help="commits between an injected step and either end")
