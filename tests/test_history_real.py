@@ -159,6 +159,40 @@ def test_a_schema_3_database_counts_imported_places_from_1_as_history_add_does(t
         assert raw.execute("PRAGMA user_version").fetchone()[0] == VERSION
 
 
+def test_a_schema_4_database_migrates_and_keeps_what_confirm_says(tmp_path):
+    """tests/fixtures/history/v4.db was written by schema 4 (benchkit 1736048): the real
+    asv-samples excerpt imported (five environments). v4-series.json is what schema 4's
+    reader returned from it. Schema 5 adds the verdicts of `--confirm`, kept by step."""
+    from benchkit.core.history.step import Step, with_confirmations
+    copy = tmp_path / "v4.db"
+    shutil.copy(FIXTURES / "history" / "v4.db", copy)
+    with HistoryDB(copy) as history:
+        found = [[s.benchmark, str(s.metric), s.machine, s.environment,
+                  [[p.commit.sha, p.value, p.low, p.high] for p in s.points]]
+                 for s in history.series()]
+        assert history.confirmations() == {}
+        a, b = Commit("a" * 40, ""), Commit("b" * 40, "")
+        step = Step("t.time_x", "time", "box", a, b, 1.0, 1.2, 0.2, 0.1, 0.3,
+                    environment="py3.11")
+        history.keep_confirmations([step, Step("t.time_y", "time", "box", a, b, 1.0, 1.2,
+                                               0.2, 0.1, 0.3)])   # no verdict: not kept
+        history.keep_confirmations([step.__class__(**{**step.__dict__,
+                                                      "confirmation": "rejected: x"})])
+        history.keep_confirmations([step.__class__(**{**step.__dict__,
+                                                      "confirmation": "confirmed: y"})])
+    with HistoryDB(copy, create=False) as history:             # kept across opens
+        kept = history.confirmations()
+    assert list(kept.values()) == ["confirmed: y"]            # the last word stands
+    (again,) = with_confirmations([step], kept)
+    assert again.confirmation == "confirmed: y"
+    other = step.__class__(**{**step.__dict__, "environment": "py3.12"})
+    assert with_confirmations([other], kept) == [other]      # another series: not its verdict
+    expected = json.loads((FIXTURES / "history" / "v4-series.json").read_text())
+    assert json.loads(json.dumps(found)) == expected
+    with sqlite3.connect(copy) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == VERSION == 5
+
+
 def _results(host: str, python: str, commit: str, value: float):
     m = benchkit.Measurement(10, [value * 10 * (1 + i / 100) for i in range(8)],
                              benchkit.TaskSpec("x", "", label="bench"), {"benchmark": "bench"})
@@ -247,6 +281,14 @@ def test_confirm_says_when_imported_data_cannot_be_re_measured(tmp_path):
     confirmations = [line.strip() for line in out.stdout.splitlines()
                      if line.startswith("    not re-measurable")]
     assert confirmations == ["not re-measurable: no repository (pass --repo)"] * 6, out.stdout
+    # kept: a later listing and the report say it without re-measuring
+    later = json.loads(cli("history", "regressions", "--metric", "time", "--json", "--db", db,
+                           cwd=tmp_path, check_code=0).stdout)
+    said = [s["confirmation"] for s in later if s.get("kind") != "environment"]
+    assert said.count("not re-measurable: no repository (pass --repo)") == 6, said
+    cli("report", tmp_path / "site", "--db", db, cwd=tmp_path, check_code=0)
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert '<strong class="verdict">not re-measurable</strong>' in index
 
 
 def test_skip_existing_is_per_metric(tmp_path):

@@ -20,7 +20,8 @@ from typing import Callable, Sequence
 from benchkit.core.history.changes import on_one_kind
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Commit, Series, observations
-from benchkit.core.history.step import steps_from_records, steps_to_records
+from benchkit.core.history.step import (steps_from_records, steps_to_records,
+                                        with_confirmations)
 from benchkit.core.history.steps import DEFAULT_ALPHA, DEFAULT_NOISE, Step, steps_of
 from benchkit.errors import BenchkitError, HistoryError, RevisionError
 from benchkit.system import results_files
@@ -234,6 +235,8 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
             metric is None or str(metric) == "time") else None
         steps = _all_steps(db, series_list, alpha, noise, context)
         db.keep(key(machine, benchmark, metric), json.dumps(steps_to_records(steps)).encode())
+    # what `regressions --confirm` said of a step before stays with it
+    steps = with_confirmations(steps, db.confirmations())
     if since is None:
         return steps
     # found on the whole series (the levels before `since` are what a step is judged

@@ -25,30 +25,18 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from benchkit.core.history.changes import hardware_sql, labelled_runs
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.dashboard import Summary, summaries
+from benchkit.core.history.step import Step, step_key
 from benchkit.core.history.series import (Commit, Observation, Point, Series,
                                           series_from_observations, utc_date)
 from benchkit.core.records import schema
 from benchkit.errors import HistoryError
 from benchkit.system.bulk import paused_gc
-from benchkit.system.git import toplevel as git_toplevel
 from benchkit.system.history_schema import EXPECTED_COLUMNS, MIGRATIONS, VERSION
 
-DB_ENV = "BENCHKIT_DB"
-DEFAULT_RELATIVE = Path(".benchkit") / "history.db"
 APPLICATION_ID = 0x626B6869          # "bkhi"
 BUSY_TIMEOUT_MS = 120_000
 # Received databases are not trusted: a stored item inflates to at most this many bytes.
 EVIDENCE_LIMIT = 64 << 20
-
-
-def default_path(cwd: str | os.PathLike | None = None) -> Path:
-    """BENCHKIT_DB, else `.benchkit/history.db` at the top of the git checkout holding `cwd`
-    (or in `cwd` itself outside one)."""
-    if os.environ.get(DB_ENV):
-        return Path(os.environ[DB_ENV])
-    cwd = Path(cwd or os.getcwd())
-    root = git_toplevel(cwd) or cwd
-    return root / DEFAULT_RELATIVE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,6 +238,20 @@ class HistoryDB:
 
     def _changed(self) -> None:
         self._db.execute("UPDATE meta SET value = value + 1 WHERE key = 'changes'")
+
+    def keep_confirmations(self, steps: Sequence[Step]) -> None:
+        """Store what `--confirm` said of each step that has a verdict (the last word
+        stands): later listings and the report show it (`confirmations`)."""
+        with self._write(), self._guard("write to"):
+            self._db.executemany("INSERT OR REPLACE INTO confirmations VALUES (?,?,?,?,?,?,?)",
+                                 [(*step_key(s), s.confirmation) for s in steps
+                                  if s.confirmation])
+
+    def confirmations(self) -> dict[tuple, str]:
+        """The verdicts kept, by `step_key`."""
+        return {tuple(row[:6]): row[6] for row in self._query(
+            "SELECT benchmark, metric, machine, environment, previous, sha, verdict "
+            "FROM confirmations")}
 
     # -- derived results --------------------------------------------------------------------
     def cached(self, key: str) -> bytes | None:

@@ -14,6 +14,8 @@ database forward. Each step runs inside the opener's write transaction.
   (`git rev-list --count`, as `history add` and `history run` count); asv imports counted
   from 0, so a commit added by one and its neighbour imported by the other could tie.
   Commits that only imports wrote move up by one.
+- 5: what `history regressions --confirm` said of each step it re-measured
+  (`confirmations`), kept so that later listings and the report show it.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from typing import Callable
 from benchkit.core.history.series import utc_date
 from benchkit.core.records.environment import environment_key
 
-VERSION = 4
+VERSION = 5
 
 _SCHEMA_1 = """
 CREATE TABLE commits (
@@ -170,11 +172,25 @@ UPDATE commits SET ord = ord + 1 WHERE ord IS NOT NULL
 UPDATE meta SET value = value + 1 WHERE key = 'changes'
 """
 
+_CONFIRMATIONS_5 = """
+CREATE TABLE confirmations (
+    benchmark TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    environment TEXT NOT NULL,
+    previous TEXT NOT NULL,        -- the step's commits: the one before it and its own
+    sha TEXT NOT NULL,
+    verdict TEXT NOT NULL,         -- confirmed / rejected / inconclusive / not re-measurable
+    PRIMARY KEY (benchmark, metric, machine, environment, previous, sha)
+)
+"""
+
 # version -> what brings a database of version - 1 to it
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _statements(_SCHEMA_1),
                                                                2: _to_2,
                                                                3: _statements(_OBSERVATIONS_3),
-                                                               4: _statements(_PLACES_FROM_1)}
+                                                               4: _statements(_PLACES_FROM_1),
+                                                               5: _statements(_CONFIRMATIONS_5)}
 # what the current version's queries need
 EXPECTED_COLUMNS = {
     "commits": {"sha", "date", "ord", "message"},
@@ -185,4 +201,6 @@ EXPECTED_COLUMNS = {
     "observations": {"run", "bench", "value", "low", "high", "units", "relative", "unit",
                      "status", "format", "evidence"},
     "failed_revisions": {"sha", "machine", "failed_at", "message"},
+    "confirmations": {"benchmark", "metric", "machine", "environment", "previous", "sha",
+                      "verdict"},
 }

@@ -281,6 +281,8 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
                     "add their results with --machine NAME (history add, import-asv)")
     if args.confirm:
         steps = confirmed(args, steps)
+        with open_db(args, create=False) as db:
+            db.keep_confirmations(steps)
     changes = environment_changes(series_list)
     shown = [s for s in steps if args.all or not s.transient]
     broken = [s for s in steps if not s.transient and breaks_a_gate(s, args.fail_on)]

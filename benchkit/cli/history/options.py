@@ -3,6 +3,7 @@ and ab), declared once, and the database they name."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from benchkit.cli import args as types
@@ -48,9 +49,23 @@ def revision_options(parser, paths: str = "+") -> None:
     db_option(parser)
 
 
+DB_ENV = "BENCHKIT_DB"
+DEFAULT_RELATIVE = Path(".benchkit") / "history.db"
+
+
+def default_path(cwd: str | os.PathLike | None = None) -> Path:
+    """BENCHKIT_DB, else `.benchkit/history.db` at the top of the git checkout holding `cwd`
+    (or in `cwd` itself outside one)."""
+    from benchkit.system.git import toplevel
+    if os.environ.get(DB_ENV):
+        return Path(os.environ[DB_ENV])
+    cwd = Path(cwd or os.getcwd())
+    return (toplevel(cwd) or cwd) / DEFAULT_RELATIVE
+
+
 def open_db(args, create: bool = True):
     """The history database --db names (or the default one)."""
-    from benchkit.system.history_db import HistoryDB, default_path
+    from benchkit.system.history_db import HistoryDB
     path = Path(args.db) if args.db else default_path(getattr(args, "repo", None))
     return HistoryDB(path, create=create)
 

@@ -85,6 +85,20 @@ def _commit_of(record: Any) -> Commit:
     return Commit(sha, date, order, message)
 
 
+def step_key(step: Step) -> tuple[str, str, str, str, str, str]:
+    """What names a step across runs of the finder: its series (benchmark, metric, machine,
+    environment) and its two commits."""
+    return (step.benchmark, str(step.metric), step.machine, step.environment,
+            step.previous.sha, step.commit.sha)
+
+
+def with_confirmations(steps: list[Step], kept: dict[tuple, str]) -> list[Step]:
+    """The steps, each with the verdict kept for it (`kept`: by step_key), where it has
+    none of its own."""
+    return [s if s.confirmation or step_key(s) not in kept else
+            dataclasses.replace(s, confirmation=kept[step_key(s)]) for s in steps]
+
+
 def steps_to_records(steps: list[Step]) -> list[list[Any]]:
     """Steps as JSON-ready lists (what the history database's cache keeps)."""
     return [[s.benchmark, str(s.metric), s.machine, _commit_record(s.previous),
