@@ -75,7 +75,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchkit.core.history.series import Commit, Point, Series
+from benchkit.core.history.series import Commit, Point, Points, Series, values_of
 from benchkit.core.history.steps import steps_of
 from benchkit.orchestration.asv_import import import_asv
 from benchkit.system.history_db import HistoryDB
@@ -142,6 +142,20 @@ def _history_of(label: str) -> tuple[str, str, str]:
     return machine, env, rest.rsplit("@", 1)[1] if "@" in rest else ""
 
 
+# (id of a group, machine, environment, piece) -> (the group, its members' names and
+# series): a history's other series are the same in every trial; built once, not per trial
+_HISTORIES: dict[tuple, tuple[list, list[str], list[Series]]] = {}
+
+
+def _time_series(name: str, machine: str, env: str, values: np.ndarray) -> Series:
+    shas = SHAS.get(name)      # a joined series' commits are its histories': positions then
+    keys = shas if shas is not None and len(shas) == len(values) else range(len(values))
+    column = [float(x) for x in values]
+    return Series(name, "time", machine, Points(
+        [Commit(str(key), "", i) for i, key in enumerate(keys)], column, column, column,
+        [1] * len(column), [1] * len(column)), env)
+
+
 def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
                        ) -> np.ndarray:
     """`values` of series `label` as `benchkit history regressions` reads them beside the
@@ -150,16 +164,16 @@ def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: 
     series' own gap). Commits are the series' own (SHAS), else positions."""
     from benchkit.core.history.changes import on_one_kind
     machine, env, piece = _history_of(label)
-    members = [(name, values if name == label else v) for name, v in group
-               if _history_of(name) == (machine, env, piece)]
-    def keys(name, v):    # a joined series' commits are its histories': positions then
-        shas = SHAS.get(name)
-        return shas if shas is not None and len(shas) == len(v) else range(len(v))
-    series = [Series(name, "time", machine, tuple(
-        Point(Commit(str(key), "", i), float(x), float(x), float(x), 1, 1)
-        for i, (key, x) in enumerate(zip(keys(name, v), v))), env) for name, v in members]
-    found, _ = on_one_kind(series)
-    return np.array([p.value for p in found[[n for n, _ in members].index(label)].points])
+    key = (id(group), machine, env, piece)
+    if key not in _HISTORIES:       # the group is held there too: its id is not reused
+        members = [(name, v) for name, v in group if _history_of(name) == (machine, env, piece)]
+        _HISTORIES[key] = (group, [name for name, _ in members],
+                           [_time_series(name, machine, env, v) for name, v in members])
+    _, names, series = _HISTORIES[key]
+    at = names.index(label)
+    found, _ = on_one_kind([*series[:at], _time_series(label, machine, env, values),
+                            *series[at + 1:]])
+    return np.array(values_of(found[at].points), dtype=float)
 
 
 def benchkit_report(values: np.ndarray) -> tuple[list[tuple[int, float]],

@@ -104,6 +104,23 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     assert [m["series"] for m in agreed["missed"]] == ["c"]      # faster is not it
     assert agreed["benchkit_only"] == 1
     assert script.agreement(steps, 1)["in_a_span"] == 0         # 5 is 2 before the span
+    # a series read beside its history's others as `regressions` reads it: the others built
+    # once and kept, the series asked about made anew each time (its injected values)
+    rng = np.random.default_rng(3)
+    slow = rng.random(60) < 0.3
+    group = [(f"m/e/b{k}", np.exp(rng.normal(0, 0.01, 60)) * np.where(slow, 1.3, 1.0))
+             for k in range(8)]
+    from benchkit.core.history.changes import on_one_kind
+    from benchkit.core.history.series import Commit, Point, Series
+    fresh = [Series(name, "time", "m", tuple(Point(Commit(str(i), "", i), float(x), float(x),
+                                                   float(x), 1, 1) for i, x in enumerate(v)),
+                    "e") for name, v in group]
+    expected = [p.value for p in on_one_kind(fresh)[0][2].points]
+    assert list(script.on_one_kind_values(group, "m/e/b2", group[2][1])) == expected
+    assert expected != list(group[2][1])               # the slower kind's values taken down
+    doubled = script.on_one_kind_values(group, "m/e/b2", group[2][1] * 2)
+    assert list(script.on_one_kind_values(group, "m/e/b2", group[2][1])) == expected
+    assert list(doubled) != expected
     # --window 40 on a series of 100 commits: pieces of 40, one starting every 10 commits
     pieces = script.windows([("s", np.arange(100.0))], 40)
     assert [label for label, _ in pieces] == [f"s@{k}" for k in range(0, 61, 10)]
