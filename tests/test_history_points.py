@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchkit.core.history.series import (Commit, Point, Points, Series, commits_of,
-                                          relatives_of, values_of)
+                                          observations_of, relatives_of, values_of)
 from benchkit.core.history.steps import steps_of
 
 finite = st.floats(min_value=1e-9, max_value=1e9, allow_nan=False)
@@ -44,6 +44,7 @@ def test_points_index_slice_and_iterate_as_their_tuple(points, i, j, step):
     assert isinstance(held[i:j], Points)
     assert list(values_of(held)) == [p.value for p in plain] == list(values_of(plain))
     assert commits_of(held) == commits_of(plain)
+    assert observations_of(held) == observations_of(plain) == sum(p.observations for p in plain)
     assert relatives_of(held) == relatives_of(plain)
     expected = ([p.relative for p in plain]
                 if plain and all(p.relative for p in plain) else None)

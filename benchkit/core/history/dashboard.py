@@ -13,7 +13,8 @@ from typing import Any, Sequence
 
 from benchkit.core.history.changes import EnvironmentChange
 from benchkit.core.metrics.metric import metric_named
-from benchkit.core.history.series import Commit, Point, Series, commits_of, values_of
+from benchkit.core.history.series import (Commit, Point, Series, commits_of, observations_of,
+                                          values_of)
 from benchkit.core.history.steps import Step
 from benchkit.core.text import printable
 
@@ -303,7 +304,7 @@ def summaries(series_list: Sequence[Series]) -> list[Summary]:
         if not ends:
             continue
         key = (series.benchmark, str(series.metric))
-        count = sum(p.observations for p in series.points)
+        count = observations_of(series.points)
         prior = merged.get(key) or Summary(*key, (), 0, 0, ends[0].sha, ends[-1].sha)
         machines = prior.machines + ((series.machine,) if series.machine not in
                                      prior.machines else ())

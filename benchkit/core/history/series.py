@@ -233,6 +233,12 @@ def relatives_of(points: Sequence[Point]) -> list[float] | None:
     return list(found) if found and all(found) else None
 
 
+def observations_of(points: Sequence[Point]) -> int:
+    """How many observations the points merge (a Points sums its column)."""
+    return sum(points._observations if isinstance(points, Points) else
+               (p.observations for p in points))
+
+
 def commits_of(points: Sequence[Point]) -> tuple[Commit, ...]:
     """The points' commits (a Points hands over its column)."""
     return points.commits if isinstance(points, Points) else tuple(p.commit for p in points)
