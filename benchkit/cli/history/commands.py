@@ -21,7 +21,7 @@ from benchkit.cli.history.output import (breaks_a_gate, check_gates, format_valu
                                          warn_by_date, warn_host_named,
                                          warn_shared_places)
 from benchkit.core.text import printable
-from benchkit.errors import BenchkitError
+from benchkit.errors import BenchkitError, HistoryError
 
 
 def add_parsers(sub) -> None:
@@ -281,8 +281,11 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
                     "add their results with --machine NAME (history add, import-asv)")
     if args.confirm:
         steps = confirmed(args, steps)
-        with open_db(args, create=False) as db:
-            db.keep_confirmations(steps)
+        try:
+            with open_db(args, create=False) as db:
+                db.keep_confirmations(steps)
+        except HistoryError as error:   # the verdicts are printed all the same
+            print(f"warning: the verdicts were not kept: {error}", file=sys.stderr)
     changes = environment_changes(series_list)
     shown = [s for s in steps if args.all or not s.transient]
     broken = [s for s in steps if not s.transient and breaks_a_gate(s, args.fail_on)]
