@@ -289,6 +289,8 @@ def test_confirm_says_when_imported_data_cannot_be_re_measured(tmp_path):
     cli("report", tmp_path / "site", "--db", db, cwd=tmp_path, check_code=0)
     index = (tmp_path / "site" / "index.html").read_text()
     assert '<strong class="verdict">not re-measurable</strong>' in index
+    comment = cli("report", "--markdown", "--db", db, cwd=tmp_path, check_code=0).stdout
+    assert comment.count("(not re-measurable) |") == 6, comment
 
 
 def test_skip_existing_is_per_metric(tmp_path):

@@ -240,8 +240,11 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
                   "| benchmark | metric | machine | change | interval | commit | message |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for st in steps[:max_steps]:
+            # what --confirm said, in a word (kept in the database with the step)
+            verdict = st.confirmation.split(":")[0].strip()
             lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(st.machine)} | "
-                         f"{st.change:+.2%} | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
+                         f"{st.change:+.2%}" + (f" ({_cell(verdict)})" if verdict else "")
+                         + f" | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
                          + (f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |"
                             if st.placed else
                             f"`{st.range[0].sha[:12]}..{st.range[1].sha[:12]}` | not placed: "
