@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections import Counter
 from pathlib import Path
 
 from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, commit_table,
@@ -14,7 +13,7 @@ from benchkit.core.history.pages import (COMMITS, SCRIPT, benchmark_page, commit
 from benchkit.core.metrics.metric import history_metrics
 from benchkit.core.history.series import Commit
 from benchkit.core.history.steps import (DEFAULT_ALPHA, DEFAULT_NOISE, SharedStep,
-                                          shared_steps)
+                                          series_counts, shared_steps)
 from benchkit.errors import ReportError
 from benchkit.orchestration.history import find_steps
 from benchkit.system.files import write_site
@@ -42,7 +41,7 @@ def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = DEFAULT_
     from benchkit.core.history.changes import environment_changes
     series = db.series(machine=machine)
     steps = find_steps(db, alpha=alpha, noise=noise, machine=machine, series_list=series)
-    shared = shared_steps(steps, Counter((s.machine, str(s.metric)) for s in series))
+    shared = shared_steps(steps, series_counts(series))
     return Report(views(series, steps, environment_changes(series)), commit_axis(series),
                   sum(not s.transient for s in steps), tuple(shared))
 

@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 from benchkit.cli import args as types
@@ -256,7 +255,7 @@ def cmd_import_asv(args) -> Outcome | tuple[Outcome, ...]:
 def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history regressions`."""
     from benchkit.core.history.changes import environment_changes
-    from benchkit.core.history.steps import shared_steps
+    from benchkit.core.history.steps import series_counts, shared_steps
     from benchkit.orchestration.history import find_steps
     with open_db(args, create=False) as db:
         since = None
@@ -289,7 +288,7 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
     changes = environment_changes(series_list)
     shown = [s for s in steps if args.all or not s.transient]
     broken = [s for s in steps if not s.transient and breaks_a_gate(s, args.fail_on)]
-    shared = shared_steps(steps, Counter((s.machine, str(s.metric)) for s in series_list))
+    shared = shared_steps(steps, series_counts(series_list))
     group_of = {id(st): group for group in shared for st in group.steps}
     if args.json:
         print(json.dumps([dict(s.to_json(), shared=shared_json(group_of.get(id(s))))

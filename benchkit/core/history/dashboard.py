@@ -240,10 +240,8 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
                   "| benchmark | metric | machine | change | interval | commit | message |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for st in steps[:max_steps]:
-            # what --confirm said, in a word (kept in the database with the step)
-            verdict = st.confirmation.split(":")[0].strip()
             lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(st.machine)} | "
-                         f"{st.change:+.2%}" + (f" ({_cell(verdict)})" if verdict else "")
+                         f"{st.change:+.2%}" + (f" ({_cell(st.verdict)})" if st.verdict else "")
                          + f" | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
                          + (f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |"
                             if st.placed else

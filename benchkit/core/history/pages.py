@@ -196,9 +196,8 @@ def _options(element_id: str, label: str, values: Sequence[str]) -> str:
             f'{options}</select></label>')
 
 
-def _verdict(confirmation: str) -> str:
+def _verdict(word: str) -> str:
     """What `--confirm` said of a step, in a word (its page has the whole of it)."""
-    word = confirmation.split(":")[0].strip()
     return f' <strong class="verdict">{_e(word)}</strong>' if word else ""
 
 
@@ -250,7 +249,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'{"at" if step.placed else "not placed, near"} '
                 f'<a href="benchmarks/{v.slug}.html#{step_anchor(step)}"><code>'
                 f'{step.commit.sha[:12]}</code></a> <span class="muted">'
-                f'{_e(step.machine)}</span>{_verdict(step.confirmation)}</td>')
+                f'{_e(step.machine)}</span>{_verdict(step.verdict)}</td>')
             everyone = shown + failing
             # every machine's and environment's trend, for the filters to show the chosen one
             heights = [trend(values_of(s.points).tolist()) for s in shown]

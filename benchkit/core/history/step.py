@@ -53,6 +53,11 @@ class Step:
         return self.span is None
 
     @property
+    def verdict(self) -> str:
+        """What `--confirm` said, in a word (confirmed, rejected, ...; "" when nothing)."""
+        return self.confirmation.split(":")[0].strip()
+
+    @property
     def range(self) -> tuple[Commit, Commit]:
         """The commits the step lies between: after the first, at or before the second."""
         return self.span or (self.previous, self.commit)

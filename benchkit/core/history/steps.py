@@ -7,6 +7,7 @@ Measured metrics (wall time, asv's peakmem and track) go through `time_steps`.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import Any, Callable, Mapping, Sequence
 
 from benchkit.core.decisions.bands import instruction_change
@@ -17,8 +18,8 @@ from benchkit.core.history.time_steps import (DEFAULT_ALPHA, DEFAULT_NOISE, lowe
                                               time_steps)
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_NOISE", "MovedFunction", "SharedStep", "Step",
-           "instruction_steps", "lower_envelope", "moved_functions", "shared_steps", "steps_of",
-           "time_steps"]
+           "instruction_steps", "lower_envelope", "moved_functions", "series_counts",
+           "shared_steps", "steps_of", "time_steps"]
 
 
 def moved_functions(before: Sequence[Any], after: Sequence[Any], top: int = 10
@@ -98,6 +99,11 @@ class SharedStep:
     def extremes(self) -> tuple[float, float]:
         """The smallest and the largest of the steps' relative changes."""
         return min(s.change for s in self.steps), max(s.change for s in self.steps)
+
+
+def series_counts(series_list: Sequence[Series]) -> Counter:
+    """How many series each (machine, metric) has: what `shared_steps` weighs a group by."""
+    return Counter((s.machine, str(s.metric)) for s in series_list)
 
 
 def shared_steps(steps: Sequence[Step], series_count: Mapping[tuple[str, str], int]
