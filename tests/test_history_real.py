@@ -180,6 +180,9 @@ def test_a_schema_4_database_migrates_and_keeps_what_confirm_says(tmp_path):
                                                       "confirmation": "rejected: x"})])
         history.keep_confirmations([step.__class__(**{**step.__dict__,
                                                       "confirmation": "confirmed: y"})])
+    with sqlite3.connect(copy) as raw:    # a row not all text (a file written elsewhere)
+        raw.execute("INSERT INTO confirmations VALUES ('t.time_z', 'time', 'box', '', "
+                    "'a', 'b', x'00ff')")
     with HistoryDB(copy, create=False) as history:             # kept across opens
         kept = history.confirmations()
     assert list(kept.values()) == ["confirmed: y"]            # the last word stands

@@ -248,10 +248,10 @@ class HistoryDB:
                                   if s.confirmation])
 
     def confirmations(self) -> dict[tuple, str]:
-        """The verdicts kept, by `step_key`."""
+        """The verdicts kept, by `step_key` (rows not all text, written elsewhere: skipped)."""
         return {tuple(row[:6]): row[6] for row in self._query(
             "SELECT benchmark, metric, machine, environment, previous, sha, verdict "
-            "FROM confirmations")}
+            "FROM confirmations") if all(isinstance(v, str) for v in row)}
 
     # -- derived results --------------------------------------------------------------------
     def cached(self, key: str) -> bytes | None:
