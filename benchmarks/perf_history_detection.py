@@ -159,10 +159,10 @@ def _time_series(name: str, machine: str, env: str, values: np.ndarray) -> Serie
 def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
                        ) -> np.ndarray:
     """`values` of series `label` as `benchkit history regressions` reads them beside the
-    other series of its history in `group` (changes.on_one_kind: where the runs fall into
+    other series of its history in `group` (runners.on_one_kind: where the runs fall into
     two kinds of runner that they do not name, the slower kind's values taken down by the
     series' own gap). Commits are the series' own (SHAS), else positions."""
-    from benchkit.core.history.changes import on_one_kind
+    from benchkit.core.history.runners import on_one_kind
     machine, env, piece = _history_of(label)
     key = (id(group), machine, env, piece)
     if key not in _HISTORIES:       # the group is held there too: its id is not reused

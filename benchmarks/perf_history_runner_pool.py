@@ -41,7 +41,7 @@ import numpy as np
 
 from benchkit.core.history.steps import steps_of
 from benchkit.orchestration.asv_import import import_asv
-from benchkit.core.history.changes import on_one_kind
+from benchkit.core.history.runners import on_one_kind
 from benchkit.system.history_db import HistoryDB
 
 TIME_COLUMNS = ("result", "stats_ci_99_a", "stats_ci_99_b", "stats_q_25", "stats_q_75")
@@ -98,7 +98,7 @@ def found_steps(directory: Path) -> dict[str, list[tuple[str, str, list[str]]]]:
         import_asv(db, directory)
         raw = db.series(metric="time")
         # benchkit as `history regressions` reads the series: kinds of runner the runs do not
-        # name, if any, found across each history's series first (changes.on_one_kind)
+        # name, if any, found across each history's series first (runners.on_one_kind)
         for series, seen_by_benchkit in zip(raw, on_one_kind(raw)[0]):
             shas = [p.commit.sha for p in series.points]
             out["benchkit"] += [(series.benchmark, s.commit.sha, shas)

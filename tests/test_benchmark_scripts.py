@@ -110,7 +110,7 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     slow = rng.random(60) < 0.3
     group = [(f"m/e/b{k}", np.exp(rng.normal(0, 0.01, 60)) * np.where(slow, 1.3, 1.0))
              for k in range(8)]
-    from benchkit.core.history.changes import on_one_kind
+    from benchkit.core.history.runners import on_one_kind
     from benchkit.core.history.series import Commit, Point, Series
     fresh = [Series(name, "time", "m", tuple(Point(Commit(str(i), "", i), float(x), float(x),
                                                    float(x), 1, 1) for i, x in enumerate(v)),

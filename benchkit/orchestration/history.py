@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from benchkit.core.history.changes import on_one_kind
+from benchkit.core.history.runners import on_one_kind
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Commit, Series, observations
 from benchkit.core.history.step import (steps_from_records, steps_to_records,
@@ -257,7 +257,7 @@ def _series_key(item: Series | Step) -> tuple:
 
 # The modules of core/history whose code decides the steps found (tests/test_history_cache.py
 # checks that every one `steps` imports is here).
-STEP_FINDERS = ("changes", "level_change", "placement", "process_evidence", "step", "steps",
+STEP_FINDERS = ("changes", "level_change", "placement", "runners", "step", "steps",
                 "time_steps")
 
 

@@ -42,8 +42,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from benchkit.core.history import placement
-from benchkit.core.history.level_change import apart, rank_p, shift_interval
-from benchkit.core.history.process_evidence import evidence_decision
+from benchkit.core.history.level_change import (apart, evidence_decision, rank_p,
+                                                shift_interval)
 from benchkit.core.history.series import Point, Series, relatives_of, values_of
 from benchkit.core.history.step import Step
 
