@@ -282,8 +282,10 @@ def test_a_step_all_series_take_is_not_a_kind_of_runner():
     from benchkit.core.history.runners import runner_kinds
     history = [([p.commit.sha for p in s.points], np.array([p.value for p in s.points]))
                for s in _numpy_series()]
-    for at in range(5, 26):
-        for size in (1.1, 1.3):
+    # (not 26-30 at +30 %: there the running median, benchkit's second look, still takes 2-3
+    # releases right after the step for slower runs; a known weakness, docs/performance.md)
+    for at in [*range(3, 26), *range(31, len(history[0][1]) - 2)]:
+        for size in (1.1, 1.3, 0.8):
             stepped = [(commits, values * np.where(np.arange(len(values)) >= at, size, 1.0))
                        for commits, values in history]
             assert runner_kinds(stepped) is None, (at, size)

@@ -49,9 +49,11 @@ def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
     on the slower kind where its series stand furthest above their lower level
     (`_above_lower_level`); where that finds no two kinds, where the share of its series
     above their running median (KIND_WINDOW) exceeds the share below by KIND_AGREEMENT
-    (which alone, half and half, flips between the kinds). The kinds must hold KIND_SHARE
-    of the runs between them and be KIND_CLARITY noises apart in most series. A series with
-    a value of zero or below has no gap (0)."""
+    (which alone, half and half, flips between the kinds; `_off_the_ends`). The kinds must
+    hold KIND_SHARE of the runs between them, be mixed (not in fewer blocks than chance
+    makes, less KIND_MIXED spreads: a step or spell all series share is one block) and be
+    KIND_CLARITY noises apart in most series. A series with a value of zero or below has no
+    gap (0)."""
     places: dict[Hashable, int] = {}
     known: dict[tuple, np.ndarray] = {}      # series of one history mostly share their commits
     by_length: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
@@ -83,8 +85,20 @@ def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
                             len(places))
         seen = np.bincount(at_all, minlength=len(places))
         on_slow = (seen >= KIND_MIN_SERIES) & (above >= KIND_AGREEMENT * np.maximum(seen, 1))
-        kinds = _judged(on_slow, residuals, keys, len(series))
+        kinds = _judged(_off_the_ends(on_slow), residuals, keys, len(series))
     return kinds
+
+
+def _off_the_ends(on_slow: np.ndarray) -> np.ndarray:
+    """`on_slow` without its blocks of 3 or more slower runs within KIND_WINDOW of either
+    end: there a running median, cut short, cannot tell them from a step all the series
+    take (a step a few commits before the newest reads as a block of slower runs)."""
+    out = on_slow.copy()
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], on_slow.astype(int), [0]])))
+    for first, end in zip(edges[::2], edges[1::2]):
+        if end - first >= 3 and (first >= len(on_slow) - KIND_WINDOW or end <= KIND_WINDOW):
+            out[first:end] = False
+    return out
 
 
 def _residuals(by_length: Mapping[int, list], slow: np.ndarray | None = None
