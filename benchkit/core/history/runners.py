@@ -49,7 +49,7 @@ def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
     on the slower kind where its series stand furthest above their lower level
     (`_above_lower_level`); where that finds no two kinds, where the share of its series
     above their running median (KIND_WINDOW) exceeds the share below by KIND_AGREEMENT
-    (which alone, half and half, flips between the kinds; `_off_the_ends`). The kinds must
+    (alone, it flips between the kinds half and half; `_off_the_ends`). The kinds must
     hold KIND_SHARE of the runs between them, be mixed (not in fewer blocks than chance
     makes, less KIND_MIXED spreads: a step or spell all series share is one block) and be
     KIND_CLARITY noises apart in most series. A series with a value of zero or below has no
