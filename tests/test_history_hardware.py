@@ -310,10 +310,11 @@ def test_a_step_among_runs_of_two_kinds_is_found_where_it_was_put(tmp_path, slow
     assert on_one_kind(plain) == (plain, {})
 
 
+@pytest.mark.parametrize("slow", [SLOW, HALF], ids=["30%", "50%"])
 def test_a_regressions_query_for_one_benchmark_tells_the_kinds_from_the_whole_history(
-        tmp_path):
+        tmp_path, slow):
     from benchkit.core.history.series import Observation
-    pooled = _numpy_series(slower=1.3, step_at=20)
+    pooled = _numpy_series(slower=1.3, step_at=20, slow=slow)
     db = tmp_path / "h.db"
     with HistoryDB(db) as history:
         for i, sha in enumerate(NUMPY["commits"]):
