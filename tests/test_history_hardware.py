@@ -289,6 +289,10 @@ def test_a_step_all_series_take_is_not_a_kind_of_runner():
             stepped = [(commits, values * np.where(np.arange(len(values)) >= at, size, 1.0))
                        for commits, values in history]
             assert runner_kinds(stepped) is None, (at, size)
+            # the same with a benchmark added later (the newest 15 releases) listed first:
+            # the history's ends are still its oldest and newest commits
+            late = (stepped[1][0][-15:], stepped[1][1][-15:])
+            assert runner_kinds([late, *stepped]) is None, (at, size, "late")
 
 
 @pytest.mark.parametrize("slow", [SLOW, HALF], ids=["30%", "50%"])

@@ -57,7 +57,11 @@ def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
     places: dict[Hashable, int] = {}
     known: dict[tuple, np.ndarray] = {}      # series of one history mostly share their commits
     by_length: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
-    for i, (keys, values) in enumerate(series):
+    # the runs in the order of the commits: the longest series' first (a benchmark added
+    # later holds only the newest), so that the ends and the blocks of slower runs are
+    # the history's own
+    for i in sorted(range(len(series)), key=lambda i: -len(series[i][1])):
+        keys, values = series[i]
         values = np.asarray(values, dtype=float)
         if not len(values) or not np.all(values > 0):
             continue
