@@ -93,6 +93,9 @@ def main() -> None:
     parser.add_argument("--min-run-time", type=float, default=0.05)
     parser.add_argument("--machine", default=platform.node() or "machine")
     args = parser.parse_args()
+    # the runs start in a scratch directory: a relative path (the Makefile's) must not
+    # be read from there; absolute() keeps the venv's own name (resolve() would not)
+    args.python = str(Path(args.python).absolute())
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from benchkit.core.history.asv_write import to_asv
