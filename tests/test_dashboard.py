@@ -383,4 +383,4 @@ def test_a_benchmark_that_never_gave_a_value_is_listed_as_failing_not_left_out()
     assert 'data-machines="m"' in row and "<svg" not in row
     assert "<h2>no value yet</h2><ul><li>time on m · py3.11: " in benchmark_page(
         shown[0], {}, generated="now")
-    assert "| b\\|broken | time | m | 0 | failed (3 commits) | - |" in markdown(shown)
+    assert "| b\\|broken | time | m · py3.11 | 0 | failed (3 commits) | - |" in markdown(shown)

@@ -321,7 +321,56 @@ def test_a_benchmark_that_only_ever_failed_is_listed(tmp_path):
     db = _imported(tmp_path)
     listed = cli("history", "list", "--db", db, cwd=tmp_path, check_code=0).stdout
     header, _, *rows = listed.splitlines()
-    assert header.split()[:7] == ["benchmark", "metric", "machines", "commits", "observations",
-                                  "failed", "commits"]
+    assert header.split()[:8] == ["benchmark", "metric", "machines", "environments",
+                                  "commits", "observations", "failed", "commits"]
     (row,) = [r for r in rows if r.startswith("time_AAA_failure ")]
-    assert row.split()[:6] == ["time_AAA_failure", "time", "cheetah", "0", "0", "1"]
+    assert row.split()[:7] == ["time_AAA_failure", "time", "cheetah", "1", "0", "0", "1"]
+    # the names --env takes, once, after the table
+    assert rows[-1] == ("environments (--env): py2.7-Cython-numpy1.8, py2.7-foo-numpy1.8, "
+                        "py2.7-numpy1.8")
+
+
+def test_env_narrows_every_view_to_one_environment(tmp_path):
+    # asv's astropy runs hold three environments of one machine; --env takes the names
+    # `history list` prints
+    db = _imported(tmp_path)
+    env = "py2.7-Cython-numpy1.8"
+    every = json.loads(cli("history", "regressions", "--json", "--db", db, cwd=tmp_path,
+                           check_code=0).stdout)
+    steps = [s for s in every if s.get("kind") != "environment"]
+    assert {s["environment"] for s in steps} == {env}
+    for env_first in (False, True):        # the steps kept for one query serve the other
+        fresh = tmp_path / f"fresh{env_first}.db"
+        shutil.copy(db, fresh)
+        queries = [[], ["--env", env]] if not env_first else [["--env", env], []]
+        got = [json.loads(cli("history", "regressions", "--json", *flags, "--db", fresh,
+                              cwd=tmp_path, check_code=0).stdout) for flags in queries]
+        one = got[1] if not env_first else got[0]
+        assert one == steps and len(one) == 6
+    assert json.loads(cli("history", "regressions", "--json", "--env", "py2.7-numpy1.8",
+                          "--db", db, cwd=tmp_path, check_code=0).stdout) == []
+    shown = cli("history", "show", "time_units.time_unit_parse", "--env", env, "--db", db,
+                cwd=tmp_path, check_code=0).stdout
+    assert shown.count("== time_units.time_unit_parse") == 1 and f"cheetah, {env}" in shown
+    markdown = cli("report", "--markdown", "--env", "py2.7-numpy1.8", "--db", db,
+                   cwd=tmp_path, check_code=0).stdout
+    rows = [r for r in markdown.splitlines() if r.startswith("| time")]
+    # each row names its machine and environment: the same benchmark in two environments
+    # would otherwise read as one
+    assert rows and all(" | cheetah · py2.7-numpy1.8 | " in r for r in rows)
+
+
+@pytest.mark.parametrize("flags", [["--machine", "cheetha"], ["--env", "py2.7"],
+                                   ["--benchmark", "time_units.time_unit_pars"],
+                                   ["--metric", "mem"]])
+def test_a_filter_that_matches_nothing_is_an_error_not_a_passing_gate(tmp_path, flags):
+    # "no steps found" and exit 0 let a --fail-on gate pass on a typo
+    db = _imported(tmp_path)
+    out = cli("history", "regressions", *flags, "--fail-on", "slower>5%", "--db", db,
+              cwd=tmp_path, check_code=2)
+    assert f"no series with that {flags[0]} {flags[1]!r}" in out.stderr
+    assert ("machines held: cheetah, not-cheetah; environments: py2.7-Cython-numpy1.8, "
+            "py2.7-foo-numpy1.8, py2.7-numpy1.8; benchmarks: ") in out.stderr
+    if flags[0] in ("--machine", "--env"):
+        out = cli("report", "--markdown", *flags, "--db", db, cwd=tmp_path, check_code=2)
+        assert f"no benchmarks with that {flags[0]} {flags[1]!r}" in out.stderr

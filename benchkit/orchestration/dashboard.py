@@ -35,12 +35,13 @@ class Report:
         return len(self.axis)
 
 
-def gather(db: HistoryDB, *, machine: str | None = None, alpha: float = DEFAULT_ALPHA,
-           noise: float = DEFAULT_NOISE) -> Report:
-    """Every series of `db` (one machine's, with `machine`) and its steps."""
+def gather(db: HistoryDB, *, machine: str | None = None, environment: str | None = None,
+           alpha: float = DEFAULT_ALPHA, noise: float = DEFAULT_NOISE) -> Report:
+    """Every series of `db` (one machine's, one environment's, with those) and its steps."""
     from benchkit.core.history.changes import environment_changes
-    series = db.series(machine=machine)
-    steps = find_steps(db, alpha=alpha, noise=noise, machine=machine, series_list=series)
+    series = db.series(machine=machine, environment=environment)
+    steps = find_steps(db, alpha=alpha, noise=noise, machine=machine,
+                       environment=environment, series_list=series)
     shared = shared_steps(steps, series_counts(series))
     return Report(views(series, steps, environment_changes(series)), commit_axis(series),
                   sum(not s.transient for s in steps), tuple(shared))

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
+from benchkit.core.history.changes import in_environment
 from benchkit.core.history.runners import on_one_kind
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Commit, Series, observations
@@ -200,7 +201,8 @@ def _plain_steps(index: int) -> list[Step]:
 
 
 def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | None = None,
-               metric: str | None = None, since: str | None = None,
+               metric: str | None = None, environment: str | None = None,
+               since: str | None = None,
                alpha: float = DEFAULT_ALPHA, noise: float = DEFAULT_NOISE,
                series_list: Sequence[Series] | None = None) -> list[Step]:
     """The steps of every series (filtered; or of `series_list`, read from `db` with the
@@ -208,33 +210,39 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
     (imported ones) are shared among the machine's cores when there are many. The steps
     are kept in the database for its current state: `report` after `regressions`, or a
     second look, does not find them again."""
-    def key(machine, benchmark, metric) -> str:
-        return json.dumps({"steps": _detector_version(), "alpha": alpha, "noise": noise,
-                           "machine": machine, "benchmark": benchmark,
-                           "metric": None if metric is None else str(metric)}, sort_keys=True)
+    def key(machine, benchmark, metric, environment) -> str:
+        fields = {"steps": _detector_version(), "alpha": alpha, "noise": noise,
+                  "machine": machine, "benchmark": benchmark,
+                  "metric": None if metric is None else str(metric)}
+        if environment is not None:     # keys without it stay those of earlier versions
+            fields["environment"] = environment
+        return json.dumps(fields, sort_keys=True)
 
     # the steps of a wider search already kept hold these (the same steps, filtered or not):
     # a --benchmark query after `regressions` reads no other series
     steps = None
-    for fields in dict.fromkeys([(machine, benchmark, metric), (machine, None, None),
-                                 (None, None, None)]):
+    for fields in dict.fromkeys([(machine, benchmark, metric, environment),
+                                 (machine, None, None, None), (None, None, None, None)]):
         cached = db.cached(key(*fields))
         with contextlib.suppress(ValueError, RecursionError, TypeError):
             steps = None if cached is None else [s for s in steps_from_records(
                 json.loads(cached)) if (machine is None or s.machine == machine)
                 and benchmark in (None, s.benchmark)
-                and (metric is None or str(s.metric) == str(metric))]
+                and (metric is None or str(s.metric) == str(metric))
+                and (environment is None or in_environment(s.environment, environment))]
         if steps is not None:
             break
     if steps is None:
         if series_list is None:
-            series_list = db.series(benchmark=benchmark, metric=metric, machine=machine)
+            series_list = db.series(benchmark=benchmark, metric=metric, machine=machine,
+                                    environment=environment)
         # kinds of runner are told from every wall-time series of a history, not the few a
         # --benchmark asks for: the same steps, filtered or not
         context = db.series(metric="time", machine=machine) if benchmark is not None and (
             metric is None or str(metric) == "time") else None
         steps = _all_steps(db, series_list, alpha, noise, context)
-        db.keep(key(machine, benchmark, metric), json.dumps(steps_to_records(steps)).encode())
+        db.keep(key(machine, benchmark, metric, environment),
+                json.dumps(steps_to_records(steps)).encode())
     # what `regressions --confirm` said of a step before stays with it
     steps = with_confirmations(steps, db.confirmations())
     if since is None:
@@ -242,7 +250,8 @@ def find_steps(db: HistoryDB, *, machine: str | None = None, benchmark: str | No
     # found on the whole series (the levels before `since` are what a step is judged
     # against), then only those from `since` on are kept
     if series_list is None:
-        series_list = db.series(benchmark=benchmark, metric=metric, machine=machine)
+        series_list = db.series(benchmark=benchmark, metric=metric, machine=machine,
+                                environment=environment)
     later = {}
     for series in series_list:
         keep = [i for i, p in enumerate(series.points) if p.commit.sha.startswith(since)]

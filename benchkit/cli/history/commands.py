@@ -15,12 +15,16 @@ from benchkit.cli.history.confirm import confirmed
 from benchkit.cli.history.options import (db_option, metric_type, open_db, revision_options,
                                          step_options)
 from benchkit.cli.history.run import cmd_run
-from benchkit.cli.history.output import (breaks_a_gate, check_gates, format_value, place,
-                                         shared_json, shared_line, summary_line,
-                                         warn_by_date, warn_host_named,
+from benchkit.cli.history.output import (breaks_a_gate, check_gates, format_value, held,
+                                         narrowing, place, shared_json, shared_line,
+                                         summary_line, warn_by_date, warn_host_named,
                                          warn_shared_places)
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError, HistoryError
+
+
+ENV_HELP = ("only this environment's series (as `history list` names them, e.g. asv's "
+            "py3.11-numpy1.26)")
 
 
 def add_parsers(sub) -> None:
@@ -41,6 +45,7 @@ def add_parsers(sub) -> None:
     show = hsub.add_parser("show", help="one benchmark's series as a table")
     show.add_argument("benchmark", metavar="BENCHMARK")
     show.add_argument("--machine", metavar="NAME")
+    show.add_argument("--env", metavar="NAME", help=ENV_HELP)
     show.add_argument("--metric", type=metric_type, default=None, metavar="METRIC",
                       help="time, instructions, mem, peakmem or track")
     db_option(show)
@@ -52,6 +57,7 @@ def add_parsers(sub) -> None:
 
     regressions = hsub.add_parser("regressions", help="the steps in every series")
     regressions.add_argument("--machine", metavar="NAME")
+    regressions.add_argument("--env", metavar="NAME", help=ENV_HELP)
     regressions.add_argument("--metric", type=metric_type, default=None,
                              metavar="METRIC",
                              help="time, instructions, mem, peakmem or track")
@@ -138,15 +144,20 @@ def cmd_list(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history list`."""
     from tabulate import tabulate
     with open_db(args, create=False) as db:
-        rows = [(printable(s.benchmark), s.metric, ", ".join(map(printable, s.machines)),
-                 s.commits, s.observations, s.failed, f"{s.first[:12]}..{s.last[:12]}")
-                for s in db.summaries()]
+        held = db.summaries()
         failures = db.failures()
+    rows = [(printable(s.benchmark), s.metric, ", ".join(map(printable, s.machines)),
+             len(s.environments), s.commits, s.observations, s.failed,
+             f"{s.first[:12]}..{s.last[:12]}") for s in held]
     if not rows:
         print("the history holds nothing yet; add results with `benchkit history add FILE`")
     else:
-        print(tabulate(rows, headers=("benchmark", "metric", "machines", "commits",
-                                      "observations", "failed", "commits (oldest..newest)")))
+        print(tabulate(rows, headers=("benchmark", "metric", "machines", "environments",
+                                      "commits", "observations", "failed",
+                                      "commits (oldest..newest)")))
+        names = sorted({env for s in held for env in s.environments if env})
+        if names:
+            print(f"environments (--env): {', '.join(map(printable, names))}")
     for sha, machine, when, message in failures:
         print(f"failed revision {sha[:12]} on {printable(machine)} ({when}): "
               f"{printable(message.splitlines()[0] if message else '')}")
@@ -157,13 +168,13 @@ def cmd_show(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history show BENCHMARK`."""
     from tabulate import tabulate
     with open_db(args, create=False) as db:
-        found = db.series(benchmark=args.benchmark, metric=args.metric, machine=args.machine)
+        found = db.series(benchmark=args.benchmark, metric=args.metric, machine=args.machine,
+                          environment=args.env)
         if not found:
-            names = sorted({s.benchmark for s in db.summaries()})
-            narrowed = " with that --machine/--metric" if args.machine or args.metric else ""
-            raise BenchkitError(f"no series of benchmark {args.benchmark!r}{narrowed} in "
-                                f"{db.path}; benchmarks held: {names[:20]} (see `benchkit "
-                                "history list`)")
+            narrowed = narrowing(args, ("machine", "env", "metric"))
+            raise BenchkitError(f"no series of benchmark {args.benchmark!r}"
+                                f"{' with that ' + narrowed if narrowed else ''} in {db.path}; "
+                                f"{held(db.summaries())} (see `benchkit history list`)")
     warn_by_date(found)
     warn_shared_places(found)
     for series in found:
@@ -265,10 +276,16 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
                 raise BenchkitError(f"--since {args.since!r}: no such commit in {db.path}")
             since = matches[0]
         series_list = db.series(benchmark=args.benchmark, metric=args.metric,
-                                machine=args.machine)
+                                machine=args.machine, environment=args.env)
+        if not series_list and (args.machine is not None or args.env is not None
+                                or args.benchmark is not None or args.metric is not None):
+            # a mistyped filter must not pass a --fail-on gate as "no steps found"
+            raise BenchkitError(f"no series with that {narrowing(args)} in {db.path}; "
+                                f"{held(db.summaries())} (see `benchkit history list`)")
         steps = find_steps(db, since=since, alpha=args.alpha, noise=args.noise,
                            benchmark=args.benchmark, metric=args.metric,
-                           machine=args.machine, series_list=series_list)
+                           machine=args.machine, environment=args.env,
+                           series_list=series_list)
     check_gates(args.fail_on, series_list)
     warn_by_date(series_list)
     warn_shared_places(series_list)

@@ -114,3 +114,20 @@ def summary_line(shown, hidden: int, series: int, changes: int, broken: int,
     if changes:
         parts.append(f"{changes} environment change(s)")
     return "; ".join(parts)
+
+
+def narrowing(args, names=("benchmark", "machine", "env", "metric")) -> str:
+    """The filters a command was given, as `--machine 'x' --env 'y'`."""
+    given = [(f"--{name}", getattr(args, name, None)) for name in names]
+    return " ".join(f"{flag} {str(value)!r}" for flag, value in given if value is not None)
+
+
+def held(found: list) -> str:
+    """What the history holds, for an error that names a filter matching nothing."""
+    def listed(names: set, most: int = 12) -> str:
+        names = sorted(printable(n) for n in names if n)
+        return ", ".join(names[:most]) + (f" and {len(names) - most} more"
+                                          if len(names) > most else "") if names else "none"
+    return (f"machines held: {listed({m for s in found for m in s.machines})}; environments: "
+            f"{listed({e for s in found for e in s.environments})}; benchmarks: "
+            f"{listed({s.benchmark for s in found})}")

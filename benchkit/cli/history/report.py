@@ -6,6 +6,7 @@ import sys
 from benchkit.cli import args as types
 from benchkit.cli.exit_codes import Outcome
 from benchkit.cli.history.options import db_option, open_db, step_options
+from benchkit.cli.history.output import held, narrowing
 from benchkit.errors import ReportError
 from benchkit.system.files import check_site_dir
 
@@ -22,6 +23,7 @@ def add_parsers(sub) -> None:
     report.add_argument("--markdown", action="store_true",
                         help="print a markdown summary for a pull-request comment")
     report.add_argument("--machine", metavar="NAME", help="only this machine's series")
+    report.add_argument("--env", metavar="NAME", help="only this environment's series")
     report.add_argument("--max-steps", type=types.positive_int, default=20, metavar="N",
                         help="with --markdown: list at most N change points (default 20)")
     step_options(report)
@@ -36,12 +38,16 @@ def cmd_report(args) -> Outcome | tuple[Outcome, ...]:
     if args.out_dir:
         check_site_dir(args.out_dir)
     with open_db(args, create=False) as db:
-        report = gather(db, machine=args.machine, alpha=args.alpha, noise=args.noise)
+        report = gather(db, machine=args.machine, environment=args.env, alpha=args.alpha,
+                        noise=args.noise)
         source = str(db.path)
+        if not report.views and (args.machine is not None or args.env is not None):
+            raise ReportError(f"{source}: no benchmarks with that "
+                              f"{narrowing(args, ('machine', 'env'))}; "
+                              f"{held(db.summaries())} (see `benchkit history list`)")
     if not report.views:
-        where = f" on machine {args.machine!r}" if args.machine else ""
-        raise ReportError(f"{source}: no benchmarks{where}; add results with `benchkit "
-                          "history add` first")
+        raise ReportError(f"{source}: no benchmarks; add results with `benchkit history add` "
+                          "first")
     if args.out_dir:
         out = write_report(report, args.out_dir, source=source)
         shared = f" ({len(report.shared)} shared by many series)" if report.shared else ""

@@ -162,6 +162,12 @@ def label(env: str, differing: Iterable[tuple[str, str]]) -> str:
     return " · ".join(([env] if env else []) + parts)
 
 
+def in_environment(named: str, env: str) -> bool:
+    """Whether a series (or step) whose environment is `named` (a `label`) is of `env`:
+    the environment as the runs recorded it, or the whole label."""
+    return named == env or (bool(env) and named.startswith(env + " · "))
+
+
 HOST_NAMED_MACHINES = 5
 
 

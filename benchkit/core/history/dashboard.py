@@ -36,8 +36,9 @@ def step_anchor(step: Step) -> str:
     return f"step-{step.metric}-{where}-{step.commit.sha[:12]}"
 
 
-def series_name(series: Series) -> str:
-    """How a chart's legend names a series: its machine, and its environment when set."""
+def series_name(series: Series | Step) -> str:
+    """How a chart's legend and the markdown name a series (or a step's): its machine, and
+    its environment when set."""
     return printable(series.machine) + (f" · {printable(series.environment)}"
                                         if series.environment else "")
 
@@ -240,7 +241,7 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
                   "| benchmark | metric | machine | change | interval | commit | message |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for st in steps[:max_steps]:
-            lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(st.machine)} | "
+            lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(series_name(st))} | "
                          f"{st.change:+.2%}" + (f" ({_cell(st.verdict)})" if st.verdict else "")
                          + f" | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
                          + (f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |"
@@ -265,11 +266,11 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
     for s in rows:
         if not s.points:
             if s.failed:       # it never gave a value: say so, not leave it out
-                lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(s.machine)} | 0 | "
+                lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(series_name(s))} | 0 | "
                              f"{s.failed[-1][1]} ({len(s.failed)} commits) | - |")
             continue
         point, change = latest(s)
-        lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(s.machine)} | "
+        lines.append(f"| {_cell(s.benchmark)} | {s.metric} | {_cell(series_name(s))} | "
                      f"{len(s.points)} | {metric_named(s.metric).cell(point.value)} | "
                      f"{'-' if change is None else f'{change:+.2%}'} |")
     lines += ["", "</details>"]
@@ -284,7 +285,8 @@ def _cell(text: str) -> str:
 @dataclasses.dataclass(frozen=True)
 class Summary:
     """What `history list` prints: per benchmark and metric, the machines, commits and
-    observations held, and the commits where it only failed or was skipped."""
+    observations held, the environments its series run in, and the commits where it only
+    failed or was skipped."""
 
     benchmark: str
     metric: str
@@ -294,10 +296,12 @@ class Summary:
     first: str
     last: str
     failed: int = 0
+    environments: tuple[str, ...] = ()
 
 
 def summaries(series_list: Sequence[Series]) -> list[Summary]:
-    """Per benchmark and metric of `series_list`: machines, commits and observations."""
+    """Per benchmark and metric of `series_list`: machines, environments, commits and
+    observations."""
     merged: dict[tuple[str, str], Summary] = {}
     for series in series_list:
         # a benchmark that never gave a value is held too: its failures are what there is
@@ -309,8 +313,11 @@ def summaries(series_list: Sequence[Series]) -> list[Summary]:
         prior = merged.get(key) or Summary(*key, (), 0, 0, ends[0].sha, ends[-1].sha)
         machines = prior.machines + ((series.machine,) if series.machine not in
                                      prior.machines else ())
+        environments = prior.environments + (
+            (series.environment,) if series.environment not in prior.environments else ())
         merged[key] = dataclasses.replace(
-            prior, machines=machines, commits=max(prior.commits, len(series.points)),
+            prior, machines=machines, environments=environments,
+            commits=max(prior.commits, len(series.points)),
             observations=prior.observations + count,
             failed=max(prior.failed, len(series.failed)))
     return list(merged.values())
