@@ -384,3 +384,20 @@ def test_a_benchmark_that_never_gave_a_value_is_listed_as_failing_not_left_out()
     assert "<h2>no value yet</h2><ul><li>time on m · py3.11: " in benchmark_page(
         shown[0], {}, generated="now")
     assert "| b\\|broken | time | m · py3.11 | 0 | failed (3 commits) | - |" in markdown(shown)
+
+
+def test_a_step_is_named_with_its_environment_on_the_front_page_and_in_the_comment():
+    # one benchmark in two environments of one machine: "m" alone would not say which
+    import dataclasses
+
+    from benchkit.core.history.pages import index_page
+    series = [dataclasses.replace(_series("b", "time", [1.0, 1.0, 1.2, 1.2]),
+                                  environment=env) for env in ("py3.11", "py3.12")]
+    step = Step("b", "time", "m", COMMITS[1], COMMITS[2], 1.0, 1.2, 0.2, 0.15, 0.25,
+                environment="py3.12")
+    shown = views(series, (step,))
+    page = index_page(shown, source="h.db", generated="now", commits=4)
+    assert ("</code></a> <span class=\"muted\">m · py3.12</span></td>") in page
+    rows = [r for r in markdown(shown).splitlines() if r.startswith("| b |")]
+    assert rows[0].startswith("| b | time | m · py3.12 | +20.00% |")
+    assert [r.split(" | ")[2] for r in rows[1:]] == ["m · py3.11", "m · py3.12"]

@@ -249,7 +249,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'{"at" if step.placed else "not placed, near"} '
                 f'<a href="benchmarks/{v.slug}.html#{step_anchor(step)}"><code>'
                 f'{step.commit.sha[:12]}</code></a> <span class="muted">'
-                f'{_e(step.machine)}</span>{_verdict(step.verdict)}</td>')
+                f'{_e(series_name(step))}</span>{_verdict(step.verdict)}</td>')
             everyone = shown + failing
             # every machine's and environment's trend, for the filters to show the chosen one
             heights = [trend(values_of(s.points).tolist()) for s in shown]
