@@ -401,3 +401,49 @@ def test_a_step_is_named_with_its_environment_on_the_front_page_and_in_the_comme
     rows = [r for r in markdown(shown).splitlines() if r.startswith("| b |")]
     assert rows[0].startswith("| b | time | m · py3.12 | +20.00% |")
     assert [r.split(" | ")[2] for r in rows[1:]] == ["m · py3.11", "m · py3.12"]
+
+
+@pytest.mark.slow
+def test_the_front_page_shows_the_chosen_environments_steps_in_a_real_browser(tmp_path):
+    # asv's astropy runs (three environments, two machines): with an environment chosen, a
+    # row's step count and latest change point are that environment's, as `history
+    # regressions --env` lists them
+    from collections import Counter
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    db = tmp_path / "h.db"
+    cli("history", "import-asv", ROOT / "tests" / "fixtures" / "asv-real" / "astropy-cheetah",
+        "--db", db, cwd=tmp_path, check_code=0)
+    site = tmp_path / "site"
+    cli("report", site, "--db", db, cwd=tmp_path, check_code=0)
+    envs = ["py2.7-Cython-numpy1.8", "py2.7-numpy1.8"]
+    expected = {env: Counter(s["benchmark"] for s in json.loads(cli(
+        "history", "regressions", "--json", "--env", env, "--db", db, cwd=tmp_path,
+        check_code=0).stdout)) for env in envs}
+    assert sum(expected[envs[0]].values()) == 6 and not expected[envs[1]]
+    browser = _chromium()
+    try:
+        browser.get((site / "index.html").as_uri())
+
+        def shown():
+            return {r.find_element(By.TAG_NAME, "a").text: [
+                c.text for c in r.find_elements(By.TAG_NAME, "td")[4:]] for r in
+                browser.find_elements(By.CSS_SELECTOR, "#benchmarks tbody tr")
+                if r.is_displayed() and r.get_attribute("data-metric") == "time"}
+        everything = shown()
+        for env in envs:
+            Select(browser.find_element(By.ID, "environment")).select_by_value(env)
+            rows = shown()
+            assert rows and {name: int(count) for name, (count, _) in rows.items()} == {
+                name: expected[env][name] for name in rows}
+            for name, (count, latest) in rows.items():
+                assert (env in latest) if count != "0" else latest == "none", (name, latest)
+        # a machine that ran none of them: every count 0
+        Select(browser.find_element(By.ID, "environment")).select_by_value("")
+        Select(browser.find_element(By.ID, "machine")).select_by_value("not-cheetah")
+        assert {count for count, _ in shown().values()} == {"0"}
+        Select(browser.find_element(By.ID, "machine")).select_by_value("")
+        assert shown() == everything
+    finally:
+        browser.quit()

@@ -66,12 +66,6 @@ class BenchmarkView:
         return [s for s in self.series if not s.points and s.failed
                 and (metric is None or s.metric == metric)]
 
-    def latest_step(self, metric: str | None = None) -> Step | None:
-        """The most recent step (not transient) of any machine, of `metric` if given."""
-        return max((s for s in self.steps if not s.transient
-                    and (metric is None or s.metric == metric)),
-                   key=lambda s: s.commit.key(), default=None)
-
 
 def views(series: Sequence[Series], steps: Sequence[Step],
           changes: Sequence[EnvironmentChange] = ()) -> list[BenchmarkView]:

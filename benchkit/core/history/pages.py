@@ -12,7 +12,7 @@ from typing import Sequence
 from benchkit.core.history.dashboard import (BenchmarkView, latest, series_name,
                                              step_anchor, trend, trend_line)
 from benchkit.core.history.series import values_of
-from benchkit.core.history.steps import SharedStep
+from benchkit.core.history.steps import SharedStep, Step
 from benchkit.core.metrics.metric import history_metrics, metric_named
 from benchkit.core.text import printable
 
@@ -28,8 +28,7 @@ window.PLOTLY_READY = (function () {
       + 'later: DecompressionStream); the tables below are complete.';
     document.addEventListener('DOMContentLoaded', function () {
       var p = document.createElement('p');
-      p.className = 'slower';
-      p.id = 'no-charts';
+      p.className = 'slower'; p.id = 'no-charts';
       p.textContent = note;
       document.body.insertBefore(p, document.body.firstChild);
     });
@@ -38,8 +37,7 @@ window.PLOTLY_READY = (function () {
   var bytes = Uint8Array.from(atob(PLOTLY_GZIP), function (c) { return c.charCodeAt(0); });
   var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Response(stream).text().then(function (code) {
-    var tag = document.createElement('script');
-    tag.text = code;
+    var tag = document.createElement('script'); tag.text = code;
     document.head.appendChild(tag);
   });
 })();
@@ -56,9 +54,8 @@ td, h1 { overflow-wrap: anywhere; } th.sortable { cursor: pointer; user-select: 
 .controls input { width: 22em; } ul.latest { margin: 0; padding: 0; list-style: none; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.7em; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.slower { color: #b00020; } .faster { color: #1a7f37; }
-code { font-size: 90%; } .muted { color: #777; }
-section.step:target { background: #fff6d5; }
+.slower { color: #b00020; } .faster { color: #1a7f37; } code { font-size: 90%; }
+.muted { color: #777; } section.step:target { background: #fff6d5; }
 """
 
 # Draws a page's charts from its FIGURES (plain Plotly figures without per-point text):
@@ -137,6 +134,24 @@ _FILTER = """
     }).join(' '));
     cell.title = pick[0] + (pick[1] ? ' \u00b7 ' + pick[1] : '');
   }
+  function showSteps(row) {
+    // the count and the latest of the steps on the chosen machine and environment
+    var cell = row.querySelector('td[data-steps]');
+    if (!cell) { return; }
+    var count = cell.previousElementSibling;
+    cell.all = cell.all || [count.textContent, cell.innerHTML, cell.dataset.sort];
+    var picks = (machine.value || environment.value) && JSON.parse(cell.dataset.steps)
+      .filter(function (s) {
+        return (!machine.value || s[0] === machine.value)
+          && (!environment.value || s[1] === environment.value);
+      });
+    var last = (picks || []).reduce(function (a, s) { return s[3] > a[3] ? s : a; },
+                                    [0, 0, 0, '', '<span class="muted">none</span>']);
+    count.textContent = count.dataset.sort = !picks ? cell.all[0]
+      : picks.reduce(function (a, s) { return a + s[2]; }, 0);
+    cell.innerHTML = picks ? last[4] : cell.all[1];
+    cell.dataset.sort = picks ? last[3] : cell.all[2];
+  }
   function apply() {
     var words = search.value.toLowerCase().split(/\\s+/).filter(Boolean);
     var shown = 0;
@@ -148,7 +163,7 @@ _FILTER = """
             || row.dataset.environments.split('\\n').indexOf(environment.value) >= 0)
         && (!metric.value || row.dataset.metric === metric.value);
       row.hidden = !ok;
-      if (ok) { shown += 1; showTrend(row); }
+      if (ok) { shown += 1; showTrend(row); showSteps(row); }
     });
     document.getElementById('shown').textContent = shown + ' of ' + rows.length + ' series';
   }
@@ -222,6 +237,20 @@ def _shared(shared: Sequence[SharedStep], slugs: dict[str, str]) -> str:
             + "".join(items) + "</ul>\n")
 
 
+def _latest_step(steps: Sequence[Step], slug: str) -> tuple[str, str]:
+    """(sort key, HTML) of the front page's latest change point cell: the latest of
+    `steps`. The key sorts as text (date, then place)."""
+    if not steps:
+        return "", '<span class="muted">none</span>'
+    step = max(steps, key=lambda st: st.commit.key())
+    date, order, _ = step.commit.key()
+    return f"{date}|{order + 1:012d}", (
+        f'{_change(step.change)} {"at" if step.placed else "not placed, near"} '
+        f'<a href="benchmarks/{slug}.html#{step_anchor(step)}"><code>{step.commit.sha[:12]}'
+        f'</code></a> <span class="muted">{_e(series_name(step))}</span>'
+        f'{_verdict(step.verdict)}')
+
+
 def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                commits: int, shared: Sequence[SharedStep] = ()) -> str:
     """The site's front page: the steps many series share, then a row per benchmark and
@@ -243,14 +272,14 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'<li><span class="slower">{_e(_failures(s))}</span> '
                 f'<span class="muted">{_e(series_name(s))}</span></li>' for s in failing)
             steps = [st for st in v.steps if st.metric == metric and not st.transient]
-            step = v.latest_step(metric)
-            last = "<td class=\"muted\">none</td>" if step is None else (
-                f'<td data-sort="{_e(step.commit.key())}">{_change(step.change)} '
-                f'{"at" if step.placed else "not placed, near"} '
-                f'<a href="benchmarks/{v.slug}.html#{step_anchor(step)}"><code>'
-                f'{step.commit.sha[:12]}</code></a> <span class="muted">'
-                f'{_e(series_name(step))}</span>{_verdict(step.verdict)}</td>')
             everyone = shown + failing
+            last = _latest_step(steps, v.slug)
+            # each machine's and environment's count and latest step, for the filters
+            chosen = [[*where, len(mine), *_latest_step(mine, v.slug)] for where, mine in (
+                (w, [st for st in steps if (st.machine, st.environment) == w])
+                for w in dict.fromkeys((s.machine, s.environment) for s in everyone))]
+            chosen = "" if len(chosen) < 2 else ' data-steps="{}"'.format(
+                _e(json.dumps(chosen, separators=(",", ":"))))
             # every machine's and environment's trend, for the filters to show the chosen one
             heights = [trend(values_of(s.points).tolist()) for s in shown]
             trends = "" if len(shown) < 2 else ' data-trends="{}"'.format(_e(json.dumps(
@@ -265,7 +294,8 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'<td>{metric}</td><td><ul class="latest">{latest_cells}</ul></td>'
                 f'<td title="{_e(series_name(everyone[0]))}"{trends}>'
                 f'{trend_line(heights[0]) if heights else ""}</td>'
-                f'<td class="num" data-sort="{len(steps)}">{len(steps)}</td>{last}</tr>')
+                f'<td class="num" data-sort="{len(steps)}">{len(steps)}</td>'
+                f'<td data-sort="{_e(last[0])}"{chosen}>{last[1]}</td></tr>')
     body = (f"<h1>benchkit history</h1>\n<p>{len(views)} benchmarks, {commits} commits, "
             f"{len(machines)} machine(s): {', '.join(_e(m) for m in machines) or '-'}. "
             f"From <code>{_e(source)}</code>, generated {_e(generated)}. Trend: oldest to "
