@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -177,3 +178,17 @@ def test_a_point_of_zero_or_below_is_left_out_not_the_whole_series():
     assert step.placed and step.commit.sha == "c23"
     assert step.evidence.endswith("; 1 point(s) of zero or below left out")
     assert time_steps(_series(np.zeros(20))) == []
+
+
+BIMODAL = json.loads((Path(__file__).parent / "fixtures" / "history" / "new-vm-bimodal.json"
+                      ).read_text())["series"]
+
+
+@pytest.mark.xfail(strict=True, reason="known and open (docs/performance.md, 'Held out: a new "
+                   "machine'): a series flipping between two recurring levels has all its "
+                   "flips but one paired as transient, and that one is named")
+@pytest.mark.parametrize("name", sorted(BIMODAL))
+def test_a_series_that_flips_between_two_levels_holds_no_step(name):
+    # real noise of a new VM (the code never changed): when this passes, strict xfail fails,
+    # and the mark comes off
+    assert [s for s in time_steps(_series(BIMODAL[name])) if not s.transient] == []
