@@ -81,6 +81,19 @@ def without_time_intervals(text: str, check: bool) -> str:
     return TEXT_INTERVAL.sub(masked, text)
 
 
+# Changed on purpose since the fixtures were written: the markdown report names each row's
+# environment beside its machine (`box · py3.11.7`); their main printed the machine alone.
+MARKDOWN_PLACE = re.compile(r"^(\| [^|]+ \| \w+ \| [^|·]+?) · [^|]+ \|", re.M)
+
+
+def without_environments(markdown: str) -> str:
+    """The markdown report with each row's environment taken out of its machine cell."""
+    rows = [line for line in markdown.splitlines() if line.startswith("| ") and "---" not in line
+            and not line.startswith("| benchmark |")]
+    assert rows and all(MARKDOWN_PLACE.match(row) for row in rows), rows
+    return MARKDOWN_PLACE.sub(r"\1 |", markdown)
+
+
 @pytest.mark.parametrize("command, expected", COMMANDS, ids=[e for _, e in COMMANDS])
 def test_files_from_before_the_change_give_the_same_output(copied, fixtures, command,
                                                             expected):
@@ -88,6 +101,8 @@ def test_files_from_before_the_change_give_the_same_output(copied, fixtures, com
     want = (fixtures / expected).read_text()
     if command[:2] == ("history", "regressions") and "--json" in command:
         out = without_added_keys(out)
+    if command[0] == "report":
+        out = without_environments(out)
     if command[0] in ("history", "report"):
         out, want = without_time_intervals(out, True), without_time_intervals(want, False)
     assert out == want
