@@ -144,18 +144,18 @@ def cmd_list(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history list`."""
     from tabulate import tabulate
     with open_db(args, create=False) as db:
-        held = db.summaries()
+        summaries = db.summaries()
         failures = db.failures()
     rows = [(printable(s.benchmark), s.metric, ", ".join(map(printable, s.machines)),
              len(s.environments), s.commits, s.observations, s.failed,
-             f"{s.first[:12]}..{s.last[:12]}") for s in held]
+             f"{s.first[:12]}..{s.last[:12]}") for s in summaries]
     if not rows:
         print("the history holds nothing yet; add results with `benchkit history add FILE`")
     else:
         print(tabulate(rows, headers=("benchmark", "metric", "machines", "environments",
                                       "commits", "observations", "failed",
                                       "commits (oldest..newest)")))
-        names = sorted({env for s in held for env in s.environments if env})
+        names = sorted({env for s in summaries for env in s.environments if env})
         if names:
             print(f"environments (--env): {', '.join(map(printable, names))}")
     for sha, machine, when, message in failures:
