@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchkit.core.history.level_change import flip_noise
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import instruction_steps, lower_envelope, time_steps
 from benchkit.core.history.time_steps import level_filter, noise_of, one_sided, outliers
@@ -220,6 +221,21 @@ def test_noise_counts_slow_spells_and_not_the_pairs_across_a_level_change():
     assert noise_of(stepped, lags=2) > 5 * noise_of(quiet, lags=2)
     levels = [(a, min(a + 3, 40)) for a in range(0, 40, 3)]
     assert noise_of(stepped, levels, lags=2) == noise_of(quiet, lags=2)
+
+
+def test_flip_noise_is_half_the_height_of_three_or_more_returns_to_an_earlier_level():
+    def series(*medians):   # levels of ten commits each
+        return np.repeat(np.array(medians, dtype=float), 10), [
+            (10 * k, 10 * k + 10) for k in range(len(medians))]
+    # three returns (the third, fourth and fifth level) of 0.5, 0.5 and 0.4
+    assert flip_noise(*series(0, .5, 0, .5, 0, .4), same=0.1) == 0.25
+    # a revert and a reland are two returns: code, not noise
+    assert flip_noise(*series(0, .5, 0, .5), same=0.1) == 0.0
+    # three returns among eight boundaries are too few (FLIP_SHARE): a history's reverts
+    assert flip_noise(*series(0, .5, 0, .5, 0, 1, 2, 3, 4), same=0.1) == 0.0
+    # levels within `same` of an earlier one are returns; further off they are not
+    assert flip_noise(*series(0, .5, .05, .55, 0, .5), same=0.1) == 0.25
+    assert flip_noise(*series(0, .5, .2, .7, .4, .9), same=0.1) == 0.0
 
 
 

@@ -18,7 +18,9 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    much as a short level can show), alpha shared among the boundaries of the series by
    Holm's step-down (a series with several real steps does not lose one), and its change
    must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
-   (`noise_of`; fewer noises between levels longer than LONG_LEVEL: `effect_for`); the
+   (`noise_of`; fewer noises between levels longer than LONG_LEVEL: `effect_for`; in a
+   series that keeps returning to earlier levels, half the height of those flips, however
+   long the levels: `level_change.flip_noise`); the
    weakest failing boundary is dropped and its neighbours judged again until all pass;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
@@ -42,8 +44,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from benchkit.core.history import placement
-from benchkit.core.history.level_change import (apart, evidence_decision, rank_p,
-                                                shift_interval)
+from benchkit.core.history.level_change import (apart, evidence_decision, flip_noise,
+                                                rank_p, shift_interval)
 from benchkit.core.history.series import Point, Series, relatives_of, values_of
 from benchkit.core.history.step import Step
 
@@ -303,8 +305,12 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     found = levels(logs, proposals, min_level=min_level,
                    effect=effect_for(math.log1p(noise), sigma))
     sigma = noise_of(raw, found, LAGS)
+    flips = flip_noise(logs, found, max(math.log1p(noise), SIGMAS * sigma))
+    # a two-speed series' clusters are not independent commits: no level is known better
+    # for being long
+    sigma = max(sigma, flips)
     effect = max(math.log1p(noise), SIGMAS * sigma)
-    need = effect_for(math.log1p(noise), sigma)
+    need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
                                            effect=need)[1:]]
     # Backward elimination: the weakest failing boundary goes, its neighbours are judged
@@ -328,8 +334,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         start, end = edges[i], edges[i + 2]
         before, after = raw[max(start, at - WINDOW):at], raw[at:min(end, at + WINDOW)]
         low, high = shift_interval(before, after, alpha)
-        how = (f"levels of {at - start} and {end - at} commits (noise {sigma:.1%}); "
-               f"rank test p={p:.2g}")
+        how = (f"levels of {at - start} and {end - at} commits (noise {sigma:.1%}"
+               f"{', half the height of its flips' if flips else ''}); rank test p={p:.2g}")
         if end == len(points) and end - at < min_level:
             how += (f"; only {end - at} commits after it: measure again (`--confirm`) or "
                     "wait for more")
