@@ -207,3 +207,49 @@ def test_a_regression_relanded_after_its_revert_is_still_named():
     steps = time_steps(_series(levels * np.exp(rng.normal(0, 0.02, levels.size))))
     assert [(s.commit.sha, s.transient) for s in steps] == [
         ("c40", True), ("c70", True), ("c100", False)]
+
+
+# Real: astropy's time_units.time_unit_to in asv's own example results (machine cheetah,
+# py2.7-Cython-numpy1.8), in microseconds: +52 % at commit 13, then 10x faster at 25
+UNIT_TO = [54.9, 60.2, 48.2, 51.3, 48.9, 48.5, 51.5, 48.2, 48.1, 47.8, 84.7, 51.6, 45.2, 68.7,
+           68.4, 74.4, 75.0, 72.1, 75.1, 70.7, 74.9, 74.0, 78.0, 71.9, 90.2, 8.0, 7.2, 7.4,
+           6.9, 6.9, 6.6, 7.0]
+
+
+def test_comes_back_finds_the_first_run_of_commits_back_at_the_level_before():
+    raw = np.log(np.array([1.0] * 10 + [1.5] * 10 + [1.5, 1.0, 1.0, 1.0, 1.5, 1.0, 1.0, 1.0]))
+    before, after = np.log(1.0), np.log(1.5)
+    # commits 21-26 hold four at 1.0 of six: their median is the level before
+    assert placement.comes_back(raw, 10, before, after, 1.0) == 21
+    assert placement.comes_back(raw[:22], 10, before, after, 1.0) is None      # no run of six
+    assert placement.comes_back(raw, 10, after, before, 1.0) is None           # a faster step
+    # a commit far below the level before is not it (another change), nor one too late
+    assert placement.comes_back(np.log([1.0] * 10 + [1.5] * 10 + [0.1] * 10), 10,
+                                before, after, 1.0) is None
+    # within the least change reported of it, if that is less than a quarter of the step
+    assert placement.comes_back(raw, 10, before, after, 0.001) == 21
+    assert placement.comes_back(np.log([1.0] * 10 + [1.5] * 10 + [1.05] * 10), 10,
+                                before, after, 0.04) is None
+    late = np.log([1.0] * 10 + [1.5] * (placement.BACK_WITHIN + placement.BACK_RUN)
+                  + [1.0] * 10)
+    assert placement.comes_back(late, 10, before, after, 1.0) is None
+
+
+def test_a_slower_step_whose_level_before_is_back_soon_after_is_transient():
+    rng = np.random.default_rng(5)
+    values = np.exp(rng.normal(0, 0.01, 120))
+    values[40:] *= 1.4
+    (step,) = time_steps(_series(values))
+    assert step.commit.sha == "c40" and not step.transient
+    # four of the six commits 70-75 fast again, among slow ones: too short to be a level, but
+    # a run of commits back at the level before
+    values[[70, 71, 73, 74]] /= 1.4
+    (step,) = time_steps(_series(values))
+    assert step.commit.sha == "c40" and step.transient
+    assert step.evidence.endswith("; transient: the level before it is back at c70")
+
+
+def test_a_regression_stays_named_when_a_larger_speedup_follows_it():
+    steps = time_steps(_series(np.array(UNIT_TO) * 1e-6))
+    assert [(s.commit.sha, round(s.change, 2), s.transient) for s in steps] == [
+        ("c13", 0.52, False), ("c25", -0.91, False)]

@@ -42,6 +42,9 @@ SHORT_SLACK = 9.0  # ... fits a cut within this many noises of the best
 WINDOW = 30         # commits on either side that a cut is scored on
 SPELL = 30          # a level this many commits long or shorter, left the way it came, is a spell
 SPELL_HEIGHT = 2.0  # ... when it stands this many times its net change from the level before
+BACK_RUN = 6        # commits whose median at the level before a slower step takes it back ...
+BACK_WITHIN = 60    # ... starting within this many commits after it ...
+BACK_SHARE = 0.25   # ... to within this share of the step from the level before
 
 
 def refined(logs: Sequence[float], start: int, at: int, end: int, reach: int = 2) -> int:
@@ -189,3 +192,35 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
             f"({steps[i].change:+.1%}, transient): not placed, it may lie anywhere in the "
             "spell (bisect it, or --confirm re-measures its ends)")
     return out
+
+
+def comes_back(raw: np.ndarray, at: int, before: float, after: float,
+               effect: float) -> int | None:
+    """Where the level before a slower step (`before` -> `after`, log, first commit after it
+    `at`) comes back: in the first run of BACK_RUN commits, starting within BACK_WITHIN
+    commits after the step, whose median lies within `effect` (the least change reported,
+    log) and BACK_SHARE of the step of `before`, the first commit that does; None where
+    there is no such run. Timing noise only slows runs down, so a run of commits back at
+    the faster level is the code's speed: a revert, a fix, or a machine that runs the
+    snippet at two speeds in clusters that do not read as levels (`excursions` sees only
+    levels). Measured on this VM's idle noise history (benchmarks/
+    perf_history_detection.py, every position): false steps per series 0.039 -> 0.015
+    (asv 0.015), 25 % steps found 5.5 -> 2.2 % (asv 5.2), 50 % steps 24.9 -> 24.4 % (asv
+    20.0); the real histories' figures did not move. Without the BACK_WITHIN bound false
+    steps were 0.010 and 25 % steps 0.7 %; the bound also keeps a chance run of fast
+    commits hundreds later from taking back a regression of a long history. Only the level
+    before: a commit far below it (astropy's unit_to, 10x faster 12 commits after a +52 %
+    step) is another change, not this one undone."""
+    if after <= before:
+        return None
+    later = raw[at + 1:at + BACK_WITHIN + BACK_RUN]
+    if len(later) < BACK_RUN:
+        return None
+    medians = np.median(np.lib.stride_tricks.sliding_window_view(later, BACK_RUN), axis=1)
+    band = min(BACK_SHARE * (after - before), effect)
+    back = np.flatnonzero(np.abs(medians - before) <= band)
+    if not len(back):
+        return None
+    # the first commit of that run at the level before (the run's median is)
+    run = later[back[0]:back[0] + BACK_RUN]
+    return at + 1 + int(back[0]) + int(np.argmax(np.abs(run - before) <= band))

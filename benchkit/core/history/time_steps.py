@@ -29,7 +29,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
 6. a step that a later one takes back (the level returns to within the minimum effect) is
    marked transient: a slow spell or a revert, not a step to act on (asv reports neither);
    a short spell that comes back only part of the way is transient too, and what stays
-   (the net change) is one step somewhere in the spell, not placed (`placement.py`).
+   (the net change) is one step somewhere in the spell, not placed; so is a slower step
+   whose level before is back for a few commits soon after, levels or not (`placement.py`).
 
 These choices and constants were measured, not picked: benchmarks/perf_history_detection.py
 scores them beside asv's on real series with injected steps (results/history_detection*).
@@ -384,4 +385,11 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         low, high = shift_interval(before, after, alpha)
         return low, high, (f"levels of {a - start} and {end - b} commits either side (noise "
                            f"{sigma:.1%}); rank test p={p:.2g}")
-    return placement.excursions(steps, logs, positions, effect, reach, net_change)
+    steps = placement.excursions(steps, logs, positions, effect, reach, net_change)
+    for i, (step, at) in enumerate(zip(steps, positions)):
+        back = None if step.transient else placement.comes_back(
+            raw, at, math.log(step.before), math.log(step.after), effect)
+        if back is not None:
+            steps[i] = dataclasses.replace(step, transient=True, evidence=step.evidence + (
+                f"; transient: the level before it is back at {points[back].commit.sha[:12]}"))
+    return steps
