@@ -44,7 +44,7 @@ SPELL = 30          # a level this many commits long or shorter, left the way it
 SPELL_HEIGHT = 2.0  # ... when it stands this many times its net change from the level before
 BACK_RUN = 6        # commits whose median at the level before a slower step takes it back ...
 BACK_WITHIN = 60    # ... starting within this many commits after it ...
-BACK_SHARE = 0.25   # ... to within this share of the step from the level before
+BACK_SHARE = 0.25   # ... to within this share of the step (and the least change reported)
 
 
 def refined(logs: Sequence[float], start: int, at: int, end: int, reach: int = 2) -> int:
@@ -221,6 +221,6 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     back = np.flatnonzero(np.abs(medians - before) <= band)
     if not len(back):
         return None
-    # the first commit of that run at the level before (the run's median is)
+    # the run's median is at the level before; name its first commit that is too
     run = later[back[0]:back[0] + BACK_RUN]
     return at + 1 + int(back[0]) + int(np.argmax(np.abs(run - before) <= band))
