@@ -2,16 +2,21 @@
 (the rank test a step must pass, whether the runs overlap at all, the interval of the shift
 between them), and the per-process evidence of the commits next to a step: a level may
 move beyond the noise band while the processes measured on either side say no change; then
-the step is not claimed."""
+the step is not claimed. And a series a shared machine runs at two speeds, in clusters:
+its flips as its noise (`flip_noise`), or the series read at its faster speed
+(`two_speed`, `at_faster_speed_steps`)."""
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from benchkit.core.decisions.verdicts import decide_runs, ratio_of
-from benchkit.core.history.series import Point
+from benchkit.core.history import placement
+from benchkit.core.history.series import Point, Points, Series, commits_of
+from benchkit.core.history.step import Step
 from benchkit.core.measure.measurement import probe_relative_times
 
 
@@ -116,3 +121,105 @@ def pooled(ms: Sequence[Any], reference: float | None):
             times += process_times
             processes.append(ProcessSample(sample.chunks, (), None))
     return Measurement(1, times, ms[0].task_spec, None, processes)
+
+
+GAPS = np.linspace(0.8, 2.0, 13)   # gaps between the speeds tried, in flip heights
+MIXED = 0.1                 # a level with this share of its commits at each speed holds both
+GAP_LIKE = 0.33             # a step this close to the gap (share of it) reads as a flip
+
+
+class TwoSpeed(NamedTuple):
+    """A two-speed series read at its faster speed: its log values with each commit run at
+    the slower speed taken down by the gap between the speeds (log)."""
+
+    folded: np.ndarray
+    slower: np.ndarray      # per commit, whether it ran at the slower speed
+    gap: float
+
+
+def _faster_speed(values: np.ndarray, gap: float) -> tuple[float, float]:
+    """The faster of two speeds `gap` apart that fit `values` (log) best, and the fit's
+    total absolute deviation (each value from the nearer speed)."""
+    tried = np.quantile(values, np.linspace(0, 1, 51))
+    tried = np.concatenate([tried, tried - gap])
+    deviations = values[None, :] - tried[:, None]
+    cost = np.minimum(np.abs(deviations), np.abs(deviations - gap)).sum(axis=1)
+    best = int(np.argmin(cost))
+    return float(tried[best]), float(cost[best])
+
+
+def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: float
+              ) -> TwoSpeed:
+    """`raw` (log values) read at the faster of a shared machine's two speeds. The gap
+    between the speeds is the one (of GAPS times the flips' `height`) that fits the levels
+    (`levels_of`, fine: a real step inside a level blurs its fit) best; each level's faster
+    speed is its fit's. A level of one speed only may be a cluster of slower commits: which
+    is decided over all levels at once, as the labels that make the faster speed move the
+    least (Viterbi over the levels, each move costing its square root: one step is cheaper
+    than two that add up to it, so a cluster just before a real step is not read as the
+    step's start); a level that holds both speeds shows which is the faster. A commit above
+    its level's faster speed by more than half the gap ran slow. Measured on this VM's
+    noise histories: benchmarks/perf_history_detection.py (docs/performance.md)."""
+    best = None
+    for gap in height * GAPS:
+        fits = [_faster_speed(raw[a:b], gap) for a, b in levels_of]
+        total = sum(cost for _, cost in fits)
+        if best is None or total < best[0]:
+            best = (total, float(gap), [speed for speed, _ in fits])
+    _, gap, speeds = best
+    mixed = [min(np.mean(np.abs(raw[a:b] - speed) <= gap / 4),
+                 np.mean(np.abs(raw[a:b] - speed - gap) <= gap / 4)) > MIXED
+             for (a, b), speed in zip(levels_of, speeds)]
+    # label 1: the level's one speed is the slower; a tie goes to the faster (a small cost)
+    tie = gap / 100
+    cost = [0.0, math.inf if mixed[0] else tie]
+    came: list[tuple[int, int]] = []
+    for k in range(1, len(speeds)):
+        steps = [[cost[t] + math.sqrt(abs(speeds[k] - gap * s - speeds[k - 1] + gap * t))
+                  + (math.inf if s and mixed[k] else tie * s) for t in (0, 1)] for s in (0, 1)]
+        came.append((int(steps[0][1] < steps[0][0]), int(steps[1][1] < steps[1][0])))
+        cost = [min(steps[0]), min(steps[1])]
+    label = int(cost[1] < cost[0])
+    faster = np.empty(len(raw))
+    for k in range(len(speeds) - 1, -1, -1):
+        a, b = levels_of[k]
+        faster[a:b] = speeds[k] - gap * label
+        if k:
+            label = came[k - 1][label]
+    slower = raw > faster + gap / 2
+    return TwoSpeed(raw - gap * slower, slower, gap)
+
+
+def at_faster_speed_steps(series: Series, raw: np.ndarray, levels_of: list[tuple[int, int]],
+                          height: float, steps_in: Callable[[Series], list[Step]]
+                          ) -> list[Step]:
+    """The steps of a two-speed series (flips `height`, log), found (`steps_in`) in its
+    values at the faster speed (`level_change.two_speed`). A step about as high as the gap
+    between the speeds (within GAP_LIKE of it) is a cluster of slower commits as much as a
+    change, and is left out; one whose commits fit either speed on both sides is given the
+    span of them (`placement.either_speed`)."""
+    points = series.points
+    read = two_speed(raw, levels_of, height)
+    column = np.exp(read.folded).tolist()
+    folded = dataclasses.replace(series, points=Points(
+        commits_of(points), column, column, column, [1] * len(column), [1] * len(column)))
+    index = {commit.sha: i for i, commit in enumerate(commits_of(points))}
+    note = (f"; two-speed series ({int(read.slower.sum())} commits "
+            f"{math.expm1(read.gap):.0%} slower): read at its faster speed")
+    out = []
+    for step in steps_in(folded):
+        step = dataclasses.replace(step, evidence=step.evidence + note)
+        before, after = math.log(step.before), math.log(step.after)
+        if step.placed and not step.transient:
+            if abs(abs(after - before) - read.gap) < GAP_LIKE * read.gap:
+                continue
+            span = placement.either_speed(raw, index[step.commit.sha], before, after,
+                                          read.gap)
+            if span is not None:
+                first, last = span
+                step = dataclasses.replace(
+                    step, span=(points[first - 1].commit, points[last].commit),
+                    evidence=step.evidence + f"; not placed: either speed fits "
+                    f"{last - first + 1} commits")
+        out.append(step)
+    return out

@@ -18,10 +18,10 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    much as a short level can show), alpha shared among the boundaries of the series by
    Holm's step-down (a series with several real steps does not lose one), and its change
    must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
-   (`noise_of`; fewer noises between levels longer than LONG_LEVEL: `effect_for`; in a
-   series that keeps returning to earlier levels, half the height of those flips, however
-   long the levels: `level_change.flip_noise`); the
-   weakest failing boundary is dropped and its neighbours judged again until all pass;
+   (`noise_of`; fewer noises between levels longer than LONG_LEVEL: `effect_for`); the
+   weakest failing boundary is dropped and its neighbours judged again until all pass. A
+   series that keeps returning to earlier levels (a machine's two speeds, in clusters:
+   `level_change.flip_noise`) is judged so at its faster speed (`level_change.two_speed`);
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step the data fits about as well 4 or more commits away is not placed: it is given
@@ -45,8 +45,9 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from benchkit.core.history import placement
-from benchkit.core.history.level_change import (apart, evidence_decision, flip_noise,
-                                                rank_p, shift_interval)
+from benchkit.core.history.level_change import (apart, at_faster_speed_steps,
+                                                evidence_decision, flip_noise, rank_p,
+                                                shift_interval)
 from benchkit.core.history.series import Point, Series, relatives_of, values_of
 from benchkit.core.history.step import Step
 
@@ -277,8 +278,10 @@ def _failing(judged: Sequence[_Boundary], alpha: float) -> list[int]:
 
 def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None = None, *,
                alpha: float = DEFAULT_ALPHA, noise: float = DEFAULT_NOISE,
-               penalty: float = PENALTY_PER_LOG_N, min_level: int = MIN_LEVEL) -> list[Step]:
-    """The confirmed steps in a wall-time series (module docstring)."""
+               penalty: float = PENALTY_PER_LOG_N, min_level: int = MIN_LEVEL,
+               at_faster_speed: bool = True) -> list[Step]:
+    """The confirmed steps in a wall-time series (module docstring); `at_faster_speed`
+    False judges a two-speed series as it comes (its flips as its noise)."""
     points = series.points
     if len(points) < 2 * MIN_NEWEST:
         return []
@@ -293,7 +296,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         # reaches 0, a timer that read 0) is left out, not the whole series with it
         kept = tuple(p for p, v in zip(points, values) if v > 0)
         found = time_steps(dataclasses.replace(series, points=kept), evidence, alpha=alpha,
-                           noise=noise, penalty=penalty, min_level=min_level)
+                           noise=noise, penalty=penalty, min_level=min_level,
+                           at_faster_speed=at_faster_speed)
         note = f"; {len(points) - len(kept)} point(s) of zero or below left out"
         return [dataclasses.replace(s, evidence=s.evidence + note) for s in found]
     raw = np.log(values)
@@ -307,17 +311,21 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                    effect=effect_for(math.log1p(noise), sigma))
     sigma = noise_of(raw, found, LAGS)
     flips = flip_noise(logs, found, max(math.log1p(noise), SIGMAS * sigma))
-    # a two-speed series' clusters are not independent commits: no level is known better
-    # for being long
+    if flips and at_faster_speed:
+        def steps_in(folded: Series) -> list[Step]:
+            return time_steps(folded, evidence, alpha=alpha, noise=noise, penalty=penalty,
+                              min_level=min_level, at_faster_speed=False)
+        # levels not merged: a real step inside one blurs its two speeds
+        return at_faster_speed_steps(series, raw, levels(logs, proposals, min_level=min_level),
+                                     2 * flips, steps_in)
+    # (still two-speed when read at the faster speed: clusters, so no long-level discount)
     sigma = max(sigma, flips)
     effect = max(math.log1p(noise), SIGMAS * sigma)
     need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
                                            effect=need)[1:]]
-    # Backward elimination: the weakest failing boundary goes, its neighbours are judged
-    # again, until all pass. alpha is shared among them by Holm's order: with Bonferroni's
-    # alpha / m, a series with four real steps lost one and the cascade moved another to
-    # the middle of a ramp (astropy's time_quantity_init_scalar).
+    # Backward elimination, alpha shared by Holm's order: with Bonferroni's alpha / m, a
+    # series with four real steps lost one (astropy's time_quantity_init_scalar).
     judged: list[_Boundary] = []
     known: dict[tuple[int, int, int], _Boundary] = {}
     listed = logs.tolist()

@@ -1,0 +1,96 @@
+"""A series a shared machine runs at two speeds, in clusters, is read at its faster speed."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchkit.core.history import placement
+from benchkit.core.history.level_change import GAP_LIKE, two_speed
+from benchkit.core.history.series import Commit, Point, Series
+from benchkit.core.history.steps import time_steps
+
+# Real noise of this project's VM (tests/fixtures/history/new-vm-bimodal.json: the code
+# never changed; each commit ran at one of two speeds, 1.7x apart, in clusters)
+BIMODAL = json.loads((Path(__file__).parent / "fixtures" / "history" / "new-vm-bimodal.json"
+                      ).read_text())["series"]
+
+
+def _series(values):
+    points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), v, v, v, 1, 1)
+                   for i, v in enumerate(values))
+    return Series("b", "time", "m", points)
+
+
+def _claimed(values):
+    return [s for s in time_steps(_series(values)) if not s.transient]
+
+
+def test_two_speed_takes_each_slower_commit_down_by_the_gap():
+    # a level of commits at both speeds, a cluster of slower ones only, the first again
+    fast, gap = math.log(1.0), math.log(1.75)
+    raw = np.array([fast, fast + gap] * 5 + [fast + gap] * 10 + [fast, fast + gap] * 5)
+    read = two_speed(raw, [(0, 10), (10, 20), (20, 30)], height=gap)
+    # the cluster is the slower speed (its neighbours show both), not a level of its own
+    assert read.slower.tolist() == [False, True] * 5 + [True] * 10 + [False, True] * 5
+    assert read.gap == pytest.approx(gap)
+    assert np.allclose(read.folded, fast)
+
+
+def test_a_cluster_at_the_start_is_slower_where_the_levels_after_it_show_both_speeds():
+    raw = np.log([1.75] * 8 + [1.0, 1.75] * 8)
+    read = two_speed(raw, [(0, 8), (8, 24)], height=math.log(1.75))
+    assert read.slower.tolist() == [True] * 8 + [False, True] * 8
+
+
+@pytest.mark.parametrize("name", sorted(BIMODAL))
+def test_a_two_speed_series_with_no_change_holds_no_step(name):
+    assert _claimed(BIMODAL[name]) == []
+
+
+@pytest.mark.parametrize("at", [60, 100, 140])
+def test_a_25_percent_step_in_a_two_speed_series_is_found_at_its_commit(at):
+    # the flips are 1.7x and the clusters a dozen commits: read as they come, a +25 % step
+    # is a small part of the noise (found 2 % of the time on this VM's idle history); at
+    # the faster speed it is several noises
+    values = np.array(BIMODAL["quiet/time_dict_build"])
+    values[at:] *= 1.25
+    (step,) = _claimed(values)
+    assert "read at its faster speed" in step.evidence
+    assert step.placed and abs(int(step.commit.sha[1:]) - at) <= 2
+    assert step.change == pytest.approx(0.25, abs=0.08)
+
+
+def test_a_step_far_larger_than_the_gap_is_found():
+    values = np.array(BIMODAL["quiet/time_json_dumps"])
+    values[100:] *= 3.0         # flips are 1.7x; a real 3x slowdown from commit 100
+    (step,) = _claimed(values)
+    assert step.change > 1.0
+    assert step.placed and abs(int(step.commit.sha[1:]) - 100) <= 2
+
+
+def test_either_speed_spans_the_commits_that_fit_both_levels():
+    gap = math.log(1.75)
+    # before: both speeds; commits 20-29 at the slower speed of the level before, which is
+    # also the faster speed of a level as high as the gap; from 30, that level's two speeds
+    # (commit 19 fits either too, commit 31 only the level after)
+    raw = np.log([1.0, 1.75] * 10 + [1.75] * 10 + [1.75, 1.75 ** 2] * 10)
+    assert placement.either_speed(raw, 20, 0.0, gap, gap) == (19, 31)
+    # a step of a third of the gap: the commits after it fit only the level after
+    step = gap / 3
+    raw = np.log([1.0, 1.75] * 10) .tolist() + [step, step + gap] * 10
+    assert placement.either_speed(np.array(raw), 20, 0.0, step, gap) is None
+
+
+def test_a_step_about_as_high_as_the_gap_is_not_claimed():
+    # it reads the same as a cluster of slower commits, and is left out as one (a known
+    # cost: benchmarks/perf_history_detection.py, docs/performance.md)
+    values = np.array(BIMODAL["quiet/time_dict_build"])
+    (step,) = _claimed(values * np.r_[np.ones(100), np.full(100, 1.25)])
+    assert "commits 61% slower): read at its faster speed" in step.evidence
+    for size in (1.0 + 0.61 * (1 - GAP_LIKE / 2), 1.61, 1.0 + 0.61 * (1 + GAP_LIKE / 2)):
+        assert [s for s in _claimed(values * np.r_[np.ones(100), np.full(100, size)])
+                if s.placed] == []
