@@ -231,10 +231,11 @@ def either_speed(raw: np.ndarray, at: int, before: float, after: float, gap: flo
     """The commits a step of a two-speed series (`before` -> `after`, its faster speed, log;
     first commit after it `at`) may be at, as (first, last) possible first commits after
     it, where that is SEPARATION or more; else None. Each commit is at one of two speeds
-    `gap` apart: after the step, commits that still fit the level before at either speed
-    (within a quarter of the gap) and not the level after may be the machine, not the
-    code, and so may the commits before it that fit only the level after: a step about as
-    high as the gap reads the same as a cluster of slower commits."""
+    `gap` apart, and fits a level where it is within a quarter of the gap of either of its
+    speeds: after the step, every commit before the first that fits only the level after
+    may still be the level before (at its slower speed, say), and before the step every
+    commit after the last that fits only the level before may already be the level after.
+    A step about as high as the gap reads the same as a cluster of slower commits."""
     def fits(x: float, level: float) -> bool:
         return min(abs(x - level), abs(x - level - gap)) <= gap / 4
 
