@@ -242,8 +242,7 @@ def _judged(raw: np.ndarray, logs: np.ndarray, listed: list[float], bounds: list
 
 def _judge(raw: np.ndarray, logs: np.ndarray, listed: list[float], start: int, at: int,
            end: int, effect: Callable[[int, int], float], envelope_shift: bool) -> _Boundary:
-    """The boundary at `at` between levels from `start` and to `end` (`listed`: `logs` as a
-    list, which refining splits faster)."""
+    """The boundary at `at` between levels from `start` and to `end` (`listed`: `logs`)."""
     change = float(np.median(logs[at:min(end, at + WINDOW)])
                    - np.median(logs[max(start, at - WINDOW):at]))
     need = effect(at - start, end - at)
@@ -315,11 +314,9 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         def steps_in(folded: Series) -> list[Step]:
             return time_steps(folded, evidence, alpha=alpha, noise=noise, penalty=penalty,
                               min_level=min_level, at_faster_speed=False)
-        # levels not merged: a real step inside one blurs its two speeds
         return at_faster_speed_steps(series, raw, levels(logs, proposals, min_level=min_level),
                                      2 * flips, steps_in)
-    # (still two-speed when read at the faster speed: clusters, so no long-level discount)
-    sigma = max(sigma, flips)
+    sigma = max(sigma, flips)  # still two-speed when read so: no long-level discount
     effect = max(math.log1p(noise), SIGMAS * sigma)
     need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
