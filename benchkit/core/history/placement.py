@@ -224,27 +224,3 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     # the run's median is at the level before; name its first commit that is too
     run = later[back[0]:back[0] + BACK_RUN]
     return at + 1 + int(back[0]) + int(np.argmax(np.abs(run - before) <= band))
-
-
-def either_speed(raw: np.ndarray, at: int, before: float, after: float, gap: float
-                 ) -> tuple[int, int] | None:
-    """The commits a step of a two-speed series (`before` -> `after`, its faster speed, log;
-    first commit after it `at`) may be at, as (first, last) possible first commits after
-    it, where that is SEPARATION or more; else None. Each commit is at one of two speeds
-    `gap` apart, and fits a level where it is within a quarter of the gap of either of its
-    speeds: after the step, every commit before the first that fits only the level after
-    may still be the level before (at its slower speed, say), and before the step every
-    commit after the last that fits only the level before may already be the level after.
-    A step about as high as the gap reads the same as a cluster of slower commits."""
-    def fits(x: float, level: float) -> bool:
-        return min(abs(x - level), abs(x - level - gap)) <= gap / 4
-
-    later = 0
-    while at + later < len(raw) - 1 and not (fits(raw[at + later], after)
-                                              and not fits(raw[at + later], before)):
-        later += 1
-    earlier = 0
-    while at - earlier - 1 > 0 and not (fits(raw[at - earlier - 1], before)
-                                         and not fits(raw[at - earlier - 1], after)):
-        earlier += 1
-    return (at - earlier, at + later) if later + earlier >= SEPARATION else None
