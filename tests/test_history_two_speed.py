@@ -63,6 +63,19 @@ def test_a_25_percent_step_in_a_two_speed_series_is_found_at_its_commit(at):
     assert step.change == pytest.approx(0.25, abs=0.08)
 
 
+@pytest.mark.parametrize("at", [35, 50, 54])
+def test_a_step_after_a_long_slower_cluster_is_found_at_its_commit(at):
+    # real: commits 21-44 ran at the slower speed; with a +25 % step after them, the merged
+    # levels run the cluster and the step together (not two-speed) and +60 % was named at
+    # commit 21; the fine levels, which two speeds fit, keep the series two-speed
+    values = np.array(BIMODAL["quiet/time_re_findall"])
+    values[at:] *= 1.25
+    (step,) = _claimed(values)
+    assert "read at its faster speed" in step.evidence
+    assert step.placed and abs(int(step.commit.sha[1:]) - at) <= 2
+    assert step.change == pytest.approx(0.25, abs=0.08)
+
+
 def test_a_step_far_larger_than_the_gap_is_found():
     values = np.array(BIMODAL["quiet/time_json_dumps"])
     values[100:] *= 3.0         # flips are 1.7x; a real 3x slowdown from commit 100
