@@ -130,27 +130,25 @@ TWO_SPEED_SLACK = 3.0       # a cut within this many commits' deviation of the b
 TWO_SPEED_FIT = 0.8         # share of commits two speeds must fit to read fine levels' flips
 
 
-def two_speed_flips(raw: np.ndarray, logs: np.ndarray, levels_of: Sequence[tuple[int, int]],
-                    same: float) -> float:
-    """`flip_noise` of a series' fine levels (`levels_of`: no levels merged), where two
-    speeds fit the series: at least TWO_SPEED_FIT of its commits within a quarter of the
-    gap of one of their level's two speeds (`two_speed`); else 0.0. The levels a series'
-    two speeds are told by (`flip_noise` of its merged levels) run together where a real
-    step meets a long cluster of slower commits, and the step is named at the cluster's
-    start (32 of the 94 false cases of this VM's idle history: a +25 % step 14-33 commits
-    early). Fine levels return in every noise series of this VM and in 1 of the 144 real
-    ones (astropy's, numpy's, scipy's, xarray's), so the fit decides; of the series not
-    two-speed by their merged levels, 0.58-0.76 beside a busy neighbour, 0.59-0.75 on the
-    second noise history, 0.65-0.83 on the idle one, 0.67 the real one (0.75, 0.8, 0.85
-    measured: benchmarks/perf_history_detection.py, docs/performance.md)."""
+def two_speed_read(raw: np.ndarray, logs: np.ndarray, levels_of: Sequence[tuple[int, int]],
+                   same: float, flips: float) -> TwoSpeed | None:
+    """A series read at its faster speed (`two_speed` over its fine levels, `levels_of`),
+    where it is two-speed: where its merged levels return (`flips`, their `flip_noise`),
+    or else where its fine levels return and two speeds fit at least TWO_SPEED_FIT of its
+    commits (within a quarter of the gap of one of their level's two speeds); else None.
+    The merged levels run together where a real step meets a long cluster of slower
+    commits, and the step is named at the cluster's start (32 of the 94 false cases of
+    this VM's idle history: a +25 % step 14-33 commits early). Fine levels return in every
+    noise series of this VM and in 1 of the 144 real ones (astropy's, numpy's, scipy's,
+    xarray's), so the fit decides; of the series not two-speed by their merged levels,
+    0.58-0.76 beside a busy neighbour, 0.59-0.75 on the second noise history, 0.65-0.83 on
+    the idle one, 0.67 the real one (0.75, 0.8, 0.85 measured:
+    benchmarks/perf_history_detection.py, docs/performance.md)."""
+    if flips:
+        return two_speed(raw, levels_of, 2 * flips)
     flips = flip_noise(logs, levels_of, same)
-    if not flips:
-        return 0.0
-    gap = two_speed(raw, levels_of, 2 * flips).gap
-    fit = [np.minimum(np.abs(raw[a:b] - speed), np.abs(raw[a:b] - speed - gap)) <= gap / 4
-           for (a, b), speed in ((ab, _faster_speed(raw[ab[0]:ab[1]], gap)[0])
-                                 for ab in levels_of)]
-    return flips if float(np.mean(np.concatenate(fit))) >= TWO_SPEED_FIT else 0.0
+    read = two_speed(raw, levels_of, 2 * flips) if flips else None
+    return read if read is not None and read.fit >= TWO_SPEED_FIT else None
 
 
 class TwoSpeed(NamedTuple):
@@ -160,12 +158,27 @@ class TwoSpeed(NamedTuple):
     folded: np.ndarray
     slower: np.ndarray      # per commit, whether it ran at the slower speed
     gap: float
+    fit: float              # share of commits within a quarter gap of their level's speeds
+
+
+_TRIED = np.linspace(0, 1, 51)     # quantiles of a level tried as its faster speed
+
+
+def _quantiles(values: np.ndarray) -> np.ndarray:
+    """np.quantile(values, _TRIED), bit for bit (its linear method), 6x faster: two_speed
+    fits 13 gaps x every level, and np.quantile's checks were most of its time."""
+    ordered = np.sort(values)
+    at = _TRIED * (len(ordered) - 1)
+    below = np.floor(at).astype(int)
+    low, high = ordered[below], ordered[np.minimum(below + 1, len(ordered) - 1)]
+    share = at - below
+    return np.where(share >= 0.5, high - (high - low) * (1 - share), low + (high - low) * share)
 
 
 def _faster_speed(values: np.ndarray, gap: float) -> tuple[float, float]:
     """The faster of two speeds `gap` apart that fit `values` (log) best, and the fit's
     total absolute deviation (each value from the nearer speed)."""
-    tried = np.quantile(values, np.linspace(0, 1, 51))
+    tried = _quantiles(values)
     tried = np.concatenate([tried, tried - gap])
     deviations = values[None, :] - tried[:, None]
     cost = np.minimum(np.abs(deviations), np.abs(deviations - gap)).sum(axis=1)
@@ -212,14 +225,15 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
         if k:
             label = came[k - 1][label]
     slower = raw > faster + gap / 2
-    return TwoSpeed(raw - gap * slower, slower, gap)
+    fit = np.concatenate([np.minimum(np.abs(raw[a:b] - speed), np.abs(raw[a:b] - speed - gap))
+                          <= gap / 4 for (a, b), speed in zip(levels_of, speeds)])
+    return TwoSpeed(raw - gap * slower, slower, gap, float(np.mean(fit)))
 
 
-def at_faster_speed_steps(series: Series, raw: np.ndarray, levels_of: list[tuple[int, int]],
-                          height: float, steps_in: Callable[[Series], list[Step]]
-                          ) -> list[Step]:
-    """The steps of a two-speed series (flips `height`, log), found (`steps_in`) in its
-    values at the faster speed (`level_change.two_speed`). A step about as high as the gap
+def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
+                          steps_in: Callable[[Series], list[Step]]) -> list[Step]:
+    """The steps of a two-speed series (log values `raw`), found (`steps_in`) in its
+    values at the faster speed (`read`: `two_speed_read`). A step about as high as the gap
     between the speeds (within GAP_LIKE of it) is a cluster of slower commits as much as a
     change, and is left out. Each other step is placed on the raw values, as two levels of
     two speeds each (`two_speed_cuts`): at the best cut, or not placed (a span) where cuts
@@ -229,7 +243,6 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, levels_of: list[tuple
     (measured on this VM's idle history, benchmarks/perf_history_detection.py: false steps
     0.0204 -> 0.0155 a series, all of them real steps named 3-8 commits away)."""
     points = series.points
-    read = two_speed(raw, levels_of, height)
     column = np.exp(read.folded).tolist()
     folded = dataclasses.replace(series, points=Points(
         commits_of(points), column, column, column, [1] * len(column), [1] * len(column)))

@@ -21,7 +21,7 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    (`noise_of`; fewer noises between levels longer than LONG_LEVEL: `effect_for`); the
    weakest failing boundary is dropped and its neighbours judged again until all pass. A
    series that keeps returning to earlier levels (a machine's two speeds, in clusters:
-   `level_change.flip_noise`, `two_speed_flips`) is judged at its faster speed;
+   `level_change.flip_noise`, `two_speed_read`) is judged at its faster speed;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step the data fits about as well 4 or more commits away is not placed: it is given
@@ -47,7 +47,7 @@ import numpy as np
 from benchkit.core.history import placement
 from benchkit.core.history.level_change import (apart, at_faster_speed_steps,
                                                 evidence_decision, flip_noise, rank_p,
-                                                shift_interval, two_speed_flips)
+                                                shift_interval, two_speed_read)
 from benchkit.core.history.series import Point, Series, relatives_of, values_of
 from benchkit.core.history.step import Step
 
@@ -311,11 +311,11 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     same = max(math.log1p(noise), SIGMAS * sigma)
     flips = flip_noise(logs, found, same)
     fine = levels(logs, proposals, min_level=min_level)
-    if at_faster_speed and (height := flips or two_speed_flips(raw, logs, fine, same)):
+    if at_faster_speed and (read := two_speed_read(raw, logs, fine, same, flips)):
         def steps_in(folded: Series) -> list[Step]:
             return time_steps(folded, evidence, alpha=alpha, noise=noise, penalty=penalty,
                               min_level=min_level, at_faster_speed=False)
-        return at_faster_speed_steps(series, raw, fine, 2 * height, steps_in)
+        return at_faster_speed_steps(series, raw, read, steps_in)
     sigma = max(sigma, flips)  # still two-speed when read so: no long-level discount
     effect = max(math.log1p(noise), SIGMAS * sigma)
     need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma)
