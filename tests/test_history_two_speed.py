@@ -7,8 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from benchkit.core.history.level_change import GAP_LIKE, two_speed, two_speed_cuts
+from benchkit.core.history.level_change import (GAP_LIKE, _TRIED, _quantiles, two_speed,
+                                                two_speed_cuts)
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import time_steps
 
@@ -37,6 +40,7 @@ def test_two_speed_takes_each_slower_commit_down_by_the_gap():
     assert read.slower.tolist() == [False, True] * 5 + [True] * 10 + [False, True] * 5
     assert read.gap == pytest.approx(gap)
     assert np.allclose(read.folded, fast)
+    assert read.fit == 1.0       # every commit at one of its level's two speeds
 
 
 def test_a_cluster_at_the_start_is_slower_where_the_levels_after_it_show_both_speeds():
@@ -119,3 +123,9 @@ def test_a_step_about_as_high_as_the_gap_is_not_claimed():
     for size in (1.0 + 0.61 * (1 - GAP_LIKE / 2), 1.61, 1.0 + 0.61 * (1 + GAP_LIKE / 2)):
         assert [s for s in _claimed(values * np.r_[np.ones(100), np.full(100, size)])
                 if s.placed] == []
+
+
+@given(st.lists(st.floats(-50, 50, allow_nan=False), min_size=1, max_size=300))
+def test_the_quantiles_tried_are_numpys_bit_for_bit(values):
+    values = np.array(values)
+    assert np.array_equal(_quantiles(values), np.quantile(values, _TRIED))
