@@ -178,12 +178,8 @@ def _quantiles(values: np.ndarray) -> np.ndarray:
 def _faster_speed(values: np.ndarray, gap: float) -> tuple[float, float]:
     """The faster of two speeds `gap` apart that fit `values` (log) best, and the fit's
     total absolute deviation (each value from the nearer speed)."""
-    tried = _quantiles(values)
-    tried = np.concatenate([tried, tried - gap])
-    deviations = values[None, :] - tried[:, None]
-    cost = np.minimum(np.abs(deviations), np.abs(deviations - gap)).sum(axis=1)
-    best = int(np.argmin(cost))
-    return float(tried[best]), float(cost[best])
+    speeds, costs = _faster_speeds(values, np.array([gap]))
+    return float(speeds[0]), float(costs[0])
 
 
 def _faster_speeds(values: np.ndarray, gaps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -218,9 +214,10 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
         if best is None or total < best[0]:
             best = (total, float(gap), [float(speeds[g]) for speeds, _ in fits])
     _, gap, speeds = best
-    mixed = [min(np.mean(np.abs(raw[a:b] - speed) <= gap / 4),
-                 np.mean(np.abs(raw[a:b] - speed - gap) <= gap / 4)) > MIXED
-             for (a, b), speed in zip(levels_of, speeds)]
+    # per level, its commits near its faster speed and near its slower (a quarter gap)
+    near = [(np.abs(raw[a:b] - speed) <= gap / 4, np.abs(raw[a:b] - speed - gap) <= gap / 4)
+            for (a, b), speed in zip(levels_of, speeds)]
+    mixed = [min(np.mean(fast), np.mean(slow)) > MIXED for fast, slow in near]
     # label 1: the level's one speed is the slower; a tie goes to the faster (a small cost)
     tie = gap / 100
     cost = [0.0, math.inf if mixed[0] else tie]
@@ -238,9 +235,8 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
         if k:
             label = came[k - 1][label]
     slower = raw > faster + gap / 2
-    fit = np.concatenate([np.minimum(np.abs(raw[a:b] - speed), np.abs(raw[a:b] - speed - gap))
-                          <= gap / 4 for (a, b), speed in zip(levels_of, speeds)])
-    return TwoSpeed(raw - gap * slower, slower, gap, float(np.mean(fit)))
+    fit = float(np.mean(np.concatenate([fast | slow for fast, slow in near])))
+    return TwoSpeed(raw - gap * slower, slower, gap, fit)
 
 
 def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,

@@ -310,8 +310,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     sigma = noise_of(raw, found, LAGS)
     same = max(math.log1p(noise), SIGMAS * sigma)
     flips = flip_noise(logs, found, same)
-    fine = levels(logs, proposals, min_level=min_level)
-    if at_faster_speed and (read := two_speed_read(raw, logs, fine, same, flips)):
+    if at_faster_speed and (read := two_speed_read(
+            raw, logs, levels(logs, proposals, min_level=min_level), same, flips)):
         def steps_in(folded: Series) -> list[Step]:
             return time_steps(folded, evidence, alpha=alpha, noise=noise, penalty=penalty,
                               min_level=min_level, at_faster_speed=False)
