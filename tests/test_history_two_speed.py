@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchkit.core.history.level_change import (GAP_LIKE, _TRIED, _quantiles, two_speed,
-                                                two_speed_cuts)
+from benchkit.core.history.level_change import (GAP_LIKE, _TRIED, TIE, _quantiles,
+                                                faster_speeds, two_speed, two_speed_cuts)
+from benchkit.core.history.placement import cut_costs, median
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import time_steps
 
@@ -129,3 +130,37 @@ def test_a_step_about_as_high_as_the_gap_is_not_claimed():
 def test_the_quantiles_tried_are_numpys_bit_for_bit(values):
     values = np.array(values)
     assert np.array_equal(_quantiles(values), np.quantile(values, _TRIED))
+
+
+_LOGS = st.lists(st.floats(-20, 5, allow_nan=False), min_size=1, max_size=120)
+
+
+@given(_LOGS)
+def test_the_short_runs_medians_are_numpys_bit_for_bit(values):
+    values = np.array(values)
+    assert median(values) == float(np.median(values))
+
+
+@given(_LOGS.filter(lambda v: len(v) >= 2), st.data())
+def test_every_cuts_cost_is_two_numpy_medians_and_sums_bit_for_bit(values, data):
+    logs = np.array(values)
+    cuts = data.draw(st.lists(st.integers(1, len(logs) - 1), min_size=1, max_size=21))
+    expected = [float(np.abs(logs[:c] - np.median(logs[:c])).sum()
+                      + np.abs(logs[c:] - np.median(logs[c:])).sum()) for c in cuts]
+    assert cut_costs(logs, cuts) == expected
+
+
+@given(_LOGS, st.floats(0.01, 2.0))
+def test_each_fit_at_two_speeds_is_the_best_of_the_speeds_tried(values, height):
+    """The running sums give each tried speed's deviation as a sum over every value does
+    (within rounding), and the speed taken fits within TIE of the best."""
+    raw = np.array(values)
+    gaps = height * np.array([0.8, 1.0, 1.7])
+    speeds, costs = faster_speeds(raw, [(0, len(raw))], gaps)
+    for g, gap in enumerate(gaps):
+        tried = np.r_[_quantiles(raw), _quantiles(raw) - gap]
+        deviation = np.minimum(np.abs(raw[None] - tried[:, None]),
+                               np.abs(raw[None] - tried[:, None] - gap)).sum(axis=1)
+        assert costs[0, g] == pytest.approx(deviation.min(), abs=1e-9)
+        taken = np.argmin(np.abs(tried - speeds[0, g]))
+        assert deviation[taken] <= deviation.min() + TIE + 1e-9

@@ -76,12 +76,12 @@ def flip_noise(logs: np.ndarray, levels_of: Sequence[tuple[int, int]], same: flo
     asv's astropy results and numpy's, scipy's and xarray's releases; 3 to 10 times in 18
     of 40 series of five noise histories of this VM. Three, not two: a revert and a reland
     (two returns) is a regression a team must still see."""
-    medians = [float(np.median(logs[a:b])) for a, b in levels_of]
+    medians = [placement.median(logs[a:b]) for a, b in levels_of]
     heights = [abs(medians[k] - medians[k - 1]) for k in range(2, len(medians))
                if any(abs(medians[k] - medians[j]) <= same for j in range(k - 1))]
     if len(heights) < FLIPS or len(heights) < FLIP_SHARE * (len(medians) - 1):
         return 0.0
-    return float(np.median(heights)) / 2
+    return placement.median(np.array(heights)) / 2
 
 
 NEIGHBOURS = 5             # commits on each side whose processes confirm a time step
@@ -167,7 +167,10 @@ _TRIED = np.linspace(0, 1, 51)     # quantiles of a level tried as its faster sp
 def _quantiles(values: np.ndarray) -> np.ndarray:
     """np.quantile(values, _TRIED), bit for bit (its linear method), 6x faster: two_speed
     fits 13 gaps x every level, and np.quantile's checks were most of its time."""
-    ordered = np.sort(values)
+    return _quantiles_of_sorted(np.sort(values))
+
+
+def _quantiles_of_sorted(ordered: np.ndarray) -> np.ndarray:
     at = _TRIED * (len(ordered) - 1)
     below = np.floor(at).astype(int)
     low, high = ordered[below], ordered[np.minimum(below + 1, len(ordered) - 1)]
@@ -175,23 +178,42 @@ def _quantiles(values: np.ndarray) -> np.ndarray:
     return np.where(share >= 0.5, high - (high - low) * (1 - share), low + (high - low) * share)
 
 
-def _faster_speed(values: np.ndarray, gap: float) -> tuple[float, float]:
-    """The faster of two speeds `gap` apart that fit `values` (log) best, and the fit's
-    total absolute deviation (each value from the nearer speed)."""
-    speeds, costs = _faster_speeds(values, np.array([gap]))
-    return float(speeds[0]), float(costs[0])
+TIE = 1e-9                  # fits this close (log, summed) to the best are as good: the first
 
 
-def _faster_speeds(values: np.ndarray, gaps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`_faster_speed` for each of `gaps` at once (the same figures: two_speed tries 13)."""
-    tried = _quantiles(values)
-    tried = np.concatenate([np.broadcast_to(tried, (len(gaps), len(tried))),
-                            tried[None, :] - gaps[:, None]], axis=1)
-    deviations = values[None, None, :] - tried[:, :, None]
-    cost = np.minimum(np.abs(deviations), np.abs(deviations - gaps[:, None, None])).sum(axis=2)
-    best = np.argmin(cost, axis=1)
-    rows = np.arange(len(gaps))
-    return tried[rows, best], cost[rows, best]
+def faster_speeds(raw: np.ndarray, segments: Sequence[tuple[int, int]], gaps: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """For each (a, b) of `segments` and each of `gaps`, the faster of two speeds that far
+    apart that fit raw[a:b] (log) best, and the fit's total absolute deviation (each value
+    from the nearer speed): two arrays (segments, gaps). The speeds tried are the segment's
+    quantiles (_TRIED), and those less the gap. A fit's deviation comes from the sorted
+    values' running sums (the values below the faster speed, between it and the midpoint,
+    between the midpoint and the slower speed, above it), not from each value: 13 gaps x
+    102 speeds x every value was most of a two-speed series' time. Fits within TIE of the
+    best are ties, and the first is taken: exact ties are common (a level that fits as
+    well a gap lower), and which of them sums a bit smaller is down to rounding."""
+    speeds = np.empty((len(segments), len(gaps)))
+    costs = np.empty((len(segments), len(gaps)))
+    half = gaps[:, None] / 2
+    for k, (a, b) in enumerate(segments):
+        ordered = np.sort(raw[a:b])
+        centre = ordered[len(ordered) // 2]      # running sums of small numbers: exact-ish
+        ordered -= centre
+        tried = _quantiles_of_sorted(ordered)
+        tried = np.concatenate([np.broadcast_to(tried, (len(gaps), len(tried))),
+                                tried[None, :] - gaps[:, None]], axis=1)     # (G, 102)
+        sums = np.concatenate([[0.0], np.cumsum(ordered)])
+        below, middle, above = (np.searchsorted(ordered, edge, side="right")
+                                for edge in (tried, tried + half, tried + 2 * half))
+        slower = tried + 2 * half
+        cost = ((tried * below - sums[below])
+                + (sums[middle] - sums[below] - tried * (middle - below))
+                + (slower * (above - middle) - (sums[above] - sums[middle]))
+                + (sums[-1] - sums[above] - slower * (len(ordered) - above)))
+        best = np.argmax(cost <= cost.min(axis=1, keepdims=True) + TIE, axis=1)
+        rows = np.arange(len(gaps))
+        speeds[k], costs[k] = tried[rows, best] + centre, cost[rows, best]
+    return speeds, costs
 
 
 def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: float
@@ -207,13 +229,10 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
     its level's faster speed by more than half the gap ran slow. Measured on this VM's
     noise histories: benchmarks/perf_history_detection.py (docs/performance.md)."""
     gaps = height * GAPS
-    fits = [_faster_speeds(raw[a:b], gaps) for a, b in levels_of]     # per level, per gap
-    best = None
-    for g, gap in enumerate(gaps):
-        total = sum(float(costs[g]) for _, costs in fits)
-        if best is None or total < best[0]:
-            best = (total, float(gap), [float(speeds[g]) for speeds, _ in fits])
-    _, gap, speeds = best
+    fitted, costs = faster_speeds(raw, levels_of, gaps)          # per level, per gap
+    totals = costs.sum(axis=0)
+    g = int(np.argmax(totals <= totals.min() + TIE))
+    gap, speeds = float(gaps[g]), fitted[:, g].tolist()
     # per level, its commits near its faster speed and near its slower (a quarter gap)
     near = [(np.abs(raw[a:b] - speed) <= gap / 4, np.abs(raw[a:b] - speed - gap) <= gap / 4)
             for (a, b), speed in zip(levels_of, speeds)]
@@ -299,11 +318,13 @@ def two_speed_cuts(raw: np.ndarray, at: int, low: int, high: int, gap: float
     stretch = raw[low:high]
     cuts = range(max(2, at - low - placement.REACH),
                  min(len(stretch) - 2, at - low + placement.REACH) + 1)
-    costs = {cut: _faster_speed(stretch[:cut], gap)[1] + _faster_speed(stretch[cut:], gap)[1]
-             for cut in cuts}
+    _, fits = faster_speeds(stretch, [side for cut in cuts for side in ((0, cut), (cut, len(
+        stretch)))], np.array([gap]))
+    costs = dict(zip(cuts, (fits[0::2, 0] + fits[1::2, 0]).tolist()))
     if not costs:
         return None
-    best = min(costs, key=costs.__getitem__)
+    least = min(costs.values())
+    best = next(cut for cut, cost in costs.items() if cost <= least + TIE)
     slack = TWO_SPEED_SLACK * costs[best] / len(stretch)
     fitting = [cut for cut, cost in costs.items() if cost - costs[best] <= slack]
     return low + best, low + min(fitting), low + max(fitting)

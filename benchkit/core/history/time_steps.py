@@ -81,7 +81,7 @@ def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
         pairs = [np.abs(logs[a + lag:b] - logs[a:b - lag]) for a, b in pieces if b - a > lag]
         pairs = np.concatenate(pairs) if pairs else np.empty(0)
         if len(pairs) >= 2:
-            mad = max(mad, float(np.median(pairs)))
+            mad = max(mad, placement.median(pairs))
     return max(mad / (0.6745 * math.sqrt(2)), NOISE_FLOOR)
 
 
@@ -243,8 +243,8 @@ def _judged(raw: np.ndarray, logs: np.ndarray, listed: list[float], bounds: list
 def _judge(raw: np.ndarray, logs: np.ndarray, listed: list[float], start: int, at: int,
            end: int, effect: Callable[[int, int], float], envelope_shift: bool) -> _Boundary:
     """The boundary at `at` between levels from `start` and to `end` (`listed`: `logs`)."""
-    change = float(np.median(logs[at:min(end, at + WINDOW)])
-                   - np.median(logs[max(start, at - WINDOW):at]))
+    change = (placement.median(logs[at:min(end, at + WINDOW)])
+              - placement.median(logs[max(start, at - WINDOW):at]))
     need = effect(at - start, end - at)
     if abs(change) <= need:
         return _Boundary(at, change, 1.0, False, need)
@@ -254,7 +254,7 @@ def _judge(raw: np.ndarray, logs: np.ndarray, listed: list[float], start: int, a
     if envelope_shift:
         cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
     before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
-    moved = float(np.median(after) - np.median(before))
+    moved = placement.median(after) - placement.median(before)
     if moved * change <= 0:
         # at the commit it stands for, the raw values do not move that way: a mixed
         # stretch (two steps closer than a level), not one step at this commit
@@ -354,8 +354,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
             how += (f"; processes of the neighbouring commits: {decision.verdict} "
                     f"[{decision.ci_low - 1:+.1%}, {decision.ci_high - 1:+.1%}]")
         # what is reported: the levels of the raw medians on either side of the commit
-        level_before = math.exp(float(np.median(before)))
-        level_after = math.exp(float(np.median(after)))
+        level_before = math.exp(placement.median(before))
+        level_after = math.exp(placement.median(after))
         steps.append(Step(series.benchmark, series.metric, series.machine,
                           points[at - 1].commit, points[at].commit, level_before,
                           level_after, level_after / level_before - 1, low, high, (), how,
@@ -382,8 +382,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         start, end = spell_edges[i], spell_edges[j + 2]
         a, b = positions[i], positions[j]
         before, after = raw[max(start, a - WINDOW):a], raw[b:min(end, b + WINDOW)]
-        change = float(np.median(logs[b:min(end, b + WINDOW)])
-                       - np.median(logs[max(start, a - WINDOW):a]))
+        change = (placement.median(logs[b:min(end, b + WINDOW)])
+                  - placement.median(logs[max(start, a - WINDOW):a]))
         p = rank_p(before, after)
         if abs(change) <= need(a - start, end - b) or not (p < alpha or apart(before, after)):
             return None
