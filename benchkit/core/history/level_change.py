@@ -167,13 +167,16 @@ _TRIED = np.linspace(0, 1, 51)     # quantiles of a level tried as its faster sp
 def _quantiles(values: np.ndarray) -> np.ndarray:
     """np.quantile(values, _TRIED), bit for bit (its linear method), 6x faster: two_speed
     fits 13 gaps x every level, and np.quantile's checks were most of its time."""
-    return _quantiles_of_sorted(np.sort(values))
+    return _sorted_quantiles(np.sort(values), np.array([0]), np.array([len(values)]))[0]
 
 
-def _quantiles_of_sorted(ordered: np.ndarray) -> np.ndarray:
-    at = _TRIED * (len(ordered) - 1)
+def _sorted_quantiles(ordered: np.ndarray, starts: np.ndarray, sizes: np.ndarray
+                      ) -> np.ndarray:
+    """The _TRIED quantiles of each sorted run ordered[start:start + size]: (runs, 51)."""
+    at = _TRIED[None, :] * (sizes[:, None] - 1)
     below = np.floor(at).astype(int)
-    low, high = ordered[below], ordered[np.minimum(below + 1, len(ordered) - 1)]
+    low = ordered[starts[:, None] + below]
+    high = ordered[starts[:, None] + np.minimum(below + 1, sizes[:, None] - 1)]
     share = at - below
     return np.where(share >= 0.5, high - (high - low) * (1 - share), low + (high - low) * share)
 
@@ -192,28 +195,36 @@ def faster_speeds(raw: np.ndarray, segments: Sequence[tuple[int, int]], gaps: np
     102 speeds x every value was most of a two-speed series' time. Fits within TIE of the
     best are ties, and the first is taken: exact ties are common (a level that fits as
     well a gap lower), and which of them sums a bit smaller is down to rounding."""
-    speeds = np.empty((len(segments), len(gaps)))
-    costs = np.empty((len(segments), len(gaps)))
-    half = gaps[:, None] / 2
-    for k, (a, b) in enumerate(segments):
-        ordered = np.sort(raw[a:b])
-        centre = ordered[len(ordered) // 2]      # running sums of small numbers: exact-ish
-        ordered -= centre
-        tried = _quantiles_of_sorted(ordered)
-        tried = np.concatenate([np.broadcast_to(tried, (len(gaps), len(tried))),
-                                tried[None, :] - gaps[:, None]], axis=1)     # (G, 102)
-        sums = np.concatenate([[0.0], np.cumsum(ordered)])
-        below, middle, above = (np.searchsorted(ordered, edge, side="right")
-                                for edge in (tried, tried + half, tried + 2 * half))
-        slower = tried + 2 * half
-        cost = ((tried * below - sums[below])
-                + (sums[middle] - sums[below] - tried * (middle - below))
-                + (slower * (above - middle) - (sums[above] - sums[middle]))
-                + (sums[-1] - sums[above] - slower * (len(ordered) - above)))
-        best = np.argmax(cost <= cost.min(axis=1, keepdims=True) + TIE, axis=1)
-        rows = np.arange(len(gaps))
-        speeds[k], costs[k] = tried[rows, best] + centre, cost[rows, best]
-    return speeds, costs
+    if not segments:
+        return np.empty((0, len(gaps))), np.empty((0, len(gaps)))
+    sizes = np.array([b - a for a, b in segments])
+    starts = np.cumsum(sizes) - sizes
+    owner = np.repeat(np.arange(len(segments)), sizes)
+    taken = raw[np.concatenate([np.arange(a, b) for a, b in segments])]
+    ordered = taken[np.lexsort((taken, owner))]       # each segment's values, sorted
+    centre = ordered[starts + sizes // 2]     # running sums of small numbers: exact-ish
+    ordered -= centre[owner]
+    tried = _sorted_quantiles(ordered, starts, sizes)
+    tried = np.concatenate([np.broadcast_to(tried, (len(gaps), *tried.shape)),
+                            tried[None] - gaps[:, None, None]], axis=2)  # (gaps, segments, 102)
+    # one sorted run for all: segment k moved up by k spans, each wider than a segment's
+    # values and speeds, so one search finds where each speed falls in its own segment
+    span = float(ordered.max() - ordered.min() + 2 * gaps.max() + 1)
+    shifted = ordered + owner * span
+    lift = (np.arange(len(segments)) * span)[None, :, None]
+    sums = np.concatenate([[0.0], np.cumsum(ordered)])
+    first, last = starts[None, :, None], (starts + sizes)[None, :, None]
+    slower = tried + gaps[:, None, None]
+    fast, middle, slow = (np.searchsorted(shifted, edge + lift, side="right") for edge in (
+        tried, tried + gaps[:, None, None] / 2, slower))
+    cost = ((tried * (fast - first) - (sums[fast] - sums[first]))
+            + (sums[middle] - sums[fast] - tried * (middle - fast))
+            + (slower * (slow - middle) - (sums[slow] - sums[middle]))
+            + (sums[last] - sums[slow] - slower * (last - slow)))
+    cost = np.maximum(cost, 0.0)      # a fit of every value, rounded below zero
+    best = np.argmax(cost <= cost.min(axis=2, keepdims=True) + TIE, axis=2)[..., None]
+    speeds = np.take_along_axis(tried, best, axis=2)[..., 0].T + centre[:, None]
+    return speeds, np.take_along_axis(cost, best, axis=2)[..., 0].T
 
 
 def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: float

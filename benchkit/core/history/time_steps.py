@@ -224,25 +224,25 @@ class _Boundary(NamedTuple):
     effect: float          # the change it must clear
 
 
-def _judged(raw: np.ndarray, logs: np.ndarray, listed: list[float], bounds: list[int],
+def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int],
             effect: Callable[[int, int], float], envelope_shift: bool,
             known: dict[tuple[int, int, int], _Boundary]) -> list[_Boundary]:
-    """Each boundary judged between its neighbours (`listed`: `logs` as a list). `known`
-    keeps the judgements by (start, boundary, end): when a boundary is dropped only its two
-    neighbours are judged anew."""
+    """Each boundary judged between its neighbours. `known` keeps the judgements by
+    (start, boundary, end): when a boundary is dropped only its two neighbours are judged
+    anew."""
     edges = [0, *bounds, len(raw)]
     out = []
     for i, at in enumerate(bounds):
         key = (edges[i], at, edges[i + 2])
         if key not in known:
-            known[key] = _judge(raw, logs, listed, *key, effect, envelope_shift)
+            known[key] = _judge(raw, logs, *key, effect, envelope_shift)
         out.append(known[key])
     return out
 
 
-def _judge(raw: np.ndarray, logs: np.ndarray, listed: list[float], start: int, at: int,
-           end: int, effect: Callable[[int, int], float], envelope_shift: bool) -> _Boundary:
-    """The boundary at `at` between levels from `start` and to `end` (`listed`: `logs`)."""
+def _judge(raw: np.ndarray, logs: np.ndarray, start: int, at: int, end: int,
+           effect: Callable[[int, int], float], envelope_shift: bool) -> _Boundary:
+    """The boundary at `at` between levels from `start` and to `end`."""
     change = (placement.median(logs[at:min(end, at + WINDOW)])
               - placement.median(logs[max(start, at - WINDOW):at]))
     need = effect(at - start, end - at)
@@ -250,7 +250,7 @@ def _judge(raw: np.ndarray, logs: np.ndarray, listed: list[float], start: int, a
         return _Boundary(at, change, 1.0, False, need)
     # the envelope's best split, then the commit it stands for: a rise shows in the
     # envelope one commit late, a fall one commit early
-    cut = placement.refined(listed, start, at, end, MIN_LEVEL)
+    cut = placement.refined(logs, start, at, end, MIN_LEVEL)
     if envelope_shift:
         cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
     before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
@@ -325,9 +325,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # series with four real steps lost one (astropy's time_quantity_init_scalar).
     judged: list[_Boundary] = []
     known: dict[tuple[int, int, int], _Boundary] = {}
-    listed = logs.tolist()
     while bounds:
-        judged = _judged(raw, logs, listed, bounds, need, envelope, known)
+        judged = _judged(raw, logs, bounds, need, envelope, known)
         failing = _failing(judged, alpha)
         if not failing:
             break
