@@ -17,6 +17,7 @@ from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
+from benchkit.core.history.placement import median
 from benchkit.core.history.series import Points, Series, commits_of, relatives_of, values_of
 
 # Measured on pools made of real histories (benchmarks/perf_history_detection.py --runners),
@@ -209,8 +210,8 @@ def _judged(on_slow: np.ndarray, residuals: Mapping[int, tuple[np.ndarray, np.nd
         fast = residual[~on_slow[at] & ~np.isnan(residual)]
         if slow.sum() < 2 or len(fast) < 2:
             continue
-        gaps[i] = float(np.median(residual[slow]) - np.median(fast))
-        clarity.append(gaps[i] / (float(np.median(np.abs(fast - np.median(fast)))) + 1e-9))
+        gaps[i] = median(residual[slow]) - median(fast)
+        clarity.append(gaps[i] / (median(np.abs(fast - median(fast))) + 1e-9))
     if not clarity or float(np.median(clarity)) < KIND_CLARITY:
         return None
     return RunnerKinds(frozenset(keys[j] for j in np.flatnonzero(on_slow)), tuple(gaps), share)
