@@ -28,10 +28,11 @@ from benchkit.core.history.dashboard import Summary, summaries
 from benchkit.core.history.step import Step, step_key
 from benchkit.core.history.series import (Commit, Observation, Point, Series,
                                           series_from_observations, utc_date)
-from benchkit.core.records import schema
 from benchkit.errors import HistoryError
 from benchkit.system.bulk import paused_gc
-from benchkit.system.history_schema import EXPECTED_COLUMNS, MIGRATIONS, VERSION
+from benchkit.system.history_schema import (EXPECTED_COLUMNS, INSERT_OBSERVATION,
+                                           INSERT_PLAIN, MIGRATIONS, VERSION,
+                                           observation_rows)
 
 APPLICATION_ID = 0x626B6869          # "bkhi"
 BUSY_TIMEOUT_MS = 120_000
@@ -183,12 +184,7 @@ class HistoryDB:
         its environment (default: from the fingerprint); series never pool two."""
         from benchkit.system.history_schema import env_of_fingerprint
         env = env_of_fingerprint(environment) if env is None else env
-        rows = []
-        for o in observations:
-            blob = None if o.evidence is None else zlib.compress(
-                json.dumps(o.evidence, allow_nan=False).encode(), 6)
-            rows.append(((o.benchmark, str(o.metric)), o.value, o.low, o.high, o.units,
-                         o.relative, o.unit, o.status.value, schema.FORMAT_VERSION, blob))
+        plain, rows = observation_rows(observations)
         with self._write(), self._guard("add to"):
             if self._db.execute("SELECT 1 FROM runs WHERE digest = ?", (digest,)).fetchone():
                 return AddedRun(source, None, 0)
@@ -204,15 +200,13 @@ class HistoryDB:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (commit.sha, machine, measured_at, source, digest,
                  json.dumps(environment, sort_keys=True, default=str), env)).lastrowid
-            ids = self._benchmark_ids({row[0] for row in rows})
-            self._db.executemany(
-                "INSERT INTO observations (run, bench, value, low, high, units, relative, "
-                "unit, status, format, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(run, ids[row[0]], *row[1:]) for row in rows])
+            ids = self._benchmark_ids({row[0] for row in rows + plain})
+            for insert, held in ((INSERT_PLAIN, plain), (INSERT_OBSERVATION, rows)):
+                self._db.executemany(insert, [(run, ids[row[0]], *row[1:]) for row in held])
             self._db.execute("DELETE FROM failed_revisions WHERE sha = ? AND machine = ?",
                              (commit.sha, machine))
             self._changed()
-        return AddedRun(source, run, len(rows))
+        return AddedRun(source, run, len(plain) + len(rows))
 
     def _benchmark_ids(self, names: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """The id of each (benchmark, metric), added where new. Called inside a write; the

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Callable
+import zlib
+from typing import Callable, Sequence
 
-from benchkit.core.history.series import utc_date
+from benchkit.core.history.series import Observation, Status, utc_date
+from benchkit.core.records import schema
 from benchkit.core.records.environment import environment_key
 
 VERSION = 5
@@ -204,3 +206,28 @@ EXPECTED_COLUMNS = {
     "confirmations": {"benchmark", "metric", "machine", "environment", "previous", "sha",
                       "verdict"},
 }
+
+
+INSERT_OBSERVATION = (
+    "INSERT INTO observations (run, bench, value, low, high, units, relative, unit, status, "
+    "format, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+# the columns after `units` at their defaults: an asv import's rows bind 6 values, not 11
+# (a third of its inserts' time)
+INSERT_PLAIN = ("INSERT INTO observations (run, bench, value, low, high, units, format) "
+                f"VALUES (?, ?, ?, ?, ?, ?, {int(schema.FORMAT_VERSION)})")
+
+
+def observation_rows(observations: Sequence[Observation]) -> tuple[list[tuple], list[tuple]]:
+    """The rows of INSERT_PLAIN and of INSERT_OBSERVATION that hold `observations`, less the
+    run's id, and with (benchmark, metric) where the benchmark's id goes."""
+    plain, rows = [], []
+    for o in observations:
+        key = (o.benchmark, str(o.metric))
+        if o.evidence is None and o.relative is None and not o.unit and o.status is Status.OK:
+            plain.append((key, o.value, o.low, o.high, o.units))
+            continue
+        blob = None if o.evidence is None else zlib.compress(
+            json.dumps(o.evidence, allow_nan=False).encode(), 6)
+        rows.append((key, o.value, o.low, o.high, o.units, o.relative, o.unit,
+                     o.status.value, schema.FORMAT_VERSION, blob))
+    return plain, rows
