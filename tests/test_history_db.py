@@ -257,3 +257,28 @@ def test_a_batch_leaves_reference_checks_and_the_collector_as_they_were(tmp_path
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_plain_and_full_observations_are_stored_alike(tmp_path):
+    """A value with nothing after its units (an asv import's) takes the short insert; it
+    reads back as the full insert would have stored it, beside one that needs every column
+    (a unit, a failure), in one run whose count holds all three."""
+    from benchkit.core.history.series import Observation, Status
+    from benchkit.system.history_schema import observation_rows
+    plain = Observation("p", "time", 2.0, 1.5, 2.5, 3, None)
+    tracked = Observation("t", "track", 7.0, 7.0, 7.0, 1, None, unit="widgets")
+    failed = Observation.failure("f", "time", Status.FAILED)
+    assert [len(rows) for rows in observation_rows([plain, tracked, failed])] == [1, 2]
+    with HistoryDB(tmp_path / "h.db") as db:
+        added = db.add([plain, tracked, failed], commit=Commit("a", "2026-01-01", None, ""),
+                       machine="box", measured_at="2026-01-01T00:00:00", source="f.json",
+                       digest="d", environment={})
+        assert added.observations == 3
+    stored = sqlite3.connect(tmp_path / "h.db").execute(
+        "SELECT b.name, o.value, o.low, o.high, o.units, o.relative, o.unit, o.status, "
+        "o.format, o.evidence FROM observations o JOIN benchmarks b ON b.id = o.bench "
+        "ORDER BY b.name").fetchall()
+    from benchkit.core.records.schema import FORMAT_VERSION
+    assert stored == [("f", None, None, None, 0, None, "", "failed", FORMAT_VERSION, None),
+                      ("p", 2.0, 1.5, 2.5, 3, None, "", "ok", FORMAT_VERSION, None),
+                      ("t", 7.0, 7.0, 7.0, 1, None, "widgets", "ok", FORMAT_VERSION, None)]
