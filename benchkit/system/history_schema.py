@@ -212,7 +212,7 @@ INSERT_OBSERVATION = (
     "INSERT INTO observations (run, bench, value, low, high, units, relative, unit, status, "
     "format, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 # the columns after `units` at their defaults: an asv import's rows bind 6 values, not 11
-# (a third of its inserts' time)
+# (a quarter of its inserts' time)
 INSERT_PLAIN = ("INSERT INTO observations (run, bench, value, low, high, units, format) "
                 f"VALUES (?, ?, ?, ?, ?, ?, {int(schema.FORMAT_VERSION)})")
 
