@@ -200,7 +200,7 @@ class HistoryDB:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (commit.sha, machine, measured_at, source, digest,
                  json.dumps(environment, sort_keys=True, default=str), env)).lastrowid
-            ids = self._benchmark_ids({row[0] for row in rows + plain})
+            ids = self._benchmark_ids({row[0] for held in (plain, rows) for row in held})
             for insert, held in ((INSERT_PLAIN, plain), (INSERT_OBSERVATION, rows)):
                 self._db.executemany(insert, [(run, ids[row[0]], *row[1:]) for row in held])
             self._db.execute("DELETE FROM failed_revisions WHERE sha = ? AND machine = ?",
