@@ -131,7 +131,7 @@ class TorchNotInstalledError(DependencyMissingError):
 
 
 class ReportError(BenchkitError, ValueError):
-    """The dashboard cannot be written: a taken output directory, plotly missing, nothing to
+    """The dashboard cannot be written: a taken output directory, bokeh missing, nothing to
     show."""
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from benchkit.core.decisions.bands import Band
-from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, figure, markdown,
+from benchkit.core.dashboard.views import (BenchmarkView, commit_axis, figure, markdown,
                                              slug, step_anchor, trend, trend_line, views)
 from benchkit.core.history.series import Commit, Observation, Point, Series
 from benchkit.core.history.steps import MovedFunction, Step
@@ -71,12 +71,14 @@ def test_sparkline_slug_and_figure():
     axis = commit_axis(view.series)
     assert [c.sha for c in axis] == [c.sha for c in COMMITS]
     fig = figure(view, "instructions", {c.sha: i for i, c in enumerate(axis)})
-    lines, marks = fig["data"][:2], fig["data"][2]
+    lines, marks = fig["lines"], fig["steps"]
     assert [t["name"] for t in lines] == ["m1", "m2"] and lines[0]["y"] == [1000, 1000, 1100, 1100]
-    assert marks["x"] == [2] and marks["customdata"] == [step_anchor(STEP)]
-    assert [s["x0"] for s in fig["layout"]["shapes"]] == [1.5]
+    assert lines[0]["low"] == [990.0, 990.0, 1089.0, 1089.0] and "failed" not in fig
+    assert marks["x"] == [2] and marks["anchor"] == [step_anchor(STEP)]
+    assert marks["transient"] == [False] and marks["text"][0].startswith("+10.00% at ")
+    assert fig["rules"] == [{"x": 1.5, "kind": "step"}] and fig["spans"] == []
     assert figure(view, "time", {}) is None
-    json.dumps(fig)                             # plain data, nothing Plotly-specific
+    json.dumps(fig)                             # plain data, nothing library-specific
 
 
 def test_site_writer_replaces_its_own_site_and_refuses_anything_else(tmp_path):
@@ -192,14 +194,15 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
         text = (site / page).read_text()
         assert "http://" not in text.split("<body>")[0] and "https://" not in text.split(
             "<body>")[0]
-    # Plotly's own script, gzipped: 40 % of its size (the browser below inflates it)
+    # Bokeh's own scripts, gzipped: 40 % of their size (the browser below inflates them)
     import base64
     import gzip
-
-    import plotly.offline
-    packed = (site / "assets" / "plotly.gz.js").read_text()
+    from importlib.resources import files
+    packed = (site / "assets" / "bokeh.gz.js").read_text()
     inflated = gzip.decompress(base64.b64decode(packed.split('"')[1]))
-    assert inflated == plotly.offline.get_plotlyjs().encode()
+    shipped = files("bokeh") / "server" / "static" / "js"
+    assert inflated == b"\n".join((shipped / name).read_bytes()
+                                  for name in ("bokeh.min.js", "bokeh-api.min.js"))
     assert len(packed) < 0.45 * len(inflated)
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -253,23 +256,32 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
         rows = browser.find_elements(By.CSS_SELECTOR, "#benchmarks tbody tr")
 
         rows[0].find_element(By.TAG_NAME, "a").click()
-        WebDriverWait(browser, 30).until(
-            lambda b: len(b.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg")) >= 2)
-        charts = browser.find_elements(By.CSS_SELECTOR, ".js-plotly-plot")
-        assert len(charts) == 2
+        WebDriverWait(browser, 30).until(lambda b: b.execute_script(
+            "return Object.keys(window.CHARTS || {}).length") == 2)
+        browser.execute_async_script(
+            "var done = arguments[0]; window.CHARTS_DRAWN.then(function () { done(1); })")
+        # drawn by Bokeh into each chart's element: a canvas of the page's width
+        drawn = browser.execute_script(
+            "return Array.from(document.querySelectorAll('.chart')).map(function (div) {"
+            "  var root = div.querySelector('.bk-Figure') || div.firstElementChild;"
+            "  return [div.id, root !== null, div.getBoundingClientRect().height]; })")
+        assert [d[:2] for d in drawn] == [["chart-time", True], ["chart-instructions", True]]
+        assert all(300 < d[2] < 500 for d in drawn), drawn
         # A line per machine, plus the change-point markers.
-        traces = browser.execute_script(
-            "return Array.from(document.querySelectorAll('.js-plotly-plot'))"
-            ".map(p => p.data.map(t => t.name))")
-        assert traces == [["ci-box", "laptop", "change points"]] * 2
-        assert browser.find_elements(By.CSS_SELECTOR, ".scatterlayer path.point")  # drawn
+        legends = browser.execute_script(
+            "return ['time', 'instructions'].map(function (m) {"
+            "  return CHARTS[m].figure.legend.items.map(function (i) {"
+            "    return i.label.value; }); })")
+        assert legends == [["ci-box", "laptop", "change points"]] * 2
+        # each point's hover text names its commit, from the site's commit table
+        sha = browser.execute_script(
+            "return CHARTS.time.figure.renderers[0].data_source.data.sha[0]")
+        assert len(sha) == 12 and all(c in "0123456789abcdef" for c in sha)
         steps = browser.find_elements(By.CSS_SELECTOR, "section.step")
         assert len(steps) == 4
         assert browser.find_elements(By.CSS_SELECTOR, "section.step table.functions tr")
-        # Clicking a change-point marker opens its section.
-        browser.execute_script(
-            "var p = document.querySelectorAll('.js-plotly-plot')[1];"
-            "p.emit('plotly_click', {points: [{customdata: p.data[2].customdata[0]}]});")
+        # Clicking a change-point marker (it selects the marker) opens its section.
+        browser.execute_script("CHARTS.instructions.steps.selected.indices = [0];")
         assert browser.execute_script("return location.hash").startswith(
             "#step-instructions-")
         browser.save_screenshot(str(tmp_path / "benchmark.png"))
@@ -309,7 +321,7 @@ def test_a_long_parameterized_name_fits_1280_pixels_on_its_page(tmp_path):
 
 @pytest.mark.slow
 def test_a_browser_without_decompression_says_so_and_keeps_the_tables(history_db, tmp_path):
-    # Plotly's script is gzipped; a browser older than DecompressionStream (Safari < 16.4)
+    # Bokeh's scripts are gzipped; a browser older than DecompressionStream (Safari < 16.4)
     # cannot draw the charts, and says why instead of failing silently
     from selenium.webdriver.common.by import By
     site = tmp_path / "site"
@@ -322,7 +334,8 @@ def test_a_browser_without_decompression_says_so_and_keeps_the_tables(history_db
         browser.get(page.as_uri())
         note = browser.find_element(By.ID, "no-charts")
         assert "need a newer browser" in note.text and "Safari 16.4" in note.text
-        assert not browser.find_elements(By.CSS_SELECTOR, ".js-plotly-plot")
+        assert browser.execute_script("return Object.keys(window.CHARTS).length") == 0
+        assert browser.execute_script("return typeof window.Bokeh") == "undefined"
         assert len(browser.find_elements(By.CSS_SELECTOR, "section.step")) == 4
     finally:
         browser.quit()
@@ -331,19 +344,19 @@ def test_a_browser_without_decompression_says_so_and_keeps_the_tables(history_db
 def test_a_value_as_large_as_a_float_allows_is_a_gap_in_its_chart():
     # a results file may hold 1e308 s (finite: import keeps it); scaled to microseconds for
     # the chart it is beyond a float, and the page's JSON refused it (ValueError)
-    from benchkit.core.history.pages import benchmark_page
+    from benchkit.core.dashboard.pages import benchmark_page
     view = BenchmarkView("b", (_series("b", "time", [2e-6, 2e-6, 1e308, 2e-6]),), ())
     fig = figure(view, "time", {c.sha: i for i, c in enumerate(COMMITS)})
-    assert fig["data"][0]["y"][2] is None and fig["data"][0]["y"][0] == 2.0
+    assert fig["lines"][0]["y"][2] is None and fig["lines"][0]["y"][0] == 2.0
     # the largest float itself, in seconds: 5 significant digits round it past the end
     largest = BenchmarkView("b", (_series("b", "time", [1.7976931348623157e308] * 4),), ())
     assert figure(largest, "time", {c.sha: i for i, c in enumerate(COMMITS)}
-                  )["data"][0]["y"] == [None] * 4
+                  )["lines"][0]["y"] == [None] * 4
     assert "var FIGURES = " in benchmark_page(view, {"time": fig}, generated="now")
 
 
 def test_steps_many_series_share_lead_the_front_page_and_the_comment():
-    from benchkit.core.history.pages import index_page
+    from benchkit.core.dashboard.pages import index_page
     from benchkit.core.history.steps import SharedStep
     names = [f"b{k}" for k in range(14)]
     steps = tuple(Step(n, "time", "m", COMMITS[1], COMMITS[2], 1.0, 0.9 - k / 100,
@@ -360,7 +373,7 @@ def test_steps_many_series_share_lead_the_front_page_and_the_comment():
     assert ("\nShared: 14 of 20 time series on m down (-23.00% .. -10.00%) in `" + "2" * 12
             + ".." + "3" * 12 + "`: likely one change") in markdown(shown, shared=shared)
     # each of its steps says so on its benchmark's page
-    from benchkit.core.history.pages import benchmark_page
+    from benchkit.core.dashboard.pages import benchmark_page
     assert ("; <strong>shared</strong>: 14 of 20 series on m step this way in <code>"
             + "2" * 12 + ".." + "3" * 12 + "</code>") in benchmark_page(
                 shown[0], {}, generated="now", shared=shared)
@@ -370,7 +383,7 @@ def test_steps_many_series_share_lead_the_front_page_and_the_comment():
 def test_a_benchmark_that_never_gave_a_value_is_listed_as_failing_not_left_out():
     # asv's own test data has such benchmarks (time_AAA_failure, time_AAA_skip): the front
     # page had no row for them and their page showed nothing
-    from benchkit.core.history.pages import benchmark_page, index_page
+    from benchkit.core.dashboard.pages import benchmark_page, index_page
     from benchkit.core.history.series import Status
     broken = Series("b|broken", "time", "m", (), "py3.11", failed=(
         (COMMITS[0], Status.FAILED), (COMMITS[1], Status.SKIPPED), (COMMITS[2], Status.FAILED)))
@@ -390,7 +403,7 @@ def test_a_step_is_named_with_its_environment_on_the_front_page_and_in_the_comme
     # one benchmark in two environments of one machine: "m" alone would not say which
     import dataclasses
 
-    from benchkit.core.history.pages import index_page
+    from benchkit.core.dashboard.pages import index_page
     series = [dataclasses.replace(_series("b", "time", [1.0, 1.0, 1.2, 1.2]),
                                   environment=env) for env in ("py3.11", "py3.12")]
     step = Step("b", "time", "m", COMMITS[1], COMMITS[2], 1.0, 1.2, 0.2, 0.15, 0.25,

@@ -1,15 +1,16 @@
-"""`benchkit report`: the history database as a static site (Plotly charts, the library's
-own script bundled once under assets/, no network) or as markdown for a pull request."""
+"""`benchkit report`: the history database as a static site (Bokeh charts, the library's
+own scripts bundled once under assets/, no network) or as markdown for a pull request."""
 from __future__ import annotations
 
 import dataclasses
 import datetime
 from pathlib import Path
 
-from benchkit.core.history.dashboard import (BenchmarkView, commit_axis, commit_table,
+from benchkit.core.dashboard.views import (BenchmarkView, commit_axis, commit_table,
                                              figure, markdown, views)
-from benchkit.core.history.pages import (COMMITS, SCRIPT, benchmark_page, commits_script,
-                                         index_page, plotly_script)
+from benchkit.core.dashboard.pages import (COMMITS, SCRIPT, benchmark_page, commits_script,
+                                           index_page)
+from benchkit.core.dashboard.scripts import chart_script
 from benchkit.core.metrics.metric import history_metrics
 from benchkit.core.history.series import Commit
 from benchkit.core.history.steps import (DEFAULT_ALPHA, DEFAULT_NOISE, SharedStep,
@@ -52,22 +53,29 @@ def markdown_report(report: Report, max_steps: int = 20) -> str:
     return markdown(report.views, max_steps=max_steps, shared=report.shared)
 
 
-def _plotly_script() -> bytes:
+# BokehJS, then its plotting API (what the pages' script draws with), as the bokeh package
+# ships them for its own standalone pages
+BOKEH_SCRIPTS = ("bokeh.min.js", "bokeh-api.min.js")
+
+
+def bokeh_js() -> bytes:
+    """Bokeh's browser scripts, as the installed bokeh package ships them, in load order."""
     try:
-        import plotly.offline
-    except ImportError:
+        from importlib.resources import files
+        folder = files("bokeh") / "server" / "static" / "js"
+        return b"\n".join((folder / name).read_bytes() for name in BOKEH_SCRIPTS)
+    except (ImportError, FileNotFoundError):
         raise ReportError(
-            "benchkit report needs plotly for its charts: pip install plotly (or "
-            "benchkit's [plot] extra); --markdown works without it") from None
-    return plotly_script(plotly.offline.get_plotlyjs().encode("utf-8"))
+            "benchkit report needs bokeh for its charts: pip install bokeh (or benchkit's "
+            "[plot] extra); --markdown works without it") from None
 
 
 def write_report(report: Report, out_dir: str | Path, *, source: str) -> Path:
-    """Write the site: index.html, benchmarks/<slug>.html, assets/plotly.gz.js (Plotly) and
+    """Write the site: index.html, benchmarks/<slug>.html, assets/bokeh.gz.js (Bokeh) and
     assets/commits.js (the commit table the charts' hover text reads)."""
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     position = {c.sha: i for i, c in enumerate(report.axis)}
-    files = {SCRIPT: _plotly_script(),
+    files = {SCRIPT: chart_script(bokeh_js()),
              COMMITS: commits_script(commit_table(report.axis)).encode("utf-8"),
              "index.html": index_page(report.views, source=source, generated=generated,
                                       commits=report.commits,

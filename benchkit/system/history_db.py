@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from benchkit.core.history.changes import hardware_sql, labelled_runs
 from benchkit.core.metrics.metric import metric_named
-from benchkit.core.history.dashboard import Summary, summaries
+from benchkit.core.dashboard.views import Summary, summaries
 from benchkit.core.history.step import Step, step_key
 from benchkit.core.history.series import (Commit, Observation, Point, Series,
                                           series_from_observations, utc_date)

@@ -1,5 +1,5 @@
 """What the history dashboard shows (pure): one view per benchmark with its series and steps,
-the Plotly figures of those views as plain dicts, trend lines, the markdown summary for a
+the charts of those views as plain data, trend lines, the markdown summary for a
 pull-request comment, and the table `history list` prints. Turning figures into HTML and
 writing the site is the caller's job."""
 from __future__ import annotations
@@ -112,81 +112,59 @@ def commit_table(axis: Sequence[Commit]) -> list[list[str]]:
 
 def figure(view: BenchmarkView, metric: str, position: dict[str, int]
            ) -> dict[str, Any] | None:
-    """The Plotly figure (a plain dict) of one metric of a view: a line per machine with the
-    interval of each point as error bars, steps marked by a dashed line and a clickable
-    marker whose customdata is the step's anchor. None when the view lacks the metric."""
+    """The chart of one metric of a view, as plain data the page's script draws (with
+    Bokeh): a line per machine and environment with each point's interval (`low`, `high`
+    where any point has one), the failed and skipped runs as crosses under the lines, the
+    steps as markers (`anchor`: the id of each step's section, opened by a click), a dashed
+    rule before each placed step, the span an unplaced one may lie in shaded, and a dotted
+    rule at each environment change. x is a commit's place on the site's axis (`position`);
+    the page finds its commit in the site's commit table. None when the view lacks the
+    metric."""
     series = view.of(metric)
     if not series:
         return None
     kind = metric_named(metric)
     scale, unit = kind.scale([v for s in series for v in values_of(s.points).tolist()],
                              series[0].unit)
-    title = kind.chart_title(unit)
-    data, shapes = [], []
+    lines = []
     for s in series:
         pts = list(s.points)
-        trace = {
-            "type": "scatter", "mode": "lines+markers", "name": series_name(s),
-            "x": [position[p.commit.sha] for p in pts],
-            "y": [_short(p.value / scale) for p in pts],
-            # the browser writes each point's commit, value and range from these
-            "meta": {"hover": "commit", "unit": unit, "scale": scale},
-        }
+        line: dict[str, Any] = {"name": series_name(s),
+                                "x": [position[p.commit.sha] for p in pts],
+                                "y": [_short(p.value / scale) for p in pts]}
         if any(p.high != p.value or p.low != p.value for p in pts):
-            trace["error_y"] = {"type": "data", "symmetric": False,
-                                "array": [_short((p.high - p.value) / scale) for p in pts],
-                                "arrayminus": [_short((p.value - p.low) / scale)
-                                               for p in pts]}
-        data.append(trace)
+            line["low"] = [_short(p.low / scale) for p in pts]
+            line["high"] = [_short(p.high / scale) for p in pts]
+        lines.append(line)
+    chart: dict[str, Any] = {"title": kind.chart_title(unit), "unit": unit,
+                             "from_zero": kind.from_zero, "lines": lines}
     failed = [(s, c, status) for s in series for c, status in s.failed if c.sha in position]
     if failed:
         floor = min(float(values_of(s.points).min()) for s in series) / scale
-        data.append({
-            "type": "scatter", "mode": "markers", "name": "failed or skipped",
-            "x": [position[c.sha] for _, c, _ in failed], "y": [_short(floor)] * len(failed),
-            "marker": {"symbol": "x", "size": 9, "color": "#7f7f7f"},
-            "text": [f"{c.sha[:12]} {status} on {series_name(s)}<br>"
-                     f"{printable(c.message[:80])}" for s, c, status in failed],
-            "hovertemplate": "%{text}<extra></extra>",
-        })
+        chart["failed"] = {"x": [position[c.sha] for _, c, _ in failed],
+                           "y": [_short(floor)] * len(failed),
+                           "text": [f"{status} on {series_name(s)}" for s, _, status in failed]}
     marked = [st for st in view.steps if st.metric == metric and st.commit.sha in position]
     if marked:
-        data.append({
-            "type": "scatter", "mode": "markers", "name": "change points",
+        chart["steps"] = {
             "x": [position[st.commit.sha] for st in marked],
             "y": [_short(st.after / scale) for st in marked],
-            "marker": {"symbol": ["diamond-open" if st.transient else "diamond"
-                                  for st in marked], "size": 13, "color": "#d62728"},
-            "customdata": [step_anchor(st) for st in marked],
+            "transient": [st.transient for st in marked],
+            "anchor": [step_anchor(st) for st in marked],
             "text": [f"{st.change:+.2%}{' (transient)' if st.transient else ''}"
                      f"{' at ' if st.placed else ' not placed, best fit '}"
-                     f"{st.commit.sha[:12]} ({printable(st.machine)})<br>click for details"
-                     for st in marked],
-            "hovertemplate": "%{text}<extra></extra>",
-        })
-        shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": position[st.commit.sha]
-                   - 0.5, "x1": position[st.commit.sha] - 0.5, "y0": 0, "y1": 1,
-                   "line": {"color": "#d62728", "dash": "dash", "width": 1}}
-                  for st in marked if not st.transient and st.placed]
-        # an unplaced step shades the span it may be in
-        shapes += [{"type": "rect", "xref": "x", "yref": "paper",
-                    "x0": position[st.range[0].sha] + 0.5, "x1": position[st.range[1].sha] - 0.5,
-                    "y0": 0, "y1": 1, "line": {"width": 0}, "fillcolor": "#d62728",
-                    "opacity": 0.12}
-                   for st in marked if not st.transient and not st.placed
-                   and st.range[0].sha in position and st.range[1].sha in position]
-    shapes += [{"type": "line", "xref": "x", "yref": "paper", "x0": position[c.commit.sha]
-                - 0.5, "x1": position[c.commit.sha] - 0.5, "y0": 0, "y1": 1,
-                "line": {"color": "#9467bd", "dash": "dot", "width": 1}}
-               for c in view.environment_changes
-               if c.metric == str(metric) and c.commit.sha in position]
-    return {"data": data, "layout": {
-        "title": {"text": title}, "height": 380, "margin": {"l": 70, "r": 20, "t": 40, "b": 80},
-        "xaxis": {"title": {"text": "commit (oldest to newest)"}, "zeroline": False},
-        "yaxis": {"title": {"text": title}, "rangemode": "tozero" if kind.from_zero
-                  else "normal"},
-        "hovermode": "closest", "shapes": shapes,
-        "legend": {"orientation": "h", "y": -0.3}}}
+                     f"{st.commit.sha[:12]} ({printable(st.machine)})" for st in marked]}
+    rules = [{"x": position[st.commit.sha] - 0.5, "kind": "step"}
+             for st in marked if not st.transient and st.placed]
+    rules += [{"x": position[c.commit.sha] - 0.5, "kind": "environment"}
+              for c in view.environment_changes
+              if c.metric == str(metric) and c.commit.sha in position]
+    # an unplaced step shades the span it may be in
+    spans = [[position[st.range[0].sha] + 0.5, position[st.range[1].sha] - 0.5]
+             for st in marked if not st.transient and not st.placed
+             and st.range[0].sha in position and st.range[1].sha in position]
+    chart["rules"], chart["spans"] = rules, spans
+    return chart
 
 
 def trend(values: Sequence[float], height: int = 24, most: int = TREND_POINTS) -> list[int]:

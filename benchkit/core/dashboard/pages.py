@@ -3,97 +3,21 @@ out). Every page is static and loads its script from the site's own `assets/` fo
 site opens from the file system with no server and no network."""
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 from html import escape
 from typing import Sequence
 
-from benchkit.core.history.dashboard import (BenchmarkView, latest, series_name,
-                                             step_anchor, trend, trend_line)
+from benchkit.core.dashboard.scripts import CHARTS, FILTER, STYLE
+from benchkit.core.dashboard.views import (BenchmarkView, latest, series_name, step_anchor,
+                                           trend, trend_line)
 from benchkit.core.history.series import values_of
 from benchkit.core.history.steps import SharedStep, Step
 from benchkit.core.metrics.metric import history_metrics, metric_named
 from benchkit.core.text import printable
 
-SCRIPT = "assets/plotly.gz.js"
-
-# Plotly's script is 4.6 MiB, more than the data of most sites: it is written gzipped (1.9
-# MiB as base64) and the browser inflates it (DecompressionStream: Chromium 80, Firefox 113,
-# Safari 16.4) before the charts are drawn; no request, so it works from file:// too.
-_INFLATE = """
-window.PLOTLY_READY = (function () {
-  if (typeof DecompressionStream === 'undefined') {
-    var note = 'The charts need a newer browser (Chromium 80, Firefox 113, Safari 16.4 or '
-      + 'later: DecompressionStream); the tables below are complete.';
-    document.addEventListener('DOMContentLoaded', function () {
-      var p = document.createElement('p');
-      p.className = 'slower'; p.id = 'no-charts';
-      p.textContent = note;
-      document.body.insertBefore(p, document.body.firstChild);
-    });
-    return new Promise(function () {});
-  }
-  var bytes = Uint8Array.from(atob(PLOTLY_GZIP), function (c) { return c.charCodeAt(0); });
-  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-  return new Response(stream).text().then(function (code) {
-    var tag = document.createElement('script'); tag.text = code;
-    document.head.appendChild(tag);
-  });
-})();
-"""
+SCRIPT = "assets/bokeh.gz.js"   # the chart script (scripts.chart_script)
 COMMITS = "assets/commits.js"
 SHARED_LINKS = 12     # benchmarks linked from a shared step on the front page
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1240px; color: #222;
-       padding: 0 0.5em; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; width: 100%; table-layout: fixed; }
-td, h1 { overflow-wrap: anywhere; } th.sortable { cursor: pointer; user-select: none; }
-.controls { display: flex; gap: 1em; flex-wrap: wrap; align-items: center; margin: 1em 0; }
-.controls input { width: 22em; } ul.latest { margin: 0; padding: 0; list-style: none; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.7em; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.slower { color: #b00020; } .faster { color: #1a7f37; } code { font-size: 90%; }
-.muted { color: #777; } section.step:target { background: #fff6d5; }
-"""
-
-# Draws a page's charts from its FIGURES (plain Plotly figures without per-point text):
-# each point's hover text comes from the site's commit table (assets/commits.js) by its x,
-# so the commits are written once per site, not once per point. A click on a change-point
-# marker opens that step's section below the charts.
-_CHARTS = """
-(function () {
-  function esc(text) {
-    return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  }
-  function hover(trace) {
-    var meta = trace.meta || {};
-    if (meta.hover !== 'commit') { return; }
-    trace.text = trace.x.map(function (i, k) {
-      var c = COMMITS[i] || ['?', '', ''];
-      var y = trace.y[k], range = '';
-      if (trace.error_y) {
-        range = ' (' + (y - trace.error_y.arrayminus[k]).toPrecision(4) + ' .. '
-          + (y + trace.error_y.array[k]).toPrecision(4) + ')';
-      }
-      return esc(c[0].slice(0, 12)) + ' ' + esc(c[1]) + '<br>' + esc(c[2]) + '<br>'
-        + y.toPrecision(4) + ' ' + esc(meta.unit) + range;
-    });
-    trace.hovertemplate = '%{text}<extra>%{fullData.name}</extra>';
-  }
-  window.PLOTLY_READY.then(function () { Object.keys(FIGURES).forEach(function (metric) {
-    var fig = FIGURES[metric];
-    fig.data.forEach(hover);
-    var div = document.getElementById('chart-' + metric);
-    Plotly.newPlot(div, fig.data, fig.layout, {displaylogo: false, responsive: true});
-    div.on('plotly_click', function (event) {
-      var anchor = event.points[0].customdata;
-      if (anchor) { location.hash = anchor; }
-    });
-  }); });
-})();
-"""
 
 
 def _e(text: object) -> str:
@@ -107,101 +31,10 @@ def _change(change: float | None) -> str:
     return f'<span class="{css}">{change:+.2%}</span>'
 
 
-# The index's search, machine and environment filters and column sorting: plain DOM, no
-# library, so the page works from the file system.
-_FILTER = """
-(function () {
-  var table = document.getElementById('benchmarks');
-  var rows = Array.from(table.tBodies[0].rows);
-  var search = document.getElementById('search');
-  var machine = document.getElementById('machine');
-  var environment = document.getElementById('environment');
-  var metric = document.getElementById('metric');
-  function showTrend(row) {
-    // the trend of the first series on the chosen machine and environment
-    var cell = row.querySelector('td[data-trends]');
-    if (!cell) { return; }
-    var trends = cell.trends || (cell.trends = JSON.parse(cell.dataset.trends));
-    var pick = trends.filter(function (t) {
-      return (!machine.value || t[0] === machine.value)
-        && (!environment.value || t[1] === environment.value);
-    })[0] || trends[0];
-    var line = cell.querySelector('polyline');
-    var ys = pick[2].split(' ');
-    var step = +line.ownerSVGElement.getAttribute('width') / Math.max(ys.length - 1, 1);
-    line.setAttribute('points', ys.map(function (y, i) {
-      return Math.round(i * step) + ',' + y;
-    }).join(' '));
-    cell.title = pick[0] + (pick[1] ? ' \u00b7 ' + pick[1] : '');
-  }
-  function showSteps(row) {
-    // the count and the latest of the steps on the chosen machine and environment
-    var cell = row.querySelector('td[data-steps]');
-    if (!cell) { return; }
-    var count = cell.previousElementSibling;
-    cell.all = cell.all || [count.textContent, cell.innerHTML, cell.dataset.sort];
-    var picks = (machine.value || environment.value) && JSON.parse(cell.dataset.steps)
-      .filter(function (s) {
-        return (!machine.value || s[0] === machine.value)
-          && (!environment.value || s[1] === environment.value);
-      });
-    var last = (picks || []).reduce(function (a, s) { return s[3] > a[3] ? s : a; },
-                                    [0, 0, 0, '', '<span class="muted">none</span>']);
-    count.textContent = count.dataset.sort = !picks ? cell.all[0]
-      : picks.reduce(function (a, s) { return a + s[2]; }, 0);
-    cell.innerHTML = picks ? last[4] : cell.all[1];
-    cell.dataset.sort = picks ? last[3] : cell.all[2];
-  }
-  function apply() {
-    var words = search.value.toLowerCase().split(/\\s+/).filter(Boolean);
-    var shown = 0;
-    rows.forEach(function (row) {
-      var name = row.dataset.name.toLowerCase();
-      var ok = words.every(function (w) { return name.indexOf(w) >= 0; })
-        && (!machine.value || row.dataset.machines.split('\\n').indexOf(machine.value) >= 0)
-        && (!environment.value
-            || row.dataset.environments.split('\\n').indexOf(environment.value) >= 0)
-        && (!metric.value || row.dataset.metric === metric.value);
-      row.hidden = !ok;
-      if (ok) { shown += 1; showTrend(row); showSteps(row); }
-    });
-    document.getElementById('shown').textContent = shown + ' of ' + rows.length + ' series';
-  }
-  // 'change' too: a choice in a list fires only that in some browsers (and in WebDriver)
-  [search, machine, environment, metric].forEach(function (el) {
-    el.addEventListener('input', apply);
-    el.addEventListener('change', apply);
-  });
-  Array.from(table.tHead.rows[0].cells).forEach(function (th, column) {
-    if (!th.classList.contains('sortable')) { return; }
-    th.addEventListener('click', function () {
-      var down = th.dataset.order !== 'asc';
-      th.dataset.order = down ? 'asc' : 'desc';
-      rows.sort(function (a, b) {
-        var x = a.cells[column].dataset.sort || a.cells[column].textContent;
-        var y = b.cells[column].dataset.sort || b.cells[column].textContent;
-        var nx = parseFloat(x), ny = parseFloat(y);
-        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-        return down ? c : -c;
-      });
-      rows.forEach(function (row) { table.tBodies[0].appendChild(row); });
-    });
-  });
-  apply();
-})();
-"""
-
-
-def plotly_script(plotly_js: bytes) -> bytes:
-    """The site's Plotly script (SCRIPT): `plotly_js` gzipped, and what inflates it."""
-    packed = base64.b64encode(gzip.compress(plotly_js, 9, mtime=0)).decode("ascii")
-    return f'var PLOTLY_GZIP = "{packed}";\n{_INFLATE}'.encode("ascii")
-
-
 def _page(title: str, body: str, scripts: Sequence[str] = ()) -> str:
     tags = "".join(f'<script src="{src}"></script>' for src in scripts)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<title>{_e(title)}</title><style>{_STYLE}</style>{tags}</head>\n'
+            f'<title>{_e(title)}</title><style>{STYLE}</style>{tags}</head>\n'
             f'<body>\n{body}\n</body></html>\n')
 
 
@@ -315,7 +148,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
             "<th class=\"sortable\">metric</th><th>latest, per machine</th><th>trend</th>"
             "<th class=\"sortable\">steps</th><th class=\"sortable\">latest change point"
             "</th></tr></thead>\n<tbody>\n" + "\n".join(rows)
-            + f"\n</tbody></table><script>{_FILTER}</script>")
+            + f"\n</tbody></table><script>{FILTER}</script>")
     return _page("benchkit history", body)
 
 
@@ -327,13 +160,13 @@ def commits_script(table: list[list[str]]) -> str:
 
 def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
                    generated: str, shared: Sequence[SharedStep] = ()) -> str:
-    """One benchmark: a chart per metric (`figures`: plain Plotly figures, drawn in the
-    browser), then its change points, each with the functions that moved for instruction
+    """One benchmark: a chart per metric (`figures`: `dashboard.figure`'s plain data, drawn
+    in the browser), then its change points, each with the functions that moved for instruction
     counts and the shared step (of `shared`) it is part of."""
     group_of = {id(st): group for group in shared for st in group.steps}
     parts = [f'<p><a href="../index.html">all benchmarks</a></p><h1>{_e(view.benchmark)}</h1>',
              f'<p class="muted">generated {_e(generated)}; hover a point for its commit, '
-             f'click a red marker for the change point.</p>']
+             f'click a red marker for the change point, a legend entry to hide its series.</p>']
     for metric in history_metrics():
         if metric in figures:
             parts.append(f'<h2>{metric}</h2>\n<div class="chart" id="chart-{metric}"></div>')
@@ -376,7 +209,7 @@ def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
     data = json.dumps({str(m): f for m, f in figures.items()}, separators=(",", ":"),
                       allow_nan=False).replace("</", "<\\/")
     return _page(view.benchmark, "\n".join(parts) + f"<script>var FIGURES = {data};</script>"
-                 f"<script>{_CHARTS}</script>", (f"../{SCRIPT}", f"../{COMMITS}"))
+                 f"<script>{CHARTS}</script>", (f"../{SCRIPT}", f"../{COMMITS}"))
 
 
 def _failures(series) -> str:
