@@ -460,3 +460,53 @@ def test_the_front_page_shows_the_chosen_environments_steps_in_a_real_browser(tm
         assert shown() == everything
     finally:
         browser.quit()
+
+
+@pytest.mark.slow
+def test_failures_and_environment_changes_show_in_the_charts_of_real_results(tmp_path):
+    # astropy's real asv results (tests/fixtures/asv-real): benchmarks that failed at some
+    # commits, and a machine whose environment changed; both drawn in the real browser
+    real = Path(__file__).parent / "fixtures" / "asv-real" / "astropy-cheetah"
+    db, site = tmp_path / "h.db", tmp_path / "site"
+    cli("history", "import-asv", real, "--db", db, cwd=tmp_path, check_code=0)
+    cli("report", site, "--db", db, cwd=tmp_path, check_code=0)
+    charts = {}
+    for page in sorted((site / "benchmarks").glob("*.html")):
+        html = page.read_text()
+        charts[page] = json.loads(html.split("var FIGURES = ")[1].split(";</script>")[0])
+    failing = [p for p, f in charts.items() if any("failed" in c for c in f.values())]
+    moved = [p for p, f in charts.items()
+             if any(r["kind"] == "environment" for c in f.values() for r in c["rules"])]
+    assert failing and moved
+    browser = _chromium()
+    try:
+        for page, legend, dash in ((failing[0], "failed or skipped", None),
+                                   (moved[0], None, "dotted")):
+            browser.get(page.as_uri())
+            from selenium.webdriver.support.ui import WebDriverWait
+            WebDriverWait(browser, 30).until(lambda b: b.execute_script(
+                "return Object.keys(window.CHARTS || {}).length") == len(charts[page]))
+            browser.execute_async_script(
+                "var done = arguments[0]; window.CHARTS_DRAWN.then(function () { done(1); })")
+            metric = next(iter(charts[page]))
+            chart = charts[page][metric]
+            if legend:          # the crosses under the lines, one a failed or skipped run
+                drawn = browser.execute_script(
+                    "var f = CHARTS[arguments[0]].figure;"
+                    "var r = f.renderers.filter(function (r) {"
+                    "  return r.name === 'failed or skipped'; })[0];"
+                    "return [f.legend.items.map(function (i) { return i.label.value; }),"
+                    "        Array.from(r.data_source.data.x)];", metric)
+                assert legend in drawn[0] and drawn[1] == chart["failed"]["x"]
+            if dash:            # a dotted rule before the first commit of the new environment
+                rules = browser.execute_script(
+                    "return CHARTS[arguments[0]].figure.center.filter(function (a) {"
+                    "  return a.location !== undefined && a.dimension === 'height'; })"
+                    ".map(function (a) { return [a.location, String(a.line_dash)]; });",
+                    metric)
+                wanted = [r["x"] for r in chart["rules"] if r["kind"] == "environment"]
+                assert [x for x, d in rules if d == "dotted"] == wanted, rules
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+    finally:
+        browser.quit()
