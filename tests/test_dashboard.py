@@ -320,6 +320,43 @@ def test_a_long_parameterized_name_fits_1280_pixels_on_its_page(tmp_path):
 
 
 @pytest.mark.slow
+def test_the_legend_of_many_machines_goes_under_the_chart(tmp_path):
+    # eight runners of one benchmark: a legend over the chart would hide its lines
+    path = tmp_path / "history.db"
+    with HistoryDB(path) as db:
+        for m in range(8):
+            for c in range(8):
+                t = 1e-3 * (1 + m / 10)
+                db.add([Observation("b", "time", t, t, t, 1, None)],
+                       commit=Commit(f"{c + 1:02x}" * 20, f"2026-02-0{c + 1}T10:00:00", c, ""),
+                       machine=f"runner-{m}", measured_at=str(c), source="synthetic",
+                       digest=f"{m}-{c}", environment={})
+        db.add([Observation("few", "time", 1e-3, 1e-3, 1e-3, 1, None)],
+               commit=Commit("01" * 20, "2026-02-01T10:00:00", 0, ""), machine="runner-0",
+               measured_at="0", source="synthetic", digest="few", environment={})
+    site = tmp_path / "site"
+    cli("report", site, "--db", path, cwd=tmp_path, check_code=0)
+    browser = _chromium()
+    try:
+        where = {}
+        for page in sorted((site / "benchmarks").glob("*.html")):
+            browser.get(page.as_uri())
+            from selenium.webdriver.support.ui import WebDriverWait
+            WebDriverWait(browser, 30).until(lambda b: b.execute_script(
+                "return Object.keys(window.CHARTS || {}).length") == 1)
+            browser.execute_async_script(
+                "var done = arguments[0]; window.CHARTS_DRAWN.then(function () { done(1); })")
+            where[page.name.split("-")[0]] = browser.execute_script(
+                "var f = CHARTS.time.figure, l = f.legend;"
+                "return [f.below.indexOf(l) >= 0, f.center.indexOf(l) >= 0, l.items.length];")
+            width = browser.execute_script("return document.documentElement.scrollWidth")
+            assert width <= 1280, (page.name, width)
+        assert where == {"b": [True, False, 8], "few": [False, True, 1]}
+    finally:
+        browser.quit()
+
+
+@pytest.mark.slow
 def test_a_browser_without_decompression_says_so_and_keeps_the_tables(history_db, tmp_path):
     # Bokeh's scripts are gzipped; a browser older than DecompressionStream (Safari < 16.4)
     # cannot draw the charts, and says why instead of failing silently

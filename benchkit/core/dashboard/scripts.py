@@ -50,6 +50,7 @@ window.CHARTS_READY = (function () {
 # window.CHARTS holds each metric's figure and marker source (the browser tests read them).
 CHARTS = """
 (function () {
+  var LEGEND_INSIDE = 5, LEGEND_COLUMNS = 5;
   var COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
                 '#bcbd22', '#17becf'];
   function numbers(values) {
@@ -128,9 +129,20 @@ CHARTS = """
     });
     fig.add_tools(new Bokeh.HoverTool({renderers: pointed, tooltips: [
       ['', '$name'], ['commit', '@sha @date'], ['', '@subject'], ['', '@value']]}));
-    fig.legend.location = 'top_left';
-    fig.legend.click_policy = 'hide';
-    fig.legend.background_fill_alpha = 0.6;
+    var legend = fig.legend;
+    legend.click_policy = 'hide';
+    if (legend.items.length > LEGEND_INSIDE) {
+      // many machines: the legend goes under the chart, in rows, not over the lines
+      fig.center = fig.center.filter(function (a) { return a !== legend; });
+      legend.orientation = 'horizontal';
+      legend.ncols = LEGEND_COLUMNS;
+      legend.location = 'top_left';
+      fig.add_layout(legend, 'below');
+      fig.height = 380 + 24 * Math.ceil(legend.items.length / LEGEND_COLUMNS);
+    } else {
+      legend.location = 'top_left';
+      legend.background_fill_alpha = 0.6;
+    }
     window.CHARTS[metric] = {figure: fig, steps: steps};
     return P.show(fig, document.getElementById('chart-' + metric));
   }
