@@ -56,7 +56,7 @@ CHARTS = """
   function numbers(values) {
     return values.map(function (v) { return v === null ? NaN : v; });
   }
-  function number(v) { return isNaN(v) ? '-' : v.toPrecision(4); }
+  function number(v) { return isNaN(v) ? '-' : String(Number(v.toPrecision(4))); }
   function commits(xs) {
     var out = {sha: [], date: [], subject: []};
     xs.forEach(function (i) {
