@@ -510,7 +510,7 @@ def test_failures_and_environment_changes_show_in_the_charts_of_real_results(tmp
     charts = {}
     for page in sorted((site / "benchmarks").glob("*.html")):
         html = page.read_text()
-        charts[page] = json.loads(html.split("var FIGURES = ")[1].split(";</script>")[0])
+        charts[page] = json.loads(html.split("var FIGURES = ")[1].split(";\ndrawCharts(")[0])
     failing = [p for p, f in charts.items() if any("failed" in c for c in f.values())]
     moved = [p for p, f in charts.items()
              if any(r["kind"] == "environment" for c in f.values() for r in c["rules"])]

@@ -134,7 +134,7 @@ def test_regressions_print_the_span_of_an_unplaced_step_and_it_still_breaks_a_ga
     html = page.read_text()
     assert "not placed: somewhere in the range below" in html
     assert "<code>11aaaaaaaaaa..23aaaaaaaaaa</code>" in html
-    figures = json.loads(html.split("var FIGURES = ")[1].split(";</script>")[0])
+    figures = json.loads(html.split("var FIGURES = ")[1].split(";\ndrawCharts(")[0])
     assert figures["time"]["spans"] == [[11.5, 22.5]]          # the span, shaded
 
 

@@ -7,7 +7,7 @@ import json
 from html import escape
 from typing import Sequence
 
-from benchkit.core.dashboard.scripts import CHARTS, FILTER, STYLE
+from benchkit.core.dashboard.scripts import FILTER, STYLE
 from benchkit.core.dashboard.views import (BenchmarkView, latest, series_name, step_anchor,
                                            trend, trend_line)
 from benchkit.core.history.series import values_of
@@ -208,8 +208,8 @@ def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
             for c in view.environment_changes) + "</ul>")
     data = json.dumps({str(m): f for m, f in figures.items()}, separators=(",", ":"),
                       allow_nan=False).replace("</", "<\\/")
-    return _page(view.benchmark, "\n".join(parts) + f"<script>var FIGURES = {data};</script>"
-                 f"<script>{CHARTS}</script>", (f"../{SCRIPT}", f"../{COMMITS}"))
+    return _page(view.benchmark, "\n".join(parts) + f"<script>var FIGURES = {data};\n"
+                 "drawCharts(FIGURES);</script>", (f"../{SCRIPT}", f"../{COMMITS}"))
 
 
 def _failures(series) -> str:

@@ -1,5 +1,5 @@
 """What the dashboard's pages carry to the browser (pure text): their style, the index's
-filters, the chart script's inflater and the charts' drawing (with Bokeh's plotting API).
+filters, and the site's chart script: Bokeh, its inflater and the charts' drawing.
 Plain DOM otherwise, no network: the site opens from the file system."""
 from __future__ import annotations
 
@@ -43,13 +43,14 @@ window.CHARTS_READY = (function () {
   });
 })();
 """
-# Draws a page's charts from its FIGURES (`dashboard.figure`: plain data, no per-point text)
+# drawCharts(FIGURES) draws a page's charts (`views.figure`: plain data, no per-point text)
 # with Bokeh's plotting API: each point's hover text comes from the site's commit table
 # (assets/commits.js) by its x, so the commits are written once per site, not once per
 # point. A click on a change-point marker opens that step's section below the charts.
 # window.CHARTS holds each metric's figure and marker source (the browser tests read them).
-CHARTS = """
-(function () {
+# Part of the site's chart script (chart_script), written once, not on every page.
+_CHARTS = """
+window.drawCharts = function (FIGURES) {
   var LEGEND_INSIDE = 5, LEGEND_COLUMNS = 5;
   var COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
                 '#bcbd22', '#17becf'];
@@ -152,7 +153,7 @@ CHARTS = """
       return draw(metric, FIGURES[metric]);
     }));
   });
-})();
+};
 """
 
 
@@ -243,8 +244,8 @@ FILTER = """
 
 def chart_script(bokeh_js: bytes) -> bytes:
     """The site's chart script (SCRIPT): `bokeh_js` (BokehJS, then its plotting API)
-    gzipped, and what inflates it."""
+    gzipped, what inflates it, and drawCharts, which each benchmark's page calls."""
     packed = base64.b64encode(gzip.compress(bokeh_js, 9, mtime=0)).decode("ascii")
-    return f'var CHARTS_GZIP = "{packed}";\n{_INFLATE}'.encode("ascii")
+    return f'var CHARTS_GZIP = "{packed}";\n{_INFLATE}{_CHARTS}'.encode("ascii")
 
 
