@@ -164,6 +164,25 @@ def test_report_markdown_from_the_cli(history_db, tmp_path):
     assert "no history database" in nowhere.stderr
 
 
+@pytest.mark.slow
+def test_without_bokeh_report_says_what_to_install_and_markdown_still_works(history_db,
+                                                                          tmp_path):
+    # bokeh is the plot extra's: blocked here as if it were not installed
+    import subprocess
+    import sys
+    run = ("import sys; sys.modules['bokeh'] = None; from benchkit.cli.main import main; "
+           "sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", run, "report", str(tmp_path / "site"),
+                           "--db", str(history_db)], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "needs bokeh for its charts: pip install bokeh" in done.stderr
+    assert not (tmp_path / "site").exists()            # nothing half-written
+    done = subprocess.run([sys.executable, "-c", run, "report", "--markdown", "--db",
+                           str(history_db)], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and "4 change point(s)" in done.stdout
+
+
 def _chromium():
     """A headless Chromium driven by selenium, or a skip saying what is missing."""
     webdriver = pytest.importorskip("selenium.webdriver",
