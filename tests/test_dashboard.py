@@ -202,6 +202,15 @@ def _chromium():
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
+def _drawn(browser, charts: int) -> None:
+    """Wait until the page has begun `charts` charts and Bokeh has drawn them all."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 30).until(lambda b: b.execute_script(
+        "return Object.keys(window.CHARTS || {}).length") == charts)
+    browser.execute_async_script(
+        "var done = arguments[0]; window.CHARTS_DRAWN.then(function () { done(1); })")
+
+
 @pytest.mark.slow
 def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp_path):
     site = tmp_path / "site"
@@ -224,7 +233,6 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
                                   for name in ("bokeh.min.js", "bokeh-api.min.js"))
     assert len(packed) < 0.45 * len(inflated)
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
     browser = _chromium()
     try:
         browser.get((site / "index.html").as_uri())
@@ -275,10 +283,7 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
         rows = browser.find_elements(By.CSS_SELECTOR, "#benchmarks tbody tr")
 
         rows[0].find_element(By.TAG_NAME, "a").click()
-        WebDriverWait(browser, 30).until(lambda b: b.execute_script(
-            "return Object.keys(window.CHARTS || {}).length") == 2)
-        browser.execute_async_script(
-            "var done = arguments[0]; window.CHARTS_DRAWN.then(function () { done(1); })")
+        _drawn(browser, 2)
         # drawn by Bokeh into each chart's element: a canvas of the page's width
         drawn = browser.execute_script(
             "return Array.from(document.querySelectorAll('.chart')).map(function (div) {"
@@ -360,11 +365,7 @@ def test_the_legend_of_many_machines_goes_under_the_chart(tmp_path):
         where = {}
         for page in sorted((site / "benchmarks").glob("*.html")):
             browser.get(page.as_uri())
-            from selenium.webdriver.support.ui import WebDriverWait
-            WebDriverWait(browser, 30).until(lambda b: b.execute_script(
-                "return Object.keys(window.CHARTS || {}).length") == 1)
-            browser.execute_async_script(
-                "var done = arguments[0]; window.CHARTS_DRAWN.then(function () { done(1); })")
+            _drawn(browser, 1)
             where[page.name.split("-")[0]] = browser.execute_script(
                 "var f = CHARTS.time.figure, l = f.legend;"
                 "return [f.below.indexOf(l) >= 0, f.center.indexOf(l) >= 0, l.items.length];")
@@ -539,11 +540,7 @@ def test_failures_and_environment_changes_show_in_the_charts_of_real_results(tmp
         for page, legend, dash in ((failing[0], "failed or skipped", None),
                                    (moved[0], None, "dotted")):
             browser.get(page.as_uri())
-            from selenium.webdriver.support.ui import WebDriverWait
-            WebDriverWait(browser, 30).until(lambda b: b.execute_script(
-                "return Object.keys(window.CHARTS || {}).length") == len(charts[page]))
-            browser.execute_async_script(
-                "var done = arguments[0]; window.CHARTS_DRAWN.then(function () { done(1); })")
+            _drawn(browser, len(charts[page]))
             metric = next(iter(charts[page]))
             chart = charts[page][metric]
             if legend:          # the crosses under the lines, one a failed or skipped run

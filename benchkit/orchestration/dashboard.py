@@ -7,7 +7,7 @@ import datetime
 from pathlib import Path
 
 from benchkit.core.dashboard.views import (BenchmarkView, commit_axis, commit_table,
-                                             figure, markdown, views)
+                                           figure, markdown, views)
 from benchkit.core.dashboard.pages import (COMMITS, SCRIPT, benchmark_page, commits_script,
                                            index_page)
 from benchkit.core.dashboard.scripts import chart_script

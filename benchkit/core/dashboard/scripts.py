@@ -43,6 +43,7 @@ window.CHARTS_READY = (function () {
   });
 })();
 """
+
 # drawCharts(FIGURES) draws a page's charts (`views.figure`: plain data, no per-point text)
 # with Bokeh's plotting API: each point's hover text comes from the site's commit table
 # (assets/commits.js) by its x, so the commits are written once per site, not once per
@@ -51,7 +52,7 @@ window.CHARTS_READY = (function () {
 # Part of the site's chart script (chart_script), written once, not on every page.
 _CHARTS = """
 window.drawCharts = function (FIGURES) {
-  var LEGEND_INSIDE = 5, LEGEND_COLUMNS = 5;
+  var HEIGHT = 380, LEGEND_INSIDE = 5, LEGEND_COLUMNS = 5;
   var COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
                 '#bcbd22', '#17becf'];
   function numbers(values) {
@@ -68,7 +69,7 @@ window.drawCharts = function (FIGURES) {
   }
   function draw(metric, chart) {
     var P = Bokeh.Plotting;
-    var fig = P.figure({height: 380, sizing_mode: 'stretch_width', title: chart.title,
+    var fig = P.figure({height: HEIGHT, sizing_mode: 'stretch_width', title: chart.title,
                         x_axis_label: 'commit (oldest to newest)', y_axis_label: chart.title,
                         tools: 'pan,box_zoom,wheel_zoom,reset,save'});
     if (chart.from_zero) { fig.y_range.start = 0; }
@@ -139,7 +140,7 @@ window.drawCharts = function (FIGURES) {
       legend.ncols = LEGEND_COLUMNS;
       legend.location = 'top_left';
       fig.add_layout(legend, 'below');
-      fig.height = 380 + 24 * Math.ceil(legend.items.length / LEGEND_COLUMNS);
+      fig.height = HEIGHT + 24 * Math.ceil(legend.items.length / LEGEND_COLUMNS);
     } else {
       legend.location = 'top_left';
       legend.background_fill_alpha = 0.6;
