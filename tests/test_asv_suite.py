@@ -365,3 +365,37 @@ def test_format_asv_writes_what_asv_reads_publishes_and_import_asv_reads_back(tm
         series = history.series()
     assert {s.benchmark for s in series} == {*ours, *skipped}
     assert [str(status) for s in series for _, status in s.failed] == ["skipped"]
+
+
+def test_the_suite_imports_the_installed_project_not_the_checkout_beside_it(tmp_path):
+    """As asv does, only the suite's own package is found in the directory above it, which
+    is not put on sys.path: there lies the project's checkout, whose source would shadow the
+    revision installed (`ab` measured the working tree's code on both sides of an asv
+    project whose package sits beside its benchmarks/). Every process that imports the
+    suite (benchkit's discovery, its worker, asv's own discovery) says which it imported."""
+    checkout, installed = tmp_path / "checkout", tmp_path / "installed"
+    for where in (checkout, installed):
+        (where / "pkgx").mkdir(parents=True)
+        (where / "pkgx" / "__init__.py").write_text("")
+    (checkout / "benchmarks").mkdir()
+    (checkout / "benchmarks" / "__init__.py").write_text("")
+    (checkout / "benchmarks" / "bench_x.py").write_text(
+        "import os\n\nimport pkgx\n\n"
+        "with open(os.environ['WHERE_FILE'], 'a') as out:\n"
+        "    out.write(pkgx.__file__ + '\\n')\n\n\n"
+        "def time_x():\n    pass\n")
+    where = tmp_path / "where.txt"
+    env = {"PYTHONPATH": str(installed), "WHERE_FILE": str(where)}
+    cli("run", checkout / "benchmarks", "--processes", "1", "--min-run-time", "0.01",
+        cwd=tmp_path, env=env, check_code=0)
+    benchkit_said = where.read_text().splitlines()
+    # `asv run`'s own discovery: what its benchmark process runs for `discover`
+    subprocess.run([sys.executable, "-c", "import sys; from asv_runner.discovery import "
+                    "_discover; _discover(sys.argv[1:])", str(checkout / "benchmarks"),
+                    str(tmp_path / "asv.json")], env={"PATH": "/usr/bin:/bin", **env},
+                   cwd=tmp_path, check=True, capture_output=True)
+    assert [b["name"] for b in json.loads((tmp_path / "asv.json").read_text())] == [
+        "bench_x.time_x"]
+    asv_said = where.read_text().splitlines()[len(benchkit_said):]
+    assert asv_said == [str(installed / "pkgx" / "__init__.py")]
+    assert len(benchkit_said) >= 2 and set(benchkit_said) == set(asv_said), benchkit_said

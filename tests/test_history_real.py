@@ -374,3 +374,23 @@ def test_a_filter_that_matches_nothing_is_an_error_not_a_passing_gate(tmp_path, 
     if flags[0] in ("--machine", "--env"):
         out = cli("report", "--markdown", *flags, "--db", db, cwd=tmp_path, check_code=2)
         assert f"no benchmarks with that {flags[0]} {flags[1]!r}" in out.stderr
+
+
+def test_confirm_keeps_why_ab_could_not_re_measure(tmp_path):
+    """A verdict is one line, and it keeps the cause (the install's own last line), not
+    only that `ab` failed."""
+    import subprocess
+    from benchkit.core.history.step import Step
+    from benchkit.orchestration.bisect import confirm_steps
+    from test_git_options import _repo
+    repo = _repo(tmp_path / "repo")
+    first, second = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "HEAD"],
+                                   capture_output=True, text=True, check=True).stdout.split()[:2]
+    (tmp_path / "bench_x.py").write_text("from benchkit import Timer\nb = Timer('pass')\n")
+    step = Step("bench_x::b", "time", "box", Commit(first, ""), Commit(second, ""), 1.0, 1.5,
+                0.5, 0.5, 0.5)
+    (said,) = confirm_steps([step], repo, [str(tmp_path / "bench_x.py")],
+                            install='echo "ERROR: no wheel for this platform" >&2; exit 3',
+                            ab_args=[], workdir=tmp_path)
+    assert said.confirmation.startswith(f"not re-measurable: {second[:12]}: `benchkit ab`")
+    assert said.confirmation.endswith("failed (exit 2): ERROR: no wheel for this platform")

@@ -90,12 +90,13 @@ def _named_by_asv_config(directory: Path) -> bool:
 
 def _import_all(root: Path, on_failure: Callable[[Failure, Exception], None] | None) -> None:
     """Import the package and every module under it as asv does; a module that raises is a
-    load failure of its own and the others still import."""
-    package = root.name
-    parent = str(root.parent)
-    if parent not in sys.path:
-        sys.path.insert(0, parent)
-    stack = [package]
+    load failure of its own and the others still import. As asv does, only the suite's own
+    package is found in its parent directory, which is not put on sys.path: that directory
+    is often the project's checkout, and its source would shadow the revision installed
+    (`ab` measured the working tree's code on both sides of an asv project)."""
+    from asv_runner._aux import update_sys_path    # what asv_runner's discovery calls
+    update_sys_path(str(root))
+    stack = [root.name]
     while stack:
         name = stack.pop()
         try:

@@ -140,9 +140,13 @@ def ab_wall(repo: Path, paths: Sequence[str], base: Commit, new: Commit, benchma
     try:
         report = json.loads(done.stdout)
     except ValueError:
+        # the first line says why (`--confirm` keeps only that): ab's last line is its
+        # error, or the install's (pip: "... is not installable")
+        said = last_lines(done.stdout + done.stderr, 20)
         raise RevisionError(f"{new.sha[:12]}: `benchkit ab` against {base.sha[:12]} "
-                            f"failed (exit {done.returncode}):\n"
-                            f"{last_lines(done.stdout + done.stderr, 20)}") from None
+                            f"failed (exit {done.returncode}): "
+                            f"{said.splitlines()[-1] if said else 'no output'}\n"
+                            f"{said}") from None
     row = next((r for r in report.get("rows", []) if r.get("name") == benchmark), None)
     if row is None or row.get("wall") is None:
         raise RevisionError(f"{new.sha[:12]}: `benchkit ab` measured no benchmark "
