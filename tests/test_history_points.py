@@ -70,3 +70,37 @@ def test_steps_are_the_same_on_columns_and_on_a_tuple(length, seed, size):
     series = Series("b", "time", "m", points)
     as_columns = dataclasses.replace(series, points=Points.of(points))
     assert steps_of(as_columns) == steps_of(series)
+
+
+@st.composite
+def import_rows(draw):
+    """One series' rows as an import reads them: a commit each, in file order (any), some
+    commits without a place in the history (ordered by date then) and ties of date."""
+    from array import array
+
+    from benchkit.core.history.series import _Rows
+    n = draw(st.integers(2, 12))
+    placed = draw(st.sampled_from(["all", "none", "some"]))
+    commits = [Commit(f"{i:040x}", f"2026-01-0{draw(st.integers(1, 3))}",
+                      {"all": draw(st.integers(1, 6)), "none": None,
+                       "some": draw(st.none() | st.integers(1, 6))}[placed])
+               for i in draw(st.permutations(range(n)))]
+    values = [draw(finite) for _ in range(n)]
+    return _Rows(commits, array("d", values), array("d", [v / 2 for v in values]),
+                 array("d", [v * 2 for v in values]), array("q", [1] * n),
+                 [draw(st.none() | finite) for _ in range(n)],
+                 [f"2026-02-0{draw(st.integers(1, 3))}" for _ in range(n)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(import_rows())
+def test_an_imports_series_is_ordered_as_the_general_reading_orders_it(rows):
+    """A commit each and no failures (an import) takes a shorter way (`_one_a_commit`): the
+    same series as the general reading, which a failure at a commit with a value, measured
+    after every run, takes and does not change."""
+    from benchkit.core.history.series import _series_from_rows
+    key = ("b", "time", "m", "env")
+    fast = _series_from_rows(key, rows)
+    general = _series_from_rows(key, rows, [(rows.commits[0], "9999", "failed")])
+    assert fast == general
+    assert [p.commit for p in fast.points] == [p.commit for p in general.points]
