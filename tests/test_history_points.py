@@ -78,7 +78,7 @@ def import_rows(draw):
     commits without a place in the history (ordered by date then) and ties of date."""
     from array import array
 
-    from benchkit.core.history.series import _Rows
+    from benchkit.core.history.series_rows import _Rows
     n = draw(st.integers(2, 12))
     placed = draw(st.sampled_from(["all", "none", "some"]))
     commits = [Commit(f"{i:040x}", f"2026-01-0{draw(st.integers(1, 3))}",
@@ -98,7 +98,7 @@ def test_an_imports_series_is_ordered_as_the_general_reading_orders_it(rows):
     """A commit each and no failures (an import) takes a shorter way (`_one_a_commit`): the
     same series as the general reading, which a failure at a commit with a value, measured
     after every run, takes and does not change."""
-    from benchkit.core.history.series import _series_from_rows
+    from benchkit.core.history.series_rows import _series_from_rows
     key = ("b", "time", "m", "env")
     fast = _series_from_rows(key, rows)
     general = _series_from_rows(key, rows, [(rows.commits[0], "9999", "failed")])

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from benchkit.core.history.level_change import flip_noise
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import instruction_steps, lower_envelope, time_steps
-from benchkit.core.history.time_steps import level_filter, noise_of, one_sided, outliers
+from benchkit.core.history.noise import level_filter, noise_of, one_sided, outliers
 
 
 def _series(values, metric="time", bands=None):
@@ -338,3 +338,48 @@ def test_shared_steps_gather_every_range_that_holds_the_earliest_end(ranges):
     for group in found:
         assert all(s.range[0].order <= group.after.order < group.through.order
                    <= s.range[1].order for s in group.steps)
+
+
+def _levels_by_scanning(logs, proposals, min_level, min_newest, effect):
+    """`levels` as it was written first: each merge scans every piece for the shortest
+    spell (then the oldest). The heap `levels` keeps must give the same levels."""
+    import statistics
+    edges = [0, *sorted(set(proposals)), len(logs)]
+    pieces = [[a, b] for a, b in zip(edges, edges[1:]) if b > a]
+    medians = [statistics.median(logs[a:b]) for a, b in pieces]
+    while len(pieces) > 1:
+        last = len(pieces) - 1
+        shortest = min(((b - a, k) for k, (a, b) in enumerate(pieces)
+                        if b - a < (min_newest if k in (0, last) else min_level)), default=None)
+        if shortest is None:
+            break
+        i = shortest[1]
+        j = 1 if i == 0 else i - 1 if i == last else min(
+            (i - 1, i + 1), key=lambda k: abs(medians[k] - medians[i]))
+        a = min(i, j)
+        pieces[a:a + 2] = [[pieces[a][0], pieces[a + 1][1]]]
+        medians[a:a + 2] = [statistics.median(logs[pieces[a][0]:pieces[a][1]])]
+    while len(pieces) > 1:
+        gaps = [abs(medians[k + 1] - medians[k]) - effect(
+            pieces[k][1] - pieces[k][0], pieces[k + 1][1] - pieces[k + 1][0])
+            for k in range(len(pieces) - 1)]
+        if min(gaps) > 0:
+            break
+        a = gaps.index(min(gaps))
+        pieces[a:a + 2] = [[pieces[a][0], pieces[a + 1][1]]]
+        medians[a:a + 2] = [statistics.median(logs[pieces[a][0]:pieces[a][1]])]
+    return [(a, b) for a, b in pieces]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5]), min_size=1, max_size=80),
+       st.lists(st.integers(0, 80), max_size=40), st.integers(1, 8), st.integers(1, 4),
+       st.sampled_from([0.0, 0.3, 0.6]))
+def test_levels_merge_spells_shortest_first_as_a_scan_of_every_piece_would(
+        values, proposals, min_level, min_newest, effect):
+    from benchkit.core.history.time_steps import levels
+    logs = np.array(values)
+    proposals = [p for p in proposals if p <= len(values)]
+    assert levels(logs, proposals, min_level=min_level, min_newest=min_newest,
+                  effect=lambda n, m: effect) == _levels_by_scanning(
+        values, proposals, min_level, min_newest, lambda n, m: effect)

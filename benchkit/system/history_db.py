@@ -26,8 +26,8 @@ from benchkit.core.history.changes import hardware_sql, labelled_runs
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.dashboard.views import Summary, summaries
 from benchkit.core.history.step import Step, step_key
-from benchkit.core.history.series import (Commit, Observation, Point, Series,
-                                          series_from_observations, utc_date)
+from benchkit.core.history.series import Commit, Observation, Point, Series, utc_date
+from benchkit.core.history.series_rows import series_from_observations
 from benchkit.errors import HistoryError
 from benchkit.system.bulk import paused_gc
 from benchkit.system.history_schema import (EXPECTED_COLUMNS, INSERT_OBSERVATION,

@@ -100,7 +100,7 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
     200-commit noise histories of this VM: 5 % steps placed 6-8 points more often, and
     misplaced no more often; benchmarks/perf_history_detection.py). There a step is left
     unplaced only where a cut LONG_SEPARATION commits off fits: once rare slow clusters no
-    longer made levels (`time_steps.one_sided`), 5, not 4, found 5 % steps 3.5-6 points more
+    longer made levels (`noise.one_sided`), 5, not 4, found 5 % steps 3.5-6 points more
     often on the quiet history (now at or above asv's) for 0.001-0.004 more false steps per
     series, still below asv's on all three histories; 6 named more than asv's on the third.
     A step whose commit is more than one commit from every cut that fits is not placed

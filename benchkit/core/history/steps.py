@@ -14,8 +14,8 @@ from benchkit.core.decisions.bands import instruction_change
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.step import MovedFunction, Step
-from benchkit.core.history.time_steps import (DEFAULT_ALPHA, DEFAULT_NOISE, lower_envelope,
-                                              time_steps)
+from benchkit.core.history.noise import lower_envelope
+from benchkit.core.history.time_steps import DEFAULT_ALPHA, DEFAULT_NOISE, time_steps
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_NOISE", "MovedFunction", "SharedStep", "Step",
            "instruction_steps", "lower_envelope", "moved_functions", "series_counts",

@@ -4,7 +4,7 @@ Wall time, measured on shared machines, has one-sided noise that comes in spells
 neighbour makes runs slower, never faster, for minutes or nights at a time. So:
 
 1. levels are found in a filtered log(median): where the series' own noise is one-sided
-   (its slow outliers reach further than its fast ones: `one_sided`), the *lower envelope*
+   (its slow outliers reach further than its fast ones: `noise.one_sided`), the *lower envelope*
    (each commit as the lowest of it and its two neighbours), where a cluster of slow
    commits with a fast one among every three does not move; where it is not (a quiet
    machine whose runs scatter both ways), the running median of three, where a fast
@@ -18,7 +18,7 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    much as a short level can show), alpha shared among the boundaries of the series by
    Holm's step-down (a series with several real steps does not lose one), and its change
    must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
-   (`noise_of`; fewer noises between levels longer than LONG_LEVEL: `effect_for`); the
+   (`noise.noise_of`; fewer noises between levels longer than LONG_LEVEL: `effect_for`); the
    weakest failing boundary is dropped and its neighbours judged again until all pass. A
    series that keeps returning to earlier levels (a machine's two speeds, in clusters:
    `level_change.flip_noise`, `two_speed_read`) is judged at its faster speed;
@@ -37,7 +37,9 @@ scores them beside asv's on real series with injected steps (results/history_det
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import heapq
 import math
 import statistics
 from typing import Any, Callable, NamedTuple, Sequence
@@ -48,91 +50,19 @@ from benchkit.core.history import placement
 from benchkit.core.history.level_change import (apart, at_faster_speed_steps,
                                                 evidence_decision, flip_noise, rank_p,
                                                 shift_interval, two_speed_read)
+from benchkit.core.history.noise import LAGS, level_filter, noise_of, outliers
 from benchkit.core.history.series import Point, Series, relatives_of, values_of
 from benchkit.core.history.step import Step
 
 DEFAULT_ALPHA = 0.01       # the rank tests' for a whole series (Holm's step-down)
 DEFAULT_NOISE = 0.02       # the smallest step reported unless the series is noisier
 PENALTY_PER_LOG_N = 1.0    # the penalty of one proposed step: this many times log(points)
-NOISE_FLOOR = 1e-3         # relative; a series quieter than this is scaled as if it were this
 MIN_LEVEL = 6              # commits a level needs inside a series (shorter: a spell)
 MIN_NEWEST = 3             # commits a level needs at either end of a series
 SIGMAS = 2.5               # a step must be this many times the series' noise, at least
-LAGS = 2                   # noise_of: the commits apart whose differences measure noise
-ONE_SIDED = 1.5            # noise whose slow tail reaches this many times its fast tail
-FAR_TAIL = 3.0             # ... or whose far slow tail (TAIL_SHARE of commits) reaches this far
-TAIL_SHARE = 0.025
 WINDOW = 30                # commits on each side that judge a step
 LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
 LONG_COUNTED = 60          # ... counting at most this many of their commits
-
-
-def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
-             lags: int = 1) -> float:
-    """The series' noise (log scale) as a standard deviation, never below NOISE_FLOOR: the
-    median absolute difference of commits 1 (up to `lags`: the largest) apart, over
-    sqrt(2), counting only pairs inside one of `levels_of` ((start, end) slices; default
-    the whole series). Slow spells last a few commits: lag 1 alone takes a spelly series
-    for a quiet one, and a step no larger than a spell is named at the wrong commit (on
-    numpy's real series, 2 in 5 of those below 3 lag-1 noises)."""
-    pieces = levels_of or [(0, len(logs))]
-    mad = 0.0
-    for lag in range(1, lags + 1):
-        pairs = [np.abs(logs[a + lag:b] - logs[a:b - lag]) for a, b in pieces if b - a > lag]
-        pairs = np.concatenate(pairs) if pairs else np.empty(0)
-        if len(pairs) >= 2:
-            mad = max(mad, placement.median(pairs))
-    return max(mad / (0.6745 * math.sqrt(2)), NOISE_FLOOR)
-
-
-def lower_envelope(logs: np.ndarray) -> np.ndarray:
-    """Each commit's value as the lowest of it and its two neighbours. Timing noise on a
-    shared machine is one-sided: a busy neighbour makes runs slower, never faster, and
-    busy spells come in clusters. The fast state moves only when the code does, so a
-    step shows in the lower envelope while a cluster of slow commits with a fast one among
-    every three does not."""
-    if len(logs) < 3:
-        return logs
-    padded = np.concatenate([logs[:1], logs, logs[-1:]])
-    return np.min(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0)
-
-
-def outliers(logs: np.ndarray) -> np.ndarray:
-    """Each commit's deviation from the running median of five: what one commit's noise
-    does apart from its neighbours (a step moves the median with it)."""
-    padded = np.concatenate([logs[:2][::-1], logs, logs[-2:][::-1]])
-    return logs - np.median(np.stack([padded[k:k + len(logs)] for k in range(5)]), axis=0)
-
-
-def one_sided(logs: np.ndarray, deviations: np.ndarray | None = None) -> bool:
-    """Whether the series' noise only slows runs down: its deviations from the running
-    median of five reach further up (90th percentile) than down (10th) by ONE_SIDED times,
-    or at the far tails (TAIL_SHARE) by FAR_TAIL. Busy neighbours do that; a laptop's runs
-    scatter both ways (ratio 0.9-2.2, median 1.2), this VM's slow spells do not (2.2-9).
-    The far tail catches rare spells: OpenBLAS threads slow time_numpy_dot 1.6x in one
-    commit of 8-17, in clusters, 1.2 at the 90th percentile. The running median of three
-    kept the clusters, and named steps at their edges (perf_history_detection.py: false
-    steps 0.030 -> 0.022 on a quiet history, 0.053 -> 0.028 beside a busy neighbour).
-    `deviations`: `outliers(logs)`, where the caller has them."""
-    if len(logs) < 5:
-        return True
-    deviations = outliers(logs) if deviations is None else deviations
-    far_down, down, up, far_up = np.quantile(deviations, [TAIL_SHARE, .1, .9, 1 - TAIL_SHARE])
-    return bool(up > ONE_SIDED * max(-down, 1e-12)
-                or far_up > FAR_TAIL * max(-far_down, 1e-12))
-
-
-def level_filter(logs: np.ndarray, deviations: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, bool]:
-    """The values levels are found in, and whether they are the lower envelope (which
-    moves a rise one commit later and a fall one earlier): the lower envelope where the
-    noise is one-sided, else the running median of three (a single outlier either way
-    does not move it). On symmetric noise the envelope would take each fast outlier for
-    the true level and widen it to three commits."""
-    if one_sided(logs, deviations):
-        return lower_envelope(logs), True
-    padded = np.concatenate([logs[:1], logs, logs[-1:]])
-    return np.median(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0), False
 
 
 def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
@@ -173,24 +103,35 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
     values = logs.tolist()         # medians of short Python lists: ~20x numpy's per call
     medians = [statistics.median(values[a:b]) for a, b in pieces]
 
+    starts = [a for a, _ in pieces]
+
     def merge(a: int) -> None:     # pieces a and a + 1 become one
         pieces[a:a + 2] = [[pieces[a][0], pieces[a + 1][1]]]
         medians[a:a + 2] = [statistics.median(values[pieces[a][0]:pieces[a][1]])]
+        del starts[a + 1]
 
-    # spells first, the shortest first; at either end a stretch cannot be seen to come
-    # back, and a shorter one is a level. (Merging never makes a stretch shorter, so the
-    # levels merged after this leave no spell: the two passes are the one loop they were.)
-    while len(pieces) > 1:
+    def spell(a: int, b: int) -> bool:
+        return b - a < (min_newest if a == 0 or b == len(logs) else min_level)
+
+    # spells first, the shortest first (then the oldest); at either end a stretch cannot be
+    # seen to come back, and a shorter one is a level. (Merging never makes a stretch
+    # shorter, so the levels merged after this leave no spell: the two passes are the one
+    # loop they were.) A heap of the spells, not a scan of every piece for each merge: a
+    # series of 5,000 commits has hundreds (a quarter of its steps' time, before)
+    spells = [(b - a, a, b) for a, b in pieces if spell(a, b)]
+    heapq.heapify(spells)
+    while len(pieces) > 1 and spells:
+        _, a, b = heapq.heappop(spells)
+        i = bisect.bisect_left(starts, a)
+        if i == len(pieces) or pieces[i] != [a, b]:
+            continue               # merged since
         last = len(pieces) - 1
-        shortest = min(((b - a, k) for k, (a, b) in enumerate(pieces)
-                        if b - a < (min_newest if k in (0, last) else min_level)),
-                       default=None)
-        if shortest is None:
-            break
-        i = shortest[1]
         j = 1 if i == 0 else i - 1 if i == last else min(
             (i - 1, i + 1), key=lambda k: abs(medians[k] - medians[i]))
         merge(min(i, j))
+        a, b = pieces[min(i, j)]
+        if spell(a, b):
+            heapq.heappush(spells, (b - a, a, b))
 
     def gap(k: int) -> float:      # between pieces k and k + 1, less the effect it must clear
         return abs(medians[k + 1] - medians[k]) - effect(

@@ -1,0 +1,89 @@
+"""A wall-time series' own noise, and the filtered values its levels are found in (pure).
+
+Timing noise on a shared machine is one-sided (a busy neighbour makes runs slower, never
+faster) and comes in spells; a quiet machine's scatters both ways. `level_filter` gives the
+values levels are found in for either kind, `noise_of` the noise a step must clear
+(time_steps.py decides the steps).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from benchkit.core.history import placement
+
+NOISE_FLOOR = 1e-3         # relative; a series quieter than this is scaled as if it were this
+LAGS = 2                   # noise_of: the commits apart whose differences measure noise
+ONE_SIDED = 1.5            # noise whose slow tail reaches this many times its fast tail
+FAR_TAIL = 3.0             # ... or whose far slow tail (TAIL_SHARE of commits) reaches this far
+TAIL_SHARE = 0.025
+
+
+def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
+             lags: int = 1) -> float:
+    """The series' noise (log scale) as a standard deviation, never below NOISE_FLOOR: the
+    median absolute difference of commits 1 (up to `lags`: the largest) apart, over
+    sqrt(2), counting only pairs inside one of `levels_of` ((start, end) slices; default
+    the whole series). Slow spells last a few commits: lag 1 alone takes a spelly series
+    for a quiet one, and a step no larger than a spell is named at the wrong commit (on
+    numpy's real series, 2 in 5 of those below 3 lag-1 noises)."""
+    pieces = levels_of or [(0, len(logs))]
+    mad = 0.0
+    for lag in range(1, lags + 1):
+        pairs = [np.abs(logs[a + lag:b] - logs[a:b - lag]) for a, b in pieces if b - a > lag]
+        pairs = np.concatenate(pairs) if pairs else np.empty(0)
+        if len(pairs) >= 2:
+            mad = max(mad, placement.median(pairs))
+    return max(mad / (0.6745 * math.sqrt(2)), NOISE_FLOOR)
+
+
+def lower_envelope(logs: np.ndarray) -> np.ndarray:
+    """Each commit's value as the lowest of it and its two neighbours. Timing noise on a
+    shared machine is one-sided: a busy neighbour makes runs slower, never faster, and
+    busy spells come in clusters. The fast state moves only when the code does, so a
+    step shows in the lower envelope while a cluster of slow commits with a fast one among
+    every three does not."""
+    if len(logs) < 3:
+        return logs
+    padded = np.concatenate([logs[:1], logs, logs[-1:]])
+    return np.min(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0)
+
+
+def outliers(logs: np.ndarray) -> np.ndarray:
+    """Each commit's deviation from the running median of five: what one commit's noise
+    does apart from its neighbours (a step moves the median with it)."""
+    padded = np.concatenate([logs[:2][::-1], logs, logs[-2:][::-1]])
+    return logs - np.median(np.stack([padded[k:k + len(logs)] for k in range(5)]), axis=0)
+
+
+def one_sided(logs: np.ndarray, deviations: np.ndarray | None = None) -> bool:
+    """Whether the series' noise only slows runs down: its deviations from the running
+    median of five reach further up (90th percentile) than down (10th) by ONE_SIDED times,
+    or at the far tails (TAIL_SHARE) by FAR_TAIL. Busy neighbours do that; a laptop's runs
+    scatter both ways (ratio 0.9-2.2, median 1.2), this VM's slow spells do not (2.2-9).
+    The far tail catches rare spells: OpenBLAS threads slow time_numpy_dot 1.6x in one
+    commit of 8-17, in clusters, 1.2 at the 90th percentile. The running median of three
+    kept the clusters, and named steps at their edges (perf_history_detection.py: false
+    steps 0.030 -> 0.022 on a quiet history, 0.053 -> 0.028 beside a busy neighbour).
+    `deviations`: `outliers(logs)`, where the caller has them."""
+    if len(logs) < 5:
+        return True
+    deviations = outliers(logs) if deviations is None else deviations
+    far_down, down, up, far_up = np.quantile(deviations, [TAIL_SHARE, .1, .9, 1 - TAIL_SHARE])
+    return bool(up > ONE_SIDED * max(-down, 1e-12)
+                or far_up > FAR_TAIL * max(-far_down, 1e-12))
+
+
+def level_filter(logs: np.ndarray, deviations: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, bool]:
+    """The values levels are found in, and whether they are the lower envelope (which
+    moves a rise one commit later and a fall one earlier): the lower envelope where the
+    noise is one-sided, else the running median of three (a single outlier either way
+    does not move it). On symmetric noise the envelope would take each fast outlier for
+    the true level and widen it to three commits."""
+    if one_sided(logs, deviations):
+        return lower_envelope(logs), True
+    padded = np.concatenate([logs[:1], logs, logs[-1:]])
+    return np.median(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0), False
