@@ -121,3 +121,24 @@ def test_the_cache_key_digests_every_history_module_that_finding_steps_imports()
                     todo.append(node.module.rsplit(".", 1)[1])
     finders = seen - {"series"}        # the data, not the detector
     assert finders <= set(history.STEP_FINDERS), finders - set(history.STEP_FINDERS)
+
+
+def test_steps_found_in_forked_processes_are_the_ones_found_in_one(monkeypatch):
+    """Past PARALLEL_POINTS the series are shared among processes (one per core): the same
+    steps, in the same order, as one process finds."""
+    import numpy as np
+
+    from benchkit.core.history.series import Point, Series
+    rng = np.random.default_rng(7)
+    series_list = []
+    for k in range(12):
+        values = np.exp(rng.normal(0, 0.03, 1000)) * np.where(np.arange(1000) >= 70 * (k + 1),
+                                                            1.3, 1.0)
+        points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(v), float(v), 1, 1)
+                       for i, v in enumerate(values))
+        series_list.append(Series(f"b{k:02d}", "time", "box", points))
+    shared = history._all_steps(None, series_list, 0.01, 0.02)
+    monkeypatch.setattr(history, "PARALLEL_POINTS", 10**9)
+    alone = history._all_steps(None, series_list, 0.01, 0.02)
+    assert shared == alone
+    assert [s.benchmark for s in alone] == [f"b{k:02d}" for k in range(12)]

@@ -184,9 +184,13 @@ def this_machine() -> str:
 # ----------------------------------------------------------------------------- regressions
 
 
-# Series at which finding steps is shared among forked processes (one per core): below it
-# the start-up costs more than it saves.
-PARALLEL_SERIES = 400
+# Points (of the series without stored evidence) at which finding steps is shared among
+# forked processes, one per core: below it the start-up (each process imports ruptures and
+# scipy's statistics, 1.2 s) costs more than it saves. In points, not series: 96 series of
+# 5,000 commits are as much work as 2,400 of 200, and were found in one process (measured,
+# `history regressions` on two cores: 25 series of 200 points 1.5 s alone, 1.9 shared;
+# 96 of 200 2.4 -> 2.0; 8 of 5,000 2.8 -> 2.2; 96 of 5,000 11.4 -> 7.8).
+PARALLEL_POINTS = 10_000
 
 
 # The jobs of the find_steps running now: forked workers inherit them, so only indexes
@@ -294,14 +298,18 @@ def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise
             for series in series_list]
     found: list[list[Step] | None] = [None] * len(jobs)
     plain = [i for i, (series, _) in enumerate(jobs) if not series.evidence]
-    cores = min(os.cpu_count() or 1, 8)
-    if len(plain) >= PARALLEL_SERIES and cores > 1 and "fork" in \
-            multiprocessing.get_all_start_methods():
+    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                else os.cpu_count() or 1, 8, len(plain))
+    if cores > 1 and sum(len(jobs[i][0].points) for i in plain) >= PARALLEL_POINTS and \
+            "fork" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("fork")
         _JOBS[:] = jobs
+        # chunks small enough that no core is left with most of the work (a series' cost
+        # grows with its length), large enough that few indexes travel alone
+        chunk = max(1, min(64, len(plain) // (cores * 8)))
         try:
             with concurrent.futures.ProcessPoolExecutor(cores, mp_context=context) as pool:
-                for i, steps in zip(plain, pool.map(_plain_steps, plain, chunksize=64)):
+                for i, steps in zip(plain, pool.map(_plain_steps, plain, chunksize=chunk)):
                     found[i] = steps
         finally:
             _JOBS.clear()
