@@ -133,16 +133,15 @@ window.drawCharts = function (FIGURES) {
       ['', '$name'], ['commit', '@sha @date'], ['', '@subject'], ['', '@value']]}));
     var legend = fig.legend;
     legend.click_policy = 'hide';
+    legend.location = 'top_left';
     if (legend.items.length > LEGEND_INSIDE) {
       // many machines: the legend goes under the chart, in rows, not over the lines
       fig.center = fig.center.filter(function (a) { return a !== legend; });
       legend.orientation = 'horizontal';
       legend.ncols = LEGEND_COLUMNS;
-      legend.location = 'top_left';
       fig.add_layout(legend, 'below');
       fig.height = HEIGHT + 24 * Math.ceil(legend.items.length / LEGEND_COLUMNS);
     } else {
-      legend.location = 'top_left';
       legend.background_fill_alpha = 0.6;
     }
     window.CHARTS[metric] = {figure: fig, steps: steps};
