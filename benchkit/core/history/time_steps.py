@@ -18,7 +18,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    much as a short level can show), alpha shared among the boundaries of the series by
    Holm's step-down (a series with several real steps does not lose one), and its change
    must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
-   (`noise.noise_of`; fewer noises between levels longer than LONG_LEVEL: `effect_for`); the
+   (`noise.noise_of`; fewer noises between levels longer than LONG_LEVEL, more beside a
+   level shorter than MIN_LEVEL at an end of the series: `effect_for`); the
    weakest failing boundary is dropped and its neighbours judged again until all pass. A
    series that keeps returning to earlier levels (a machine's two speeds, in clusters:
    `level_change.flip_noise`, `two_speed_read`) is judged at its faster speed;
@@ -59,7 +60,7 @@ DEFAULT_NOISE = 0.02       # the smallest step reported unless the series is noi
 PENALTY_PER_LOG_N = 1.0    # the penalty of one proposed step: this many times log(points)
 MIN_LEVEL = 6              # commits a level needs inside a series (shorter: a spell)
 MIN_NEWEST = 3             # commits a level needs at either end of a series
-SIGMAS = 2.5               # a step must be this many times the series' noise, at least
+SIGMAS = 2.25              # a step must be this many times the series' noise, at least
 WINDOW = 30                # commits on each side that judge a step
 LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
 LONG_COUNTED = 60          # ... counting at most this many of their commits
@@ -84,10 +85,15 @@ def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
 def effect_for(floor: float, sigma: float) -> Callable[[int, int], float]:
     """The change a boundary between levels of n and m commits must clear: `floor` (the
     user's minimum effect) and SIGMAS noises, fewer where both levels are longer than
-    LONG_LEVEL (a level's median is known to 1/sqrt(its commits), up to LONG_COUNTED of
-    them; a slow spell is short)."""
-    return lambda n, m: max(floor, SIGMAS * sigma * min(1.0, math.sqrt(
-        LONG_LEVEL / max(min(n, m, LONG_COUNTED), 1))))
+    LONG_LEVEL, more where one is shorter than MIN_LEVEL (at an end of the series): a
+    level's median is known to 1/sqrt(its commits), up to LONG_COUNTED of them, and a slow
+    spell is short."""
+    def need(n: int, m: int) -> float:
+        shorter = max(min(n, m, LONG_COUNTED), 1)
+        scale = (LONG_LEVEL if shorter > LONG_LEVEL else
+                 MIN_LEVEL if shorter < MIN_LEVEL else shorter) / shorter
+        return max(floor, SIGMAS * sigma * math.sqrt(scale))
+    return need
 
 
 def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_LEVEL,
