@@ -51,10 +51,12 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/perf_scaling.py
 
 # History on real data: astropy's real asv results (asv's own test data, from its source
-# archive on the package index) and a 200-commit noise history recorded on this machine,
-# then step detection and scale beside asv (figures in results/ and docs/performance.md).
+# archive on the package index), three 200-commit noise histories, numpy's and xarray's
+# suites on their releases, recorded on this machine, then step detection and scale beside
+# asv (figures in results/, the README and docs/performance.md).
 HISTORY_DATA := .bench-data
 NUMPY_BENCHMARKS = bench_core.Core or bench_core.Temporaries or bench_core.PackBits
+XARRAY_BENCHMARKS = (merge. or renaming. or reindexing.Reindex. or repr. or unstacking.Unstacking.) and time_
 bench-history: $(VENV)/.installed
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[bench]'
 	mkdir -p $(HISTORY_DATA)
@@ -74,16 +76,31 @@ bench-history: $(VENV)/.installed
 	$(PY) benchmarks/record_release_history.py $(HISTORY_DATA)/numpy-releases --package numpy \
 		--suite-in-sdist benchmarks/benchmarks --python $(HISTORY_DATA)/numpy-venv/bin/python \
 		-k "$(NUMPY_BENCHMARKS)" --since 1.24.0 --machine vm-numpy
-	# all five side by side, in one run
+	# xarray's own asv suite (its 2025.1.2 source archive's) on every xarray release since
+	# 2024.6.0, numpy and pandas held fixed (about 30 min)
+	test -x $(HISTORY_DATA)/xarray-venv/bin/python || ( $(PYTHON) -m venv $(HISTORY_DATA)/xarray-venv && \
+		$(HISTORY_DATA)/xarray-venv/bin/pip install --quiet -e . asv_runner 'numpy==1.26.4' \
+		'pandas==2.2.3' 'xarray==2024.6.0' )
+	test -d $(HISTORY_DATA)/sdists/xarray-2025.1.2 || ( mkdir -p $(HISTORY_DATA)/sdists && \
+		cd $(HISTORY_DATA)/sdists && $(abspath $(PY)) -m pip download --quiet --no-deps \
+		--no-binary :all: xarray==2025.1.2 -d . && tar xzf xarray-2025.1.2.tar.gz )
+	$(PY) benchmarks/record_release_history.py $(HISTORY_DATA)/xarray-releases --package xarray \
+		--suite $(HISTORY_DATA)/sdists/xarray-2025.1.2/asv_bench/benchmarks \
+		--python $(HISTORY_DATA)/xarray-venv/bin/python --processes 3 --since 2024.6.0 \
+		-k "$(XARRAY_BENCHMARKS)" --machine vm-xarray
+	# all six side by side, in one run: real steps (and the noise's level shifts) taken out
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
-		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm \
+		$(HISTORY_DATA)/numpy-releases $(HISTORY_DATA)/xarray-releases $(HISTORY_DATA)/noise-vm \
 		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --trials 400 \
-		-o results/history_detection_far_tail.json
-	# the same sets, a step put in at every commit of every series (no sampling)
+		-o results/history_detection_third_vm.json
+	# the noise histories as recorded, then a step put in at every commit of every series
+	$(PY) benchmarks/perf_history_detection.py --no-steps $(HISTORY_DATA)/noise-vm \
+		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --trials 400 \
+		-o results/history_detection_third_vm_as_recorded.json
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
-		$(HISTORY_DATA)/numpy-releases --no-steps $(HISTORY_DATA)/noise-vm \
-		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --every-position \
-		-o results/history_detection_every_position.json
+		$(HISTORY_DATA)/numpy-releases $(HISTORY_DATA)/xarray-releases --no-steps \
+		$(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \
+		--every-position -o results/history_detection_every_position_third_vm.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 1 --commits 5000 \
