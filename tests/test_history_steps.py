@@ -173,10 +173,10 @@ def test_a_level_of_a_few_commits_at_an_end_needs_more_noises():
     short (at an end of the series, where MIN_NEWEST lets one stand) a change needs
     sqrt(MIN_LEVEL / 3) times the noises it needs beside a level of MIN_LEVEL
     (`effect_for`). On numpy's releases recorded on a third VM (noise 25 %), the false
-    steps at the series' ends went from 14 to 0 of 1,643 runs (perf_history_detection.py,
-    docs/performance.md). In the newest three commits of the noise model, a 10 % step (3.3
-    noises) is claimed less often than before (37 of 200 series), a 20 % one (6.7) as
-    often."""
+    steps within 6 commits of an end went from 4 (14 with 2.25 noises alone) to 0 in 1,643
+    runs (perf_history_detection.py, docs/performance.md). In the newest three commits of
+    the noise model, a 10 % step (3.3 noises) is claimed in 17 of 200 series (37 before, 51
+    with 2.25 noises alone), a 20 % one (6.7 noises) in 76 (79 before)."""
     from benchkit.core.history.time_steps import MIN_LEVEL, SIGMAS, effect_for
     need = effect_for(0.02, 0.1)
     assert need(40, 3) == SIGMAS * 0.1 * np.sqrt(MIN_LEVEL / 3)
