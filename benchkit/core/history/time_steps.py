@@ -82,16 +82,16 @@ def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
     return [int(e) for e in ends[:-1]]
 
 
-def effect_for(floor: float, sigma: float) -> Callable[[int, int], float]:
+def effect_for(floor: float, sigma: float,
+               min_level: int = MIN_LEVEL) -> Callable[[int, int], float]:
     """The change a boundary between levels of n and m commits must clear: `floor` (the
     user's minimum effect) and SIGMAS noises, fewer where both levels are longer than
-    LONG_LEVEL, more where one is shorter than MIN_LEVEL (at an end of the series): a
+    LONG_LEVEL, more where one is shorter than `min_level` (at an end of the series): a
     level's median is known to 1/sqrt(its commits), up to LONG_COUNTED of them, and a slow
     spell is short."""
     def need(n: int, m: int) -> float:
         shorter = max(min(n, m, LONG_COUNTED), 1)
-        scale = (LONG_LEVEL if shorter > LONG_LEVEL else
-                 MIN_LEVEL if shorter < MIN_LEVEL else shorter) / shorter
+        scale = min(max(shorter, min_level), LONG_LEVEL) / shorter
         return max(floor, SIGMAS * sigma * math.sqrt(scale))
     return need
 
@@ -253,7 +253,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     # a level change must clear the user's minimum effect and the series' own noise, as
     # measured inside its levels (a pair across a real step is not noise)
     found = levels(logs, proposals, min_level=min_level,
-                   effect=effect_for(math.log1p(noise), sigma))
+                   effect=effect_for(math.log1p(noise), sigma, min_level))
     sigma = noise_of(raw, found, LAGS)
     same = max(math.log1p(noise), SIGMAS * sigma)
     flips = flip_noise(logs, found, same)
@@ -265,7 +265,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         return at_faster_speed_steps(series, raw, read, steps_in)
     sigma = max(sigma, flips)  # still two-speed when read so: no long-level discount
     effect = max(math.log1p(noise), SIGMAS * sigma)
-    need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma)
+    need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma, min_level)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
                                            effect=need)[1:]]
     # Backward elimination, alpha shared by Holm's order: with Bonferroni's alpha / m, a
