@@ -101,6 +101,12 @@ bench-history: $(VENV)/.installed
 		$(HISTORY_DATA)/numpy-releases $(HISTORY_DATA)/xarray-releases --no-steps \
 		$(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \
 		--every-position -o results/history_detection_every_position_third_vm.json
+	# years of CI runs in one series: the three noise histories end to end, in three orders
+	$(PY) benchmarks/perf_history_detection.py --trials 400 \
+		--join $(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \
+		--join $(HISTORY_DATA)/noise-busy $(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 \
+		--join $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy $(HISTORY_DATA)/noise-vm \
+		-o results/history_detection_joined_third_vm.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 1 --commits 5000 \

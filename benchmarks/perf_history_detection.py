@@ -467,10 +467,12 @@ def main() -> None:
     parser.add_argument("--no-steps", nargs="*", type=Path, default=[], metavar="DIR",
                         help="histories known to hold no step (the code never changed, as "
                              "record_noise_history.py writes): used as they are")
-    parser.add_argument("--join", nargs="+", type=Path, default=[], metavar="DIR",
+    parser.add_argument("--join", nargs="+", type=Path, action="append", default=[],
+                        metavar="DIR",
                         help="histories of the same benchmarks, each series joined end to "
                              "end in the order given (a long series whose noise changes; "
-                             "the level shifts at the joins are taken out as real steps)")
+                             "the level shifts at the joins are taken out as real steps); "
+                             "again for another set (e.g. another order)")
     parser.add_argument("--trials", type=int, default=400, help="injected steps per size")
     parser.add_argument("--every-position", action="store_true",
                         help="inject at every commit of every series instead of --trials "
@@ -503,12 +505,12 @@ def main() -> None:
                          "(twice --margin, plus one)")
     loaded = [(d, load_series([d], args.min_points), d in args.no_steps)
               for d in args.dirs + args.no_steps]
-    if args.join:
-        shared = joined([load_series([d], args.min_points) for d in args.join])
+    for join in args.join:
+        shared = joined([load_series([d], args.min_points) for d in join])
         if not shared:
-            parser.error("--join: no series that " + ", ".join(map(str, args.join)) + " all "
+            parser.error("--join: no series that " + ", ".join(map(str, join)) + " all "
                          "hold (the same machine, environment and benchmark in each)")
-        loaded.append((Path("+".join(map(str, args.join))), shared, False))
+        loaded.append((Path("+".join(map(str, join))), shared, False))
     groups = [(d, size, seed, [] if no_steps else windows(series, size),
                windows(series, size) if no_steps else [])
               for seed in args.seed for size in args.window or [None]
@@ -516,7 +518,7 @@ def main() -> None:
     groups = [g for g in groups if g[3] or g[4]]
     if not groups:
         sys.exit("no wall-time series with enough points in " + ", ".join(
-            map(str, args.dirs + args.no_steps + args.join)))
+            map(str, args.dirs + args.no_steps + [d for join in args.join for d in join])))
     result = {"settings": {k: str(v) for k, v in vars(args).items()
                            if k not in ("dirs", "no_steps", "join", "output")}, "data": []}
     for directory, size, seed, real, flat in groups:

@@ -19,9 +19,10 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    Holm's step-down (a series with several real steps does not lose one), and its change
    must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
    (`noise.noise_of`; fewer noises between levels longer than LONG_LEVEL, more beside a
-   level shorter than MIN_LEVEL at an end of the series: `effect_for`); the
-   weakest failing boundary is dropped and its neighbours judged again until all pass. A
-   series that keeps returning to earlier levels (a machine's two speeds, in clusters:
+   level shorter than MIN_LEVEL at an end of the series: `effect_for`; a series longer
+   than STRETCH commits is judged in stretches: the noise around each step); the weakest
+   failing boundary is dropped and its neighbours judged again until all pass. A series
+   that keeps returning to earlier levels (a machine's two speeds, in clusters:
    `level_change.flip_noise`, `two_speed_read`) is judged at its faster speed;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
@@ -64,6 +65,7 @@ SIGMAS = 2.25              # a step must be this many times the series' noise, a
 WINDOW = 30                # commits on each side that judge a step
 LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
 LONG_COUNTED = 60          # ... counting at most this many of their commits
+STRETCH = 200              # commits judged together (a longer series: stretches of this)
 
 
 def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
@@ -227,7 +229,37 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                penalty: float = PENALTY_PER_LOG_N, min_level: int = MIN_LEVEL,
                at_faster_speed: bool = True) -> list[Step]:
     """The confirmed steps in a wall-time series (module docstring); `at_faster_speed`
-    False judges a two-speed series as it comes (its flips as its noise)."""
+    False judges a two-speed series as it comes (its flips as its noise).
+
+    A series longer than STRETCH commits is judged in stretches of STRETCH, each starting
+    half a stretch after the one before, and a step is taken from the stretch it lies in
+    the middle half of: noise is the noise *around* a step. Years of CI runs are quiet for
+    a while and busy for a while (a runner replaced, a neighbour moved in): the whole
+    series' noise is too much for its quiet years and too little for its busy ones, and
+    the busy years' returning spells read as a two-speed machine's flips everywhere."""
+    options = dict(alpha=alpha, noise=noise, penalty=penalty, min_level=min_level,
+                   at_faster_speed=at_faster_speed)
+    n = len(series.points)
+    if n <= STRETCH:
+        return _steps_of_stretch(series, evidence, **options)
+    count = math.ceil((n - STRETCH) / (STRETCH // 2)) + 1
+    starts = [round(k * (n - STRETCH) / (count - 1)) for k in range(count)]
+    steps: list[Step] = []
+    for k, start in enumerate(starts):
+        # the commits this stretch answers for: its middle half, out to the series' ends
+        # (halfway to the neighbouring stretches' starts)
+        first = 0 if k == 0 else (start + starts[k - 1] + STRETCH) // 2
+        last = n if k == count - 1 else (starts[k + 1] + start + STRETCH) // 2
+        stretch = dataclasses.replace(series, points=series.points[start:start + STRETCH])
+        index = {p.commit: start + i for i, p in enumerate(stretch.points)}
+        steps += [s for s in _steps_of_stretch(stretch, evidence, **options)
+                  if first <= index[s.commit] < last]
+    return steps
+
+
+def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]] | None, *,
+                      alpha: float, noise: float, penalty: float, min_level: int,
+                      at_faster_speed: bool) -> list[Step]:
     points = series.points
     if len(points) < 2 * MIN_NEWEST:
         return []
