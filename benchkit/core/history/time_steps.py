@@ -66,6 +66,7 @@ WINDOW = 30                # commits on each side that judge a step
 LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
 LONG_COUNTED = 60          # ... counting at most this many of their commits
 STRETCH = 200              # commits judged together (a longer series: stretches of this)
+SEAM = 10                  # ... a step named this close to where two meet is named once
 
 
 def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
@@ -233,10 +234,12 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
 
     A series longer than STRETCH commits is judged in stretches of STRETCH, each starting
     half a stretch after the one before, and a step is taken from the stretch it lies in
-    the middle half of: noise is the noise *around* a step. Years of CI runs are quiet for
-    a while and busy for a while (a runner replaced, a neighbour moved in): the whole
-    series' noise is too much for its quiet years and too little for its busy ones, and
-    the busy years' returning spells read as a two-speed machine's flips everywhere."""
+    the middle half of (one that both name within SEAM commits of where they meet, once,
+    from the stretch it is nearer the middle of): noise is the noise *around* a step.
+    Years of CI runs are quiet for a while and busy for a while (a runner replaced, a
+    neighbour moved in): the whole series' noise is too much for its quiet years and too
+    little for its busy ones, and the busy years' returning spells read as a two-speed
+    machine's flips everywhere."""
     options = dict(alpha=alpha, noise=noise, penalty=penalty, min_level=min_level,
                    at_faster_speed=at_faster_speed)
     n = len(series.points)
@@ -244,17 +247,25 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         return _steps_of_stretch(series, evidence, **options)
     count = math.ceil((n - STRETCH) / (STRETCH // 2)) + 1
     starts = [round(k * (n - STRETCH) / (count - 1)) for k in range(count)]
-    steps: list[Step] = []
+    # (commits from the stretch's middle, stretch, position, step): a stretch answers for
+    # its middle half, out to the series' ends, and up to SEAM commits past it, where its
+    # neighbour may name the same step a commit or two off (or not at all)
+    found: list[tuple[float, int, int, Step]] = []
     for k, start in enumerate(starts):
-        # the commits this stretch answers for: its middle half, out to the series' ends
-        # (halfway to the neighbouring stretches' starts)
-        first = 0 if k == 0 else (start + starts[k - 1] + STRETCH) // 2
-        last = n if k == count - 1 else (starts[k + 1] + start + STRETCH) // 2
+        first = 0 if k == 0 else (start + starts[k - 1] + STRETCH) // 2 - SEAM
+        last = n if k == count - 1 else (starts[k + 1] + start + STRETCH) // 2 + SEAM
         stretch = dataclasses.replace(series, points=series.points[start:start + STRETCH])
         index = {p.commit: start + i for i, p in enumerate(stretch.points)}
-        steps += [s for s in _steps_of_stretch(stretch, evidence, **options)
+        found += [(abs(index[s.commit] - start - STRETCH / 2), k, index[s.commit], s)
+                  for s in _steps_of_stretch(stretch, evidence, **options)
                   if first <= index[s.commit] < last]
-    return steps
+    # a step both stretches name near their seam is the one nearer its stretch's middle
+    kept: list[tuple[int, int, Step]] = []
+    for _, k, at, step in sorted(found, key=lambda f: f[:3]):
+        if not any(other != k and abs(at - where) <= SEAM and (s.change > 0) == (step.change > 0)
+                   for other, where, s in kept):
+            kept.append((k, at, step))
+    return [step for _, _, step in sorted(kept, key=lambda f: f[1])]
 
 
 def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]] | None, *,
