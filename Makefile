@@ -107,6 +107,9 @@ bench-history: $(VENV)/.installed
 		--join $(HISTORY_DATA)/noise-busy $(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 \
 		--join $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy $(HISTORY_DATA)/noise-vm \
 		-o results/history_detection_joined_third_vm.json
+	$(PY) benchmarks/perf_history_detection.py --every-position \
+		--join $(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \
+		-o results/history_detection_every_position_joined_third_vm.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 1 --commits 5000 \
