@@ -503,6 +503,10 @@ def main() -> None:
         if size < 2 * args.margin + 1:
             parser.error(f"--window {size}: must be at least {2 * args.margin + 1} "
                          "(twice --margin, plus one)")
+    for d in args.dirs + args.no_steps + [d for join in args.join for d in join]:
+        if not d.is_dir():
+            parser.error(f"{d}: not a directory; pass an asv results directory (one with "
+                         "benchmarks.json and a folder per machine)")
     loaded = [(d, load_series([d], args.min_points), d in args.no_steps)
               for d in args.dirs + args.no_steps]
     for join in args.join:

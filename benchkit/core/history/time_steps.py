@@ -256,9 +256,10 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         last = n if k == count - 1 else (starts[k + 1] + start + STRETCH) // 2 + SEAM
         stretch = dataclasses.replace(series, points=series.points[start:start + STRETCH])
         index = {p.commit: start + i for i, p in enumerate(stretch.points)}
-        found += [(abs(index[s.commit] - start - STRETCH / 2), k, index[s.commit], s)
-                  for s in _steps_of_stretch(stretch, evidence, **options)
-                  if first <= index[s.commit] < last]
+        for step in _steps_of_stretch(stretch, evidence, **options):
+            at = index[step.commit]
+            if first <= at < last:
+                found.append((abs(at - start - STRETCH / 2), k, at, step))
     # a step both stretches name near their seam is the one nearer its stretch's middle
     kept: list[tuple[int, int, Step]] = []
     for _, k, at, step in sorted(found, key=lambda f: f[:3]):
