@@ -20,6 +20,9 @@ from benchkit.core.history.steps import time_steps
 # never changed; each commit ran at one of two speeds, 1.7x apart, in clusters)
 BIMODAL = json.loads((Path(__file__).parent / "fixtures" / "history" / "new-vm-bimodal.json"
                       ).read_text())["series"]
+# ... and of the VM after it, beside a busy neighbour (third-vm-busy-time-sorted.json)
+BUSY_SORTED = json.loads((Path(__file__).parent / "fixtures" / "history" /
+                          "third-vm-busy-time-sorted.json").read_text())["series"]
 
 
 def _series(values):
@@ -124,6 +127,20 @@ def test_a_step_about_as_high_as_the_gap_is_not_claimed():
     for size in (1.0 + 0.61 * (1 - GAP_LIKE / 2), 1.61, 1.0 + 0.61 * (1 + GAP_LIKE / 2)):
         assert [s for s in _claimed(values * np.r_[np.ones(100), np.full(100, size)])
                 if s.placed] == []
+
+
+def test_a_spell_between_a_step_and_a_flip_is_not_named():
+    # real: +50 % from commit 95 of a two-speed series beside a busy neighbour; at its
+    # faster speed the commits after the step read as slower, then a spell (108-114, 2-3x)
+    # and the level after it: a step up at the spell and a flip down after it, where the
+    # step up alone was named (+198 % at commit 108, nowhere near the change)
+    values = np.array(BUSY_SORTED["busy/time_sorted"])
+    values[95:] *= 1.5
+    claimed = _claimed(values)
+    assert all(int(s.commit.sha[1:]) in range(93, 98) if s.placed else
+               int(s.span[0].sha[1:]) <= 96 <= int(s.span[1].sha[1:]) + 2 for s in claimed)
+    assert all(abs(s.change) < 1.0 for s in claimed)
+    assert _claimed(BUSY_SORTED["busy/time_sorted"]) == []
 
 
 @given(st.lists(st.floats(-50, 50, allow_nan=False), min_size=1, max_size=300))

@@ -126,6 +126,7 @@ def pooled(ms: Sequence[Any], reference: float | None):
 GAPS = np.linspace(0.8, 2.0, 13)   # gaps between the speeds tried, in flip heights
 MIXED = 0.1                 # a level with this share of its commits at each speed holds both
 GAP_LIKE = 0.33             # a step this close to the gap (share of it) reads as a flip
+FLIP_SPELL = 20            # ... and a step the other way this close to a flip, its cluster's
 TWO_SPEED_SLACK = 3.0       # a cut within this many commits' deviation of the best fits
 TWO_SPEED_FIT = 0.8         # share of commits two speeds must fit to read fine levels' flips
 
@@ -275,9 +276,14 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
     """The steps of a two-speed series (log values `raw`), found (`steps_in`) in its
     values at the faster speed (`read`: `two_speed_read`). A step about as high as the gap
     between the speeds (within GAP_LIKE of it) is a cluster of slower commits as much as a
-    change, and is left out. Each other step is placed on the raw values, as two levels of
-    two speeds each (`two_speed_cuts`): at the best cut, or not placed (a span) where cuts
-    SEPARATION or more commits apart fit about as well. The folded values can put a step
+    change, and is left out; so is a step the other way fewer than FLIP_SPELL commits from
+    it, the cluster's other edge (the fold can take a real step for a change of speed: a
+    +50 % step at commit 95 of this VM's noise beside a busy neighbour, the commits after
+    it read as slower, was named as +198 % at a spell 13 commits later, between a step up
+    and a flip down; 15 of 108 false cases of that history, every position). Each other
+    step is placed on the raw values, as two levels of two speeds each (`two_speed_cuts`):
+    at the best cut, or not placed (a span) where cuts SEPARATION or more commits apart fit
+    about as well. The folded values can put a step
     at the wrong commit: where a level after a step is as fast as the slower speed before
     it, the fold reads the commits next to the step with one faster speed for both sides
     (measured on this VM's idle history, benchmarks/perf_history_detection.py: false steps
@@ -291,12 +297,22 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
             f"{math.expm1(read.gap):.0%} slower): read at its faster speed")
     steps = steps_in(folded)
     positions = [index[step.commit.sha] for step in steps]
+    flips = [step.placed and not step.transient and abs(
+        abs(math.log(step.after) - math.log(step.before)) - read.gap) < GAP_LIKE * read.gap
+        for step in steps]
+
+    def edge_of_a_cluster(k: int) -> bool:
+        # a step the other way within FLIP_SPELL commits of a flip: the level between them
+        # is a cluster, and the step its other edge
+        return any(0 <= j < len(steps) and flips[j] and abs(positions[j] - positions[k])
+                   < FLIP_SPELL and (steps[j].change > 0) != (steps[k].change > 0)
+                   for j in (k - 1, k + 1))
+
     out = []
     for k, step in enumerate(steps):
         step = dataclasses.replace(step, evidence=step.evidence + note)
-        before, after = math.log(step.before), math.log(step.after)
         if step.placed and not step.transient:
-            if abs(abs(after - before) - read.gap) < GAP_LIKE * read.gap:
+            if flips[k] or edge_of_a_cluster(k):
                 continue
             low = positions[k - 1] if k else 0
             high = positions[k + 1] if k + 1 < len(positions) else len(raw)
