@@ -246,3 +246,51 @@ def test_a_regression_stays_named_when_a_larger_speedup_follows_it():
     steps = time_steps(_series(np.array(UNIT_TO) * 1e-6))
     assert [(s.commit.sha, round(s.change, 2), s.transient) for s in steps] == [
         ("c13", 0.52, False), ("c25", -0.91, False)]
+
+
+def test_a_commit_at_the_old_speed_after_a_slow_spell_leaves_the_step_unplaced():
+    # a slower step named at 6, where a slow spell begins; commit 9 runs at the old speed,
+    # so the step lies after it: anywhere from 6 to 10
+    spell = np.log([1.0] * 6 + [1.8, 1.8, 1.8, 1.0] + [1.5] * 10)
+    assert placement.floor_spans(spell, [6], [True]) == [(6, 10)]
+    # commits 6-8 at the new level: the fast one is the odd commit, the step stays at 6
+    odd = np.log([1.0] * 6 + [1.5, 1.5, 1.5, 1.0] + [1.5] * 10)
+    assert placement.floor_spans(odd, [6], [True]) == [None]
+    # a step named 5 commits after the last at the old speed: it may be at any of them
+    late = np.log([1.0] * 6 + [1.6] * 5 + [1.5] * 10)
+    assert placement.floor_spans(late, [11], [True]) == [(6, 11)]
+    clear = np.log([1.0] * 10 + [1.5] * 10)
+    assert placement.floor_spans(clear, [10], [True]) == [None]
+    assert placement.floor_spans(clear[::-1].copy(), [10], [False]) == [None]
+
+
+def test_numpys_release_at_the_old_speed_after_a_spell_leaves_the_step_unplaced():
+    # real: numpy's Temporaries.time_large2 on its 39 releases; releases 16-20 ran in a
+    # slow spell of the VM but 18. +50 % from release 22 was named at 16, the spell's start
+    values = np.array(json.loads((Path(__file__).parent / "fixtures" / "history" /
+                                  "numpy-releases-time-large2.json").read_text())
+                      ["series"]["bench_core.Temporaries.time_large2"])
+    assert [s for s in time_steps(_series(values)) if not s.transient] == []
+    values[22:] *= 1.5
+    (step,) = [s for s in time_steps(_series(values)) if not s.transient]
+    assert not step.placed and step.change > 0.4
+    assert (step.span[0].sha, step.span[1].sha) == ("c15", "c22")
+    assert "not placed: its floors put it anywhere in 7 commits" in step.evidence
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.5, 2.0), min_size=8, max_size=80), st.data())
+def test_a_floor_span_holds_the_step_and_stays_inside_its_neighbours(values, data):
+    logs = np.log(np.array(values))
+    n = len(logs)
+    positions = sorted(set(data.draw(st.lists(st.integers(1, n - 1), min_size=1, max_size=4))))
+    slower = data.draw(st.lists(st.booleans(), min_size=len(positions),
+                                max_size=len(positions)))
+    spans = placement.floor_spans(logs, positions, slower)
+    assert len(spans) == len(positions)
+    edges = [0, *positions, n]
+    for k, (at, span) in enumerate(zip(positions, spans)):
+        if span is not None:
+            first, last = span
+            assert edges[k] < first <= at <= last < edges[k + 2]
+            assert last - first >= placement.SEPARATION

@@ -355,13 +355,21 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     # noise: the raw values' slow spells fit a step anywhere near them), in raw noise units
     placed_on = logs if envelope else raw
     whole = noise_of(raw, (), LAGS)
-    for i, span in enumerate(placement.spans(placed_on, positions, whole, LONG_LEVEL)):
-        if span is not None:
-            first, last = span
+    # ... and on the raw values' floors, which a slow spell beside the step does not move
+    # (not those of a two-speed series read at its faster speed: its steps are placed on
+    # its raw values at two speeds)
+    floors = (placement.floor_spans(raw, positions, [step.change > 0 for step in steps])
+              if at_faster_speed else [None] * len(positions))
+    for i, (span, floor) in enumerate(zip(placement.spans(placed_on, positions, whole,
+                                                          LONG_LEVEL), floors)):
+        if span is not None or floor is not None:
+            first, last = span or floor
+            why = (f"fits anywhere in {last - first + 1} commits" if span else
+                   f"its floors put it anywhere in {last - first + 1} commits")
             steps[i] = dataclasses.replace(
                 steps[i], span=(points[first - 1].commit, points[last].commit),
-                evidence=steps[i].evidence + f"; not placed: fits anywhere in {last - first + 1}"
-                " commits (bisect it, or --confirm re-measures the span's ends)")
+                evidence=steps[i].evidence + f"; not placed: {why} (bisect it, or --confirm "
+                "re-measures the span's ends)")
     # a spell no higher than single commits reach elsewhere may be noise; higher is code
     reach = (float(deviations.max()), float(-deviations.min()))
     spell_edges = [0, *positions, len(raw)]
