@@ -126,7 +126,7 @@ def pooled(ms: Sequence[Any], reference: float | None):
 GAPS = np.linspace(0.8, 2.0, 13)   # gaps between the speeds tried, in flip heights
 MIXED = 0.1                 # a level with this share of its commits at each speed holds both
 GAP_LIKE = 0.33             # a step this close to the gap (share of it) reads as a flip
-FLIP_SPELL = 20            # ... and a step the other way this close to a flip, its cluster's
+FLIP_SPELL = 20            # ... and one the other way this close to a flip, the cluster's edge
 TWO_SPEED_SLACK = 3.0       # a cut within this many commits' deviation of the best fits
 TWO_SPEED_FIT = 0.8         # share of commits two speeds must fit to read fine levels' flips
 
@@ -283,11 +283,11 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
     and a flip down; 15 of 108 false cases of that history, every position). Each other
     step is placed on the raw values, as two levels of two speeds each (`two_speed_cuts`):
     at the best cut, or not placed (a span) where cuts SEPARATION or more commits apart fit
-    about as well. The folded values can put a step
-    at the wrong commit: where a level after a step is as fast as the slower speed before
-    it, the fold reads the commits next to the step with one faster speed for both sides
-    (measured on this VM's idle history, benchmarks/perf_history_detection.py: false steps
-    0.0204 -> 0.0155 a series, all of them real steps named 3-8 commits away)."""
+    about as well. The folded values can put a step at the wrong commit: where a level
+    after a step is as fast as the slower speed before it, the fold reads the commits next
+    to the step with one faster speed for both sides (measured on this VM's idle history,
+    benchmarks/perf_history_detection.py: false steps 0.0204 -> 0.0155 a series, all of
+    them real steps named 3-8 commits away)."""
     points = series.points
     column = np.exp(read.folded).tolist()
     folded = dataclasses.replace(series, points=Points(

@@ -250,9 +250,6 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     return at + 1 + int(back[0]) + int(np.argmax(np.abs(run - before) <= band))
 
 
-
-
-
 def floor_spans(raw: np.ndarray, positions: Sequence[int], slower: Sequence[bool]
                 ) -> list[tuple[int, int] | None]:
     """For each step (`positions`, as in `spans`; `slower`: whether each is a slowdown) a
@@ -268,7 +265,7 @@ def floor_spans(raw: np.ndarray, positions: Sequence[int], slower: Sequence[bool
     perf_history_detection.py, 400 trials): numpy's releases 0.0043 -> 0.0024 false steps a
     series (asv 0.0030): a real step put in beside a slow spell of releases was named at the
     spell's start, before a release at the old speed; beside a busy neighbour, as recorded,
-    0.0187 -> 0.0162; recall and false steps of every other set within 0.5 points."""
+    0.0187 -> 0.0162; recall and false steps of every other set within 0.3 points."""
     out: list[tuple[int, int] | None] = []
     edges = [0, *positions, len(raw)]
     for k, at in enumerate(positions):
