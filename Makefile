@@ -57,6 +57,7 @@ bench: $(VENV)/.installed
 HISTORY_DATA := .bench-data
 NUMPY_BENCHMARKS = bench_core.Core or bench_core.Temporaries or bench_core.PackBits
 XARRAY_BENCHMARKS = (merge. or renaming. or reindexing.Reindex. or repr. or unstacking.Unstacking.) and time_
+SCIPY_BENCHMARKS = (special. or cluster. or cluster_hierarchy_disjoint_set. or signal_filtering.Lfilter or signal_filtering.Sosfilt) and time_
 bench-history: $(VENV)/.installed
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[bench]'
 	mkdir -p $(HISTORY_DATA)
@@ -88,6 +89,19 @@ bench-history: $(VENV)/.installed
 		--suite $(HISTORY_DATA)/sdists/xarray-2025.1.2/asv_bench/benchmarks \
 		--python $(HISTORY_DATA)/xarray-venv/bin/python --processes 3 --since 2024.6.0 \
 		-k "$(XARRAY_BENCHMARKS)" --machine vm-xarray
+	# held out: scipy's suite (its 1.15.3 source archive's) on every scipy release since 1.9.2,
+	# numpy held fixed (about 40 min); scored once, after the method's constants were chosen
+	test -x $(HISTORY_DATA)/scipy-venv/bin/python || ( $(PYTHON) -m venv $(HISTORY_DATA)/scipy-venv && \
+		$(HISTORY_DATA)/scipy-venv/bin/pip install --quiet -e . asv_runner 'numpy==1.26.4' && \
+		$(HISTORY_DATA)/scipy-venv/bin/pip install --quiet --no-deps 'scipy==1.9.2' )
+	$(PY) benchmarks/record_release_history.py $(HISTORY_DATA)/scipy-releases --package scipy \
+		--suite-in-sdist benchmarks/benchmarks --suite-from 1.15.3 \
+		--python $(HISTORY_DATA)/scipy-venv/bin/python --processes 3 --timeout 30 --since 1.9.2 \
+		-k "$(SCIPY_BENCHMARKS)" --machine vm-scipy
+	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/scipy-releases --min-points 20 \
+		--trials 400 -o results/history_detection_scipy_releases.json
+	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/scipy-releases --min-points 20 \
+		--every-position -o results/history_detection_every_position_scipy_releases.json
 	# all six side by side, in one run: real steps (and the noise's level shifts) taken out
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
 		$(HISTORY_DATA)/numpy-releases $(HISTORY_DATA)/xarray-releases $(HISTORY_DATA)/noise-vm \

@@ -59,6 +59,16 @@ def releases(package: str, since: str | None) -> list[tuple[str, str, str | None
     return [item for item in out if since is None or key(item[0]) >= key(since)]
 
 
+def sdist_of(package: str, version: str) -> str:
+    """The URL of one release's source archive."""
+    with urllib.request.urlopen(f"https://pypi.org/pypi/{package}/json", timeout=60) as r:
+        files = json.load(r)["releases"].get(version, [])
+    sdists = [f["url"] for f in files if f["packagetype"] == "sdist"]
+    if not sdists:
+        raise SystemExit(f"--suite-from {version}: {package} {version} has no source archive")
+    return urllib.parse.urljoin(SIMPLE, sdists[0])
+
+
 def suite_of(url: str, inner: str, into: Path) -> Path:
     """`inner` (e.g. benchmarks/benchmarks) of the release's source archive, extracted."""
     archive = into / "sdist.tar.gz"
@@ -85,12 +95,16 @@ def main() -> None:
     suite.add_argument("--suite-in-sdist", metavar="INNER",
                        help="each release's own suite: this directory of its source archive "
                             "(e.g. benchmarks/benchmarks)")
+    parser.add_argument("--suite-from", metavar="VERSION",
+                        help="with --suite-in-sdist: that one release's suite, for every release")
     parser.add_argument("--python", required=True,
                         help="interpreter of the scratch environment (benchkit installed)")
     parser.add_argument("-k", default=None, help="benchkit's -k: which benchmarks")
     parser.add_argument("--since", default=None, help="first version (default: all)")
     parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--min-run-time", type=float, default=0.05)
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="benchkit's --timeout: seconds a benchmark may take in one process")
     parser.add_argument("--machine", default=platform.node() or "machine")
     args = parser.parse_args()
     # the runs start in a scratch directory: a relative path (the Makefile's) must not
@@ -108,6 +122,13 @@ def main() -> None:
     benchmarks = {"version": 2}
     if (args.out / "benchmarks.json").exists():
         benchmarks = json.loads((args.out / "benchmarks.json").read_text())
+    if args.suite_from and not args.suite_in_sdist:
+        parser.error("--suite-from needs --suite-in-sdist (the directory in the archive)")
+    held = tempfile.TemporaryDirectory()      # --suite-from's suite, for the whole run
+    if args.suite_from:
+        args.suite = suite_of(sdist_of(args.package, args.suite_from),
+                              args.suite_in_sdist.strip("/"), Path(held.name))
+        args.suite_in_sdist = None
     todo = releases(args.package, args.since)
     print(f"{len(todo)} releases of {args.package}: {todo[0][0]} .. {todo[-1][0]}", flush=True)
     # the history's order is the versions' order: a bug-fix release of an older line
@@ -140,6 +161,8 @@ def main() -> None:
                        "--min-run-time", str(args.min_run_time), "-o", str(out)]
             if args.k:
                 command[4:4] = ["-k", args.k]
+            if args.timeout:
+                command[4:4] = ["--timeout", str(args.timeout)]
             done = subprocess.run(command, cwd=tmp, capture_output=True, text=True)
             if not out.exists():
                 print(f"{version}: no results ({done.stderr.strip()[-300:]})", flush=True)
