@@ -14,7 +14,9 @@ known ones, as it does with other projects' asv results.
         -k "bench_core.Core or bench_core.Temporaries" --since 1.24.0
 
 VENV is a virtual environment with benchkit (and asv_runner) installed; the suite is the
-project's asv benchmark directory, e.g. from its source archive on the package index.
+project's asv benchmark directory, e.g. from its source archive on the package index: each
+release's own (`--suite-in-sdist benchmarks/benchmarks`), or one release's for all
+(`--suite-from VERSION` as well).
 OUT_DIR gets asv's layout: benchmarks.json, MACHINE/machine.json, MACHINE/SHA-ENV.json. A
 release already in OUT_DIR is not measured again, so a stopped recording goes on.
 """
@@ -107,6 +109,8 @@ def main() -> None:
                         help="benchkit's --timeout: seconds a benchmark may take in one process")
     parser.add_argument("--machine", default=platform.node() or "machine")
     args = parser.parse_args()
+    if args.suite_from and not args.suite_in_sdist:
+        parser.error("--suite-from needs --suite-in-sdist (the directory in the archive)")
     # the runs start in a scratch directory: a relative path (the Makefile's) must not
     # be read from there; absolute() keeps the venv's own name (resolve() would not)
     args.python = str(Path(args.python).absolute())
@@ -122,8 +126,6 @@ def main() -> None:
     benchmarks = {"version": 2}
     if (args.out / "benchmarks.json").exists():
         benchmarks = json.loads((args.out / "benchmarks.json").read_text())
-    if args.suite_from and not args.suite_in_sdist:
-        parser.error("--suite-from needs --suite-in-sdist (the directory in the archive)")
     held = tempfile.TemporaryDirectory()      # --suite-from's suite, for the whole run
     if args.suite_from:
         args.suite = suite_of(sdist_of(args.package, args.suite_from),
