@@ -98,10 +98,19 @@ bench-history: $(VENV)/.installed
 		--suite-in-sdist benchmarks/benchmarks --suite-from 1.15.3 \
 		--python $(HISTORY_DATA)/scipy-venv/bin/python --processes 3 --timeout 30 --since 1.9.2 \
 		-k "$(SCIPY_BENCHMARKS)" --machine vm-scipy
+	# ... and again, into another directory: which real steps come back in a second recording
+	$(PY) benchmarks/record_release_history.py $(HISTORY_DATA)/scipy-releases-2 --package scipy \
+		--suite-in-sdist benchmarks/benchmarks --suite-from 1.15.3 \
+		--python $(HISTORY_DATA)/scipy-venv/bin/python --processes 3 --timeout 30 --since 1.9.2 \
+		-k "$(SCIPY_BENCHMARKS)" --machine vm-scipy
+	$(PY) benchmarks/perf_history_replication.py $(HISTORY_DATA)/scipy-releases \
+		$(HISTORY_DATA)/scipy-releases-2 --min-points 20 -o results/history_replication_scipy.json
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/scipy-releases --min-points 20 \
 		--trials 400 -o results/history_detection_scipy_releases.json
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/scipy-releases --min-points 20 \
 		--every-position -o results/history_detection_every_position_scipy_releases.json
+	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/scipy-releases-2 --min-points 20 \
+		--every-position -o results/history_detection_every_position_scipy_releases_2.json
 	# all six side by side, in one run: real steps (and the noise's level shifts) taken out
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
 		$(HISTORY_DATA)/numpy-releases $(HISTORY_DATA)/xarray-releases $(HISTORY_DATA)/noise-vm \
