@@ -74,6 +74,12 @@ def main() -> None:
     parser.add_argument("--tolerance", type=int, default=1)
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
+    for directory in (args.first, args.second):
+        if not (directory / "benchmarks.json").is_file():
+            parser.error(f"{directory}: not an asv results directory (no benchmarks.json)")
+    if args.min_points < 2 or args.tolerance < 0:
+        parser.error(f"--min-points {args.min_points} / --tolerance {args.tolerance}: give at "
+                     "least 2 points and a tolerance of 0 or more commits")
     one, two = (slower_steps(d, args.min_points) for d in (args.first, args.second))
     result = {"settings": {"first": str(args.first), "second": str(args.second),
                            "min_points": args.min_points, "tolerance": args.tolerance},

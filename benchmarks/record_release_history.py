@@ -26,6 +26,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import math
 import platform
 import re
 import subprocess
@@ -37,38 +38,39 @@ import urllib.request
 from pathlib import Path
 
 FINAL = re.compile(r"\d+(\.\d+)*")      # 2.3.5, not 2.4.0rc1
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SIMPLE = "https://pypi.org/pypi/"         # the JSON's file URLs may be relative to it
 
 
-def releases(package: str, since: str | None) -> list[tuple[str, str, str | None]]:
+def release_files(package: str) -> dict[str, list[dict]]:
+    """Each release's files, as the package index's JSON lists them."""
+    with urllib.request.urlopen(f"https://pypi.org/pypi/{package}/json", timeout=60) as r:
+        return json.load(r)["releases"]
+
+
+def releases(files_of: dict[str, list[dict]], since: str | None
+             ) -> list[tuple[str, str, str | None]]:
     """(version, upload time, source archive URL) of every final release with a wheel for
     this interpreter on this platform (or a pure-Python one), oldest first."""
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    with urllib.request.urlopen(f"https://pypi.org/pypi/{package}/json", timeout=60) as r:
-        data = json.load(r)
     out = []
-    for version, files in data["releases"].items():
+    for version, files in files_of.items():
         wheels = [f for f in files if not f.get("yanked") and (
             f["filename"].endswith("-py3-none-any.whl") or (   # a pure-Python package
                 f["filename"].endswith(".whl") and f"-{tag}-" in f["filename"]
                 and "manylinux" in f["filename"] and platform.machine() in f["filename"]))]
-        sdists = [f["url"] for f in files if f["packagetype"] == "sdist"]
         if FINAL.fullmatch(version) and wheels:
             out.append((version, min(f["upload_time_iso_8601"] for f in wheels),
-                        urllib.parse.urljoin(SIMPLE, sdists[0]) if sdists else None))
+                        sdist_of(files)))
     key = lambda v: tuple(int(x) for x in v.split("."))  # noqa: E731
     out.sort(key=lambda item: key(item[0]))
     return [item for item in out if since is None or key(item[0]) >= key(since)]
 
 
-def sdist_of(package: str, version: str) -> str:
-    """The URL of one release's source archive."""
-    with urllib.request.urlopen(f"https://pypi.org/pypi/{package}/json", timeout=60) as r:
-        files = json.load(r)["releases"].get(version, [])
+def sdist_of(files: list[dict]) -> str | None:
+    """The URL of a release's source archive, if it has one."""
     sdists = [f["url"] for f in files if f["packagetype"] == "sdist"]
-    if not sdists:
-        raise SystemExit(f"--suite-from {version}: {package} {version} has no source archive")
-    return urllib.parse.urljoin(SIMPLE, sdists[0])
+    return urllib.parse.urljoin(SIMPLE, sdists[0]) if sdists else None
 
 
 def suite_of(url: str, inner: str, into: Path) -> Path:
@@ -111,6 +113,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.suite_from and not args.suite_in_sdist:
         parser.error("--suite-from needs --suite-in-sdist (the directory in the archive)")
+    # names and versions go into the index's URLs and a path: nothing but what a name holds
+    for option, name in (("--package", args.package), ("--machine", args.machine)):
+        if not NAME.fullmatch(name):
+            parser.error(f"{option} {name!r}: not a name (letters, digits, . _ -)")
+    for option, version in (("--since", args.since), ("--suite-from", args.suite_from)):
+        if version is not None and not FINAL.fullmatch(version):
+            parser.error(f"{option} {version!r}: give a final release's version, e.g. 1.15.3")
+    if args.timeout is not None and not 0 < args.timeout < math.inf:
+        parser.error(f"--timeout {args.timeout:g}: give a positive number of seconds")
     # the runs start in a scratch directory: a relative path (the Makefile's) must not
     # be read from there; absolute() keeps the venv's own name (resolve() would not)
     args.python = str(Path(args.python).absolute())
@@ -121,17 +132,24 @@ def main() -> None:
 
     python = ".".join(platform.python_version_tuple()[:2])
     env_name = f"release-{args.package}-py{python}"
+    files_of = release_files(args.package)
+    if args.suite_from:
+        url = sdist_of(files_of.get(args.suite_from, []))
+        if url is None:
+            parser.error(f"--suite-from {args.suite_from}: {args.package} has no such release "
+                         "with a source archive on the package index")
+        held = tempfile.TemporaryDirectory()      # its suite, for the whole run
+        args.suite = suite_of(url, args.suite_in_sdist.strip("/"), Path(held.name))
+        args.suite_in_sdist = None
+    todo = releases(files_of, args.since)
+    if not todo:
+        parser.error(f"{args.package}: no final release since {args.since} has a wheel for "
+                     "this interpreter and platform")
     folder = args.out / args.machine
     folder.mkdir(parents=True, exist_ok=True)
     benchmarks = {"version": 2}
     if (args.out / "benchmarks.json").exists():
         benchmarks = json.loads((args.out / "benchmarks.json").read_text())
-    held = tempfile.TemporaryDirectory()      # --suite-from's suite, for the whole run
-    if args.suite_from:
-        args.suite = suite_of(sdist_of(args.package, args.suite_from),
-                              args.suite_in_sdist.strip("/"), Path(held.name))
-        args.suite_in_sdist = None
-    todo = releases(args.package, args.since)
     print(f"{len(todo)} releases of {args.package}: {todo[0][0]} .. {todo[-1][0]}", flush=True)
     # the history's order is the versions' order: a bug-fix release of an older line
     # (1.24.4, after 1.25.0 by date) is dated a minute after the release before it
