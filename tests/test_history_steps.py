@@ -325,14 +325,24 @@ def test_steps_many_series_take_together_are_one_shared_step():
     others = [_step("b6", 10, -0.3),                # the other way
               _step("b7", 10, 0.2, transient=True),  # a spell that came back
               _step("b8", 10, 0.05, machine="other")]
-    (group,) = shared_steps(together + others, {("m", "time"): 20, ("other", "time"): 1})
-    assert (group.machine, group.metric, group.up, group.series) == ("m", "time", True, 20)
+    (group,) = shared_steps(together + others, {("m", "time"): 14, ("other", "time"): 1})
+    assert (group.machine, group.metric, group.up, group.series) == ("m", "time", True, 14)
     assert sorted(s.benchmark for s in group.steps) == ["b0", "b1", "b2", "b3", "b4"]
     assert (group.after.order, group.through.order) == (9, 10)
-    # fewer than five series, or less than a fifth of the machine's: each its own
+    # fewer than five series, or no more than false steps could give (0.05 a series, one
+    # time in a thousand): each its own
     assert shared_steps(together[:4], {("m", "time"): 4}) == []
-    assert shared_steps(together, {("m", "time"): 30}) == []
-    assert len(shared_steps(together, {("m", "time"): 25})) == 1
+    assert shared_steps(together, {("m", "time"): 15}) == []
+
+
+def test_a_change_to_a_tenth_of_a_large_suite_is_shared():
+    from benchkit.core.history.steps import shared_needed, shared_steps
+    assert [shared_needed(n) for n in (4, 14, 15, 44, 201, 1000)] == [5, 5, 6, 9, 22, 74]
+    together = [_step(f"b{k}", 10, 0.3) for k in range(22)]
+    (group,) = shared_steps(together, {("m", "time"): 201})
+    assert group.count == 22
+    assert shared_steps(together[:21], {("m", "time"): 201}) == []
+    assert shared_steps(together, {("m", "time"): 1000}) == []
 
 
 def test_numpys_real_release_that_sped_up_many_benchmarks_is_one_shared_step(tmp_path):

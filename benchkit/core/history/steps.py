@@ -19,7 +19,7 @@ from benchkit.core.history.time_steps import DEFAULT_ALPHA, DEFAULT_NOISE, time_
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_NOISE", "MovedFunction", "SharedStep", "Step",
            "instruction_steps", "lower_envelope", "moved_functions", "series_counts",
-           "shared_steps", "steps_of", "time_steps"]
+           "shared_needed", "shared_steps", "steps_of", "time_steps"]
 
 
 def moved_functions(before: Sequence[Any], after: Sequence[Any], top: int = 10
@@ -73,7 +73,25 @@ def steps_of(series: Series, evidence=None, **options) -> list[Step]:
 
 
 SHARED_MIN = 5        # series that step together before their steps are called shared ...
-SHARED_SHARE = 0.2    # ... and this share of the machine's series of the metric
+# ... and more than false steps alone would give: at the most false steps a series the
+# history aims at (0.05, as if every false step fell in the one range), fewer than one time
+# in SHARED_P. A fixed share (a fifth, before) never named a change that hits 10 % of a
+# large suite's series (scipy's releases: 23 of 201 series stepping together).
+SHARED_FALSE_RATE = 0.05
+SHARED_P = 0.001
+
+
+def shared_needed(series: int) -> int:
+    """How many of a machine's `series` of one metric must step together, one way, in one
+    range of commits before their steps are called shared: at least SHARED_MIN, and so many
+    that SHARED_FALSE_RATE false steps a series reach it less than SHARED_P of the time
+    (5 of up to 14 series, 9 of 44, 22 of 201, 74 of 1,000)."""
+    from scipy.stats import poisson
+    expected = SHARED_FALSE_RATE * max(series, 0)
+    needed = SHARED_MIN
+    while poisson.sf(needed - 1, expected) >= SHARED_P:
+        needed += 1
+    return needed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,9 +126,9 @@ def series_counts(series_list: Sequence[Series]) -> Counter:
 
 def shared_steps(steps: Sequence[Step], series_count: Mapping[tuple[str, str], int]
                  ) -> list[SharedStep]:
-    """The groups of steps (not transient) that at least SHARED_MIN series of one machine
-    and metric, and SHARED_SHARE of its `series_count[(machine, metric)]`, take the same
-    way within one range of commits. Each step joins one group: the earliest end of a range
+    """The groups of steps (not transient) that `shared_needed` of the
+    `series_count[(machine, metric)]` series of one machine and metric take the same way
+    within one range of commits. Each step joins one group: the earliest end of a range
     not yet taken gathers every range left that holds it (one pass over the ranges sorted
     by end and one over them sorted by start)."""
     groups: dict[tuple[str, str, bool], list[Step]] = {}
@@ -142,6 +160,6 @@ def shared_steps(steps: Sequence[Step], series_count: Mapping[tuple[str, str], i
             total = series_count.get((machine, metric), 0)
             group = SharedStep(machine, metric, up, tuple(held), total,
                                max((st.range[0] for st in held), key=at), end)
-            if group.count >= max(SHARED_MIN, SHARED_SHARE * total):
+            if group.count >= shared_needed(total):
                 out.append(group)
     return out
