@@ -18,6 +18,14 @@ benchmark one series, a small suite (`--no-grid`: results/history_scale_small_su
 and large files (25 machines, each benchmark a 25 x 4 grid, `--params 25`: 800 values a
 file, 4,000,000 in all: results/history_scale_large_files.json).
 
+A project's own results directory, as it is (`--asv-results DIR --repo CHECKOUT`): the
+same steps on it, asv publishing it with the project's `asv.conf.json` (`--asv-conf`; its
+repo, results and html folders pointed here) or, without one, the checkout's current branch.
+The directory is copied first, so neither tool writes into it.
+
+    .venv/bin/python benchmarks/perf_history_scale.py --asv-results RESULTS --repo CHECKOUT \
+        [--asv-conf RESULTS_REPO/asv.conf.json] [--rounds 3]
+
 Reported: wall time and peak memory (max RSS of the process tree) of each step, the
 dashboard's size on disk, and a second import of the same directory (incremental). This
 VM's speed drifts by tens of percent over minutes, so the two tools take turns, `--rounds`
@@ -116,6 +124,29 @@ def build(recording: Path, out: Path, machines: int, commits: int | None = None,
     return results, repo, files
 
 
+def as_it_is(results: Path, repo: Path, conf: Path | None, out: Path) -> tuple[Path, Path, int]:
+    """(results dir, the directory asv publishes from, files) of a project's own results:
+    a copy of `results`, and an asv.conf.json (the project's, if given) that reads the copy,
+    the checkout `repo` and writes its site under `out`."""
+    from asv import util as asv_util
+    copy = out / "results"
+    shutil.copytree(results, copy)
+    files = sum(1 for p in copy.glob("*/*.json") if p.name != "machine.json")
+    if conf is not None:
+        settings = asv_util.load_json(str(conf), js_comments=True)
+    else:
+        branch = subprocess.run(["git", "-C", str(repo), "symbolic-ref", "--short", "HEAD"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        settings = {"version": 1, "project": repo.name, "branches": [branch]}
+    settings.update(repo=str(repo.resolve()), results_dir=str(copy),
+                    html_dir=str(out / "asv-html"))
+    settings.pop("repo_subdir", None)
+    publish_from = out / "asv-conf"
+    publish_from.mkdir()
+    (publish_from / "asv.conf.json").write_text(json.dumps(settings))
+    return copy, publish_from, files
+
+
 # Runs a command and prints the peak RSS of it and its children (KiB), on its own.
 _PEAK = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "
          "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
@@ -139,7 +170,17 @@ def size(path: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("recording", type=Path)
+    parser.add_argument("recording", type=Path, nargs="?",
+                        help="a directory record_noise_history.py wrote, scaled out here")
+    parser.add_argument("--asv-results", type=Path, metavar="DIR",
+                        help="measure a project's own asv results directory as it is "
+                             "(needs --repo; not with RECORDING)")
+    parser.add_argument("--repo", type=Path, metavar="CHECKOUT",
+                        help="--asv-results: the project's git checkout or bare clone "
+                             "(commit order)")
+    parser.add_argument("--asv-conf", type=Path, metavar="FILE",
+                        help="--asv-results: the project's asv.conf.json (its branches and "
+                             "settings; default: the checkout's current branch)")
     parser.add_argument("--machines", type=int, default=25)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--commits", type=int, help="repeat the recording's runs to this "
@@ -155,6 +196,27 @@ def main() -> None:
         value = getattr(args, name)
         if value is not None and value < 1:
             parser.error(f"--{name} must be at least 1, not {value}")
+    if (args.recording is None) == (args.asv_results is None):
+        parser.error("give a RECORDING to scale out or --asv-results DIR, one of the two")
+    if args.asv_results is not None:
+        scaling = [f"--{n.replace('_', '-')}" for n in ("machines", "commits", "params")
+                   if getattr(args, n) != parser.get_default(n)] + (
+                       ["--no-grid"] if args.no_grid else [])
+        if scaling:
+            parser.error(f"{', '.join(scaling)} scale out a RECORDING; --asv-results is "
+                         "measured as it is")
+        if args.repo is None or subprocess.run(
+                ["git", "-C", str(args.repo), "rev-parse", "--git-dir"],
+                capture_output=True).returncode != 0:
+            parser.error(f"--asv-results needs --repo, the project's git checkout or a bare "
+                         f"clone of it (got {args.repo})")
+        if not (args.asv_results / "benchmarks.json").is_file():
+            parser.error(f"{args.asv_results}: no benchmarks.json; pass an asv results "
+                         "directory (MACHINE/COMMIT-ENV.json files beside benchmarks.json)")
+        if args.asv_conf is not None and not args.asv_conf.is_file():
+            parser.error(f"--asv-conf {args.asv_conf}: no such file")
+    elif args.repo is not None or args.asv_conf is not None:
+        parser.error("--repo and --asv-conf go with --asv-results")
     asv = shutil.which("asv", path=str(Path(sys.executable).parent))
     if asv is None:
         sys.exit("asv is not installed: pip install asv (benchkit's [bench] extra)")
@@ -163,7 +225,15 @@ def main() -> None:
         grid = ONE_POINT if args.no_grid else (
             (GRID[0] + [str(1000 * k) for k in range(1, args.params)])[:args.params],
             GRID[1])
-        results, repo, files = build(args.recording, out, args.machines, args.commits, grid)
+        if args.asv_results is not None:
+            results, publish_from, files = as_it_is(args.asv_results, args.repo,
+                                                    args.asv_conf, out)
+            repo, machines = args.repo.resolve(), sum(
+                1 for p in results.glob("*/machine.json"))
+        else:
+            results, repo, files = build(args.recording, out, args.machines, args.commits,
+                                         grid)
+            publish_from, machines = repo, args.machines
         bk = [sys.executable, "-m", "benchkit"]
         measured: dict[str, list[tuple[float, float]]] = {}
         for round_ in range(args.rounds):
@@ -179,10 +249,11 @@ def main() -> None:
                 "benchkit report": bk + ["report", str(site), "--db", str(db)],
                 "benchkit import-asv again": bk + ["history", "import-asv", str(results),
                                                    "--repo", str(repo), "--db", str(db)],
-                "asv publish": [asv, "publish", "--config", str(repo / "asv.conf.json")],
+                "asv publish": [asv, "publish", "--config",
+                                str(publish_from / "asv.conf.json")],
             }
             for name, command in steps.items():
-                measured.setdefault(name, []).append(timed(command, repo if name ==
+                measured.setdefault(name, []).append(timed(command, publish_from if name ==
                                                            "asv publish" else out))
         rows = {name: (statistics.median(s for s, _ in runs), max(p for _, p in runs))
                 for name, runs in measured.items()}
@@ -192,8 +263,9 @@ def main() -> None:
         ratios = [measured["asv publish"][r][0] / totals[r] for r in range(args.rounds)]
         total, ratio = statistics.median(totals), statistics.median(ratios)
         result = {
-            "files": files, "machines": args.machines, "rounds": args.rounds,
-            "series_per_benchmark": len(grid[0]) * len(grid[1]),
+            "files": files, "machines": machines, "rounds": args.rounds,
+            **({"asv_results": str(args.asv_results)} if args.asv_results else
+               {"series_per_benchmark": len(grid[0]) * len(grid[1])}),
             "seconds_each_round": {k: [round(t, 2) for t, _ in v] for k, v in measured.items()},
             "seconds": {k: round(v[0], 2) for k, v in rows.items()},
             "peak_rss_mib": {k: round(v[1]) for k, v in rows.items()},
@@ -203,7 +275,7 @@ def main() -> None:
             "benchkit_database_bytes": db.stat().st_size,
             "asv_site_bytes": size(out / "asv-html"),
         }
-    print(f"{files} asv results files ({args.machines} machines), median of {args.rounds} "
+    print(f"{files} asv results files ({machines} machines), median of {args.rounds} "
           "rounds")
     for name, (seconds, peak) in rows.items():
         print(f"  {name:28} {seconds:8.1f} s   peak {peak:7.0f} MiB")

@@ -220,6 +220,19 @@ def test_with_repo_results_of_another_line_of_commits_are_skipped_not_mixed_in(t
                               check_code=0).stdout)
     assert {r["commit"] for r in exported} == {shas[n] for n in
                                                 ("m0", "m1", "m2", "m3", "m4", "unknown")}
+    # a bare clone (a CI mirror) orders them the same: nothing is checked out to import
+    bare = tmp_path / "bare.git"
+    _git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    from_bare = tmp_path / "bare.db"
+    out = cli("history", "import-asv", results, "--repo", bare, "--db", from_bare,
+              cwd=tmp_path, check_code=0).stdout
+    assert "8 asv results files: 6 added" in out and "2 skipped" in out, out
+    assert json.loads(cli("history", "export", "--db", from_bare, cwd=tmp_path,
+                          check_code=0).stdout) == exported
+    said = cli("history", "import-asv", results, "--repo", results, "--db", from_bare,
+               cwd=tmp_path, check_code=2).stderr
+    assert f"--repo {results}: not a git repository; pass --repo with the project's " \
+        "checkout or a bare clone of it" in said, said
 
 
 def test_a_shallow_clone_orders_by_date_and_says_so(tmp_path):

@@ -166,3 +166,48 @@ def test_runner_pool_slows_time_values_and_matches_steps_within_the_tolerance():
         "steps": 1, "kept": 1, "new": 0}
     assert script.scored(truth, [("y", "f", kind)], order, 1) == {
         "steps": 1, "kept": 0, "new": 1}
+
+
+@pytest.mark.slow
+def test_scale_measures_a_projects_own_results_directory_as_it_is(tmp_path):
+    """perf_history_scale.py --asv-results: benchkit's steps and `asv publish` on a
+    directory as a project keeps it, commit order from a bare clone of its repository, and
+    nothing written into the directory."""
+    import hashlib
+    import json
+    import shutil
+    import subprocess
+    import sys
+    if shutil.which("asv", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("asv is not installed (the [test] extra has it)")
+    spec = importlib.util.spec_from_file_location(
+        "perf_history_scale", ROOT / "benchmarks" / "perf_history_scale.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    recording = ROOT / "tests" / "fixtures" / "asv-real" / "scipy-releases"
+    results, repo, files = script.build(recording, tmp_path / "project", 2, None,
+                                        script.ONE_POINT)
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+
+    def digest():
+        return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(results.rglob("*"))
+                                       if p.is_file())).hexdigest()
+    before, output = digest(), tmp_path / "scale.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_history_scale.py"),
+                           "--asv-results", str(results), "--repo", str(bare), "--asv-conf",
+                           str(repo / "asv.conf.json"), "--rounds", "1", "-o", str(output)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(output.read_text())
+    assert (doc["files"], doc["machines"], doc["asv_results"]) == (files, 2, str(results))
+    assert set(doc["seconds"]) == {"benchkit import-asv", "benchkit regressions",
+                                   "benchkit report", "benchkit import-asv again",
+                                   "asv publish"}
+    assert doc["benchkit_site_bytes"] > 0 and doc["asv_site_bytes"] > 0
+    assert digest() == before
+    refused = subprocess.run([sys.executable, str(ROOT / "benchmarks" /
+                                                  "perf_history_scale.py"),
+                              "--asv-results", str(results), "--repo", str(tmp_path),
+                              "--machines", "3"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--machines scale out a RECORDING" in refused.stderr

@@ -18,7 +18,7 @@ from typing import Callable
 
 from benchkit.core.history.asv import AsvRun, parse_run
 from benchkit.core.history.series import Commit, Status
-from benchkit.errors import BenchkitError, HistoryError
+from benchkit.errors import BenchkitError, HistoryError, RevisionError
 from benchkit.system import git
 from benchkit.system.bulk import paused_gc
 from benchkit.system.history_db import HistoryDB
@@ -29,6 +29,17 @@ NOT_RUNS = {"machine.json", "benchmarks.json"}
 # Real asv results files are kilobytes to a few megabytes; a bigger one is not read.
 FILE_LIMIT = 64 << 20
 BATCH = 500
+
+
+def history_root(repo: str | Path | None) -> Path:
+    """Where `import-asv --repo` reads commit order: a checkout's top, or a bare repository
+    (nothing is checked out to import)."""
+    path = Path(repo or ".").resolve()
+    found = git.history_source(path)
+    if found is None:
+        raise RevisionError(f"--repo {path}: not a git repository; pass --repo with the "
+                            "project's checkout or a bare clone of it")
+    return found
 
 
 @dataclasses.dataclass(frozen=True)

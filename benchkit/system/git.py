@@ -38,6 +38,18 @@ def toplevel(path: str | os.PathLike) -> Path | None:
     return Path(top) if top else None
 
 
+def history_source(path: str | os.PathLike) -> Path | None:
+    """Where commit history can be read at `path`: the top of its checkout, or a bare
+    repository itself (a CI mirror, a `git clone --bare`); None where there is neither."""
+    top = toplevel(path)
+    if top is not None:
+        return top
+    if _output(path, "rev-parse", "--is-bare-repository") == "true":
+        found = _output(path, "rev-parse", "--absolute-git-dir")
+        return Path(found) if found else None
+    return None
+
+
 def head_state(cwd: str | os.PathLike) -> dict | None:
     """Commit and dirtiness of the checkout at `cwd`, or None outside one."""
     commit = _output(cwd, "rev-parse", "--verify", "--quiet", "HEAD")

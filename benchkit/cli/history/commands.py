@@ -90,7 +90,8 @@ def add_parsers(sub) -> None:
                           "per machine)")
     asv.add_argument("--machine", metavar="NAME", help="default: each file's asv machine name")
     asv.add_argument("--repo", metavar="DIR",
-                     help="the project's git checkout: commit subjects and order from it")
+                     help="the project's git checkout or a bare clone of it: commit "
+                          "subjects and order from it")
     db_option(asv)
 
     run = hsub.add_parser("run", help="measure a range of commits and add them")
@@ -221,9 +222,8 @@ def cmd_export(args) -> Outcome | tuple[Outcome, ...]:
 
 def cmd_import_asv(args) -> Outcome | tuple[Outcome, ...]:
     """`benchkit history import-asv`."""
-    from benchkit.orchestration.asv_import import import_asv
-    from benchkit.orchestration.history import git_root
-    repo = git_root(args.repo) if args.repo else None
+    from benchkit.orchestration.asv_import import history_root, import_asv
+    repo = history_root(args.repo) if args.repo else None
 
     def progress(done: int, total: int, skipped: int) -> None:
         if total > 500:
