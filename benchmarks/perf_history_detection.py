@@ -85,19 +85,42 @@ NEAR = 8          # false steps this close to an injected one are that step, mis
 SHAS: dict[str, list[str]] = {}     # each loaded series' commits (a piece's: its slice)
 
 
+# what load_series left out of each set it read: (wall-time series, shorter than
+# --min-points, the longest series' length)
+LEFT_OUT: dict[str, tuple[int, int, int]] = {}
+
+
 def load_series(dirs: list[Path], min_points: int) -> list[tuple[str, np.ndarray]]:
     """(label, values) of every wall-time series with enough points."""
     out: list[tuple[str, np.ndarray]] = []
+    counted, short, longest = 0, 0, 0
     with tempfile.TemporaryDirectory() as tmp:
         with HistoryDB(Path(tmp) / "h.db") as db:
             for d in dirs:
                 import_asv(db, d)
             for s in db.series(metric="time"):
                 values = np.array([p.value for p in s.points], dtype=float)
-                if len(values) >= min_points and np.all(values > 0):
+                if not np.all(values > 0):
+                    continue
+                counted, longest = counted + 1, max(longest, len(values))
+                if len(values) >= min_points:
                     out.append((f"{s.machine}/{s.environment}/{s.benchmark}", values))
                     SHAS[out[-1][0]] = [p.commit.sha for p in s.points]
+                else:
+                    short += 1
+    LEFT_OUT["+".join(map(str, dirs))] = (counted, short, longest)
     return out
+
+
+def left_out_line(directory: str, min_points: int) -> str | None:
+    """One line on the series of `directory` too short to score, if there were any."""
+    counted, short, longest = LEFT_OUT.get(directory, (0, 0, 0))
+    if not short:
+        return None
+    return (f"{directory}: {short} of {counted} wall-time series have fewer than "
+            f"--min-points {min_points} values and are left out (the longest has {longest}; "
+            "a smaller --min-points scores shorter series: docs/performance.md scores "
+            "scipy's 23 releases with 20)")
 
 
 def windows(series: list[tuple[str, np.ndarray]], size: int | None
@@ -479,7 +502,9 @@ def main() -> None:
                              "random ones (each series weighted alike: the sampled figures' "
                              "exact expectation; runs 4 x series x commits cases, so for "
                              "sets of tens of series, minutes each)")
-    parser.add_argument("--min-points", type=int, default=25)
+    parser.add_argument("--min-points", type=int, default=25,
+                        help="series shorter than this are left out (and said so on stderr; "
+                             "at least 2 x --margin + 1)")
     parser.add_argument("--margin", type=int, default=6,
                         help="commits between an injected step and either end")
     parser.add_argument("--tolerance", type=int, default=2,
@@ -499,6 +524,9 @@ def main() -> None:
     if args.runners and not (0 < args.runners[0] < math.inf and 0 <= args.runners[1] <= 1):
         parser.error(f"--runners {args.runners[0]:g} {args.runners[1]:g}: FACTOR must be "
                      "a finite number above 0 and SHARE between 0 and 1")
+    if args.min_points < 2 * args.margin + 1:
+        parser.error(f"--min-points {args.min_points}: must be at least "
+                     f"{2 * args.margin + 1} (twice --margin, plus one)")
     for size in args.window or ():
         if size < 2 * args.margin + 1:
             parser.error(f"--window {size}: must be at least {2 * args.margin + 1} "
@@ -520,11 +548,19 @@ def main() -> None:
               for seed in args.seed for size in args.window or [None]
               for d, series, no_steps in loaded]
     groups = [g for g in groups if g[3] or g[4]]
+    said = [line for d in args.dirs + args.no_steps
+            if (line := left_out_line(str(d), args.min_points))]
     if not groups:
         sys.exit("no wall-time series with enough points in " + ", ".join(
-            map(str, args.dirs + args.no_steps + [d for join in args.join for d in join])))
+            map(str, args.dirs + args.no_steps + [d for join in args.join for d in join]))
+            + "".join(f"\n{line}" for line in said))
+    for line in said:
+        print(line, file=sys.stderr)
     result = {"settings": {k: str(v) for k, v in vars(args).items()
-                           if k not in ("dirs", "no_steps", "join", "output")}, "data": []}
+                           if k not in ("dirs", "no_steps", "join", "output")}, "data": [],
+              "left_out_shorter_than_min_points": {
+                  d: {"series": c, "left_out": n, "longest": m}
+                  for d, (c, n, m) in LEFT_OUT.items() if n}}
     for directory, size, seed, real, flat in groups:
         scored = score(real, flat, args.trials, args.margin, args.tolerance,
                        args.keep_spells, seed, args.runners, args.every_position)
