@@ -49,6 +49,9 @@ makes each history a pool of two kinds of CI runner: each commit, with probabili
 ran FACTOR times slower, every series of the history alike, after the real steps are taken
 out (results/history_detection_runners*.json; benchmarks/perf_history_runner_pool.py does
 the same to real results files, with and without the runs naming their CPU).
+`--independent SERIES COMMITS NOISE` adds a set of series whose noise is independent from
+commit to commit (log-normal, seeded): a quiet machine's, which no history recorded on this
+VM has (results/history_detection_independent.json).
 
 DIRs used for results/history_detection.json: asv's own example results (real astropy
 benchmark runs on one laptop, asv format 1; `pip download --no-deps --no-binary :all:
@@ -519,8 +522,20 @@ def main() -> None:
     parser.add_argument("--runners", type=float, nargs=2, metavar=("FACTOR", "SHARE"),
                         help="shared runners of two kinds: each commit, with probability "
                              "SHARE, ran on one FACTOR times slower (all its series alike)")
+    parser.add_argument("--independent", nargs=3, type=float, action="append", default=[],
+                        metavar=("SERIES", "COMMITS", "NOISE"),
+                        help="a set of SERIES series of COMMITS commits whose noise is "
+                             "independent from commit to commit (log-normal, NOISE its "
+                             "standard deviation, e.g. 0.05): a quiet machine's, which none "
+                             "of the recorded histories has; no real steps (seeded)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
+    for count, commits, sigma in args.independent:
+        if not (count >= 1 and commits >= 2 * args.margin + 1 and 0 < sigma < 1
+                and count == int(count) and commits == int(commits)):
+            parser.error(f"--independent {count:g} {commits:g} {sigma:g}: SERIES a whole "
+                         f"number of at least 1, COMMITS of at least {2 * args.margin + 1}, "
+                         "NOISE between 0 and 1")
     if args.runners and not (0 < args.runners[0] < math.inf and 0 <= args.runners[1] <= 1):
         parser.error(f"--runners {args.runners[0]:g} {args.runners[1]:g}: FACTOR must be "
                      "a finite number above 0 and SHARE between 0 and 1")
@@ -537,6 +552,11 @@ def main() -> None:
                          "benchmarks.json and a folder per machine)")
     loaded = [(d, load_series([d], args.min_points), d in args.no_steps)
               for d in args.dirs + args.no_steps]
+    for count, commits, sigma in args.independent:
+        rng = np.random.default_rng([int(count), int(commits), round(sigma * 1e6)])
+        loaded.append((Path(f"independent noise {sigma:.0%}, {int(commits)} commits"),
+                       [(f"independent/{k}", np.exp(rng.normal(0, sigma, int(commits))))
+                        for k in range(int(count))], True))
     for join in args.join:
         shared = joined([load_series([d], args.min_points) for d in join])
         if not shared:

@@ -294,3 +294,39 @@ def test_a_floor_span_holds_the_step_and_stays_inside_its_neighbours(values, dat
             first, last = span
             assert edges[k] < first <= at <= last < edges[k + 2]
             assert last - first >= placement.SEPARATION
+
+
+def test_noise_without_spells_reads_as_independent_and_spells_do_not():
+    from benchkit.core.history.noise import independent
+    rng = np.random.default_rng(0)
+    assert independent(rng.normal(0, 0.05, 200))
+    assert not independent(rng.normal(0, 0.05, 99))        # too few commits to tell
+    # slow spells of 3-12 commits, 30 % slower: neighbours alike
+    spells = np.zeros(200)
+    at = 0
+    while at < 200:
+        at += int(rng.integers(5, 30))
+        spells[at:at + int(rng.integers(3, 13))] = np.log(1.3)
+        at += 12
+    assert not independent(spells + rng.normal(0, 0.05, 200))
+    # a step moves only the pairs across it
+    assert independent(rng.normal(0, 0.05, 200) + np.r_[np.zeros(120), np.full(80, 0.5)])
+
+
+def test_a_step_of_two_noises_near_the_end_of_an_independent_series_is_named():
+    # a quiet machine's noise, 5 % either way and independent from commit to commit; a
+    # 10 % step 30 commits from the end. Levels of 30 commits without spells are levels:
+    # named within two commits in 16 of 20 series (8 when every level under 20 commits
+    # had to clear the 2.25 noises a spell can reach), none named anywhere else
+    named = elsewhere = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        values = np.exp(rng.normal(0, 0.05, 200))
+        values[170:] *= 1.10
+        for step in time_steps(_series(values)):
+            at = int(step.commit.sha[1:])
+            if step.placed and abs(at - 170) <= 2 and step.change > 0:
+                named += 1
+            elif step.placed and abs(at - 170) > 8:
+                elsewhere += 1
+    assert named >= 15 and elsewhere == 0, (named, elsewhere)

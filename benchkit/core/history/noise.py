@@ -19,6 +19,9 @@ LAGS = 2                   # noise_of: the commits apart whose differences measu
 ONE_SIDED = 1.5            # noise whose slow tail reaches this many times its fast tail
 FAR_TAIL = 3.0             # ... or whose far slow tail (TAIL_SHARE of commits) reaches this far
 TAIL_SHARE = 0.025
+INDEPENDENT_MIN = 100      # commits a series needs before its noise can read as independent
+INDEPENDENT_LAG = 5        # ... when neighbours differ as much as commits this far apart
+INDEPENDENT_SHARE = 0.85   # ... or nearly: at least this share (spells make neighbours alike)
 
 
 def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
@@ -87,3 +90,18 @@ def level_filter(logs: np.ndarray, deviations: np.ndarray | None = None
         return lower_envelope(logs), True
     padded = np.concatenate([logs[:1], logs, logs[-1:]])
     return np.median(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0), False
+
+
+
+def independent(logs: np.ndarray) -> bool:
+    """Whether the noise scatters commit by commit on its own, not in spells: neighbouring
+    commits differ (median absolute difference) at least INDEPENDENT_SHARE as much as
+    commits INDEPENDENT_LAG apart, in a series of at least INDEPENDENT_MIN commits. A
+    quiet machine's noise is so; a shared runner's slow spells make neighbours alike, and a
+    level as long as a spell may be one. (Medians: a step moves only the few pairs across
+    it.)"""
+    if len(logs) < INDEPENDENT_MIN:
+        return False
+    near = placement.median(np.abs(logs[1:] - logs[:-1]))
+    far = placement.median(np.abs(logs[INDEPENDENT_LAG:] - logs[:-INDEPENDENT_LAG]))
+    return far > 0 and near >= INDEPENDENT_SHARE * far

@@ -38,6 +38,7 @@ SEPARATION = 4      # a fitting cut this many commits from the best leaves a ste
 LONG_SEPARATION = 5  # ... between two long levels
 SHORT_SERIES = 60  # a series of at most this many commits ...
 SHORT_SLACK = 9.0  # ... fits a cut within this many noises of the best
+INDEPENDENT_SLACK = 1.0  # ... and a series whose noise is independent (noise.independent)
 WINDOW = 30         # commits on either side that a cut is scored on
 FLOOR_QUANTILE = 0.25  # a level's floor: this quantile of its commits ...
 FLOOR_SHARE = 0.35  # ... and a commit below this share of the way to the other's is fast
@@ -92,7 +93,8 @@ def cut_costs(logs: np.ndarray, cuts: Sequence[int]) -> list[float]:
 
 
 def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
-          long_level: int | None = None) -> list[tuple[int, int] | None]:
+          long_level: int | None = None, independent: bool = False
+          ) -> list[tuple[int, int] | None]:
     """For each step (`positions`: the first commit after each, ascending) None when it is
     placed, else (first, last): the step may be at any commit from `first` to `last`. Each
     is judged between its neighbouring steps, at most WINDOW commits either side; `sigma`
@@ -130,7 +132,8 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
             continue
         best = min(costs, key=costs.__getitem__)
         long = long_level is not None and min(at - edges[k], edges[k + 2] - at) > long_level
-        slack = LONG_SLACK if long else SHORT_SLACK if len(logs) <= SHORT_SERIES else SLACK
+        slack = (INDEPENDENT_SLACK if independent else LONG_SLACK if long else SHORT_SLACK
+                 if len(logs) <= SHORT_SERIES else SLACK)
         fitting = [cut for cut, cost in costs.items() if cost - costs[best] < slack * sigma]
         separation = LONG_SEPARATION if long else SEPARATION
         # the commit judged stands apart from every cut that fits: the data puts the step

@@ -18,25 +18,25 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    much as a short level can show), alpha shared among the boundaries of the series by
    Holm's step-down (a series with several real steps does not lose one), and its change
    must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
-   (`noise.noise_of`; fewer noises between levels longer than LONG_LEVEL, more beside a
-   level shorter than MIN_LEVEL at an end of the series: `effect_for`; a series longer
-   than STRETCH commits is judged in stretches: the noise around each step); the weakest
-   failing boundary is dropped and its neighbours judged again until all pass. A series
-   that keeps returning to earlier levels (a machine's two speeds, in clusters:
-   `level_change.flip_noise`, `two_speed_read`) is judged at its faster speed;
+   (`noise.noise_of`; fewer noises between levels longer than LONG_LEVEL, or MIN_LEVEL
+   where the noise has no spells, `noise.independent`; more beside a level shorter than
+   MIN_LEVEL at an end: `effect_for`; a series longer than STRETCH commits is judged in
+   stretches: the noise around each step); the weakest failing boundary is dropped and
+   its neighbours judged again until all pass. A series that keeps returning to earlier
+   levels (two speeds, in clusters: `level_change.flip_noise`, `two_speed_read`) is
+   judged at its faster speed;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
-5. a step the data fits about as well 4 or more commits away is not placed: it is given
-   the span of commits it may lie in, not a commit to blame;
+5. a step the data fits about as well 4 or more commits away (or its floors put there) is
+   not placed: it is given the span of commits it may lie in, not a commit to blame;
 6. a step that a later one takes back (the level returns to within the minimum effect) is
    marked transient: a slow spell or a revert, not a step to act on (asv reports neither);
    a short spell that comes back only part of the way is transient too, and what stays
    (the net change) is one step somewhere in the spell, not placed; so is a slower step
    whose level before is back for a few commits soon after, levels or not (`placement.py`).
 
-These choices and constants were measured, not picked: benchmarks/perf_history_detection.py
-scores them beside asv's on real series with injected steps (results/history_detection*).
-"""
+Measured, not picked: benchmarks/perf_history_detection.py scores these choices beside
+asv's on real series with injected steps (results/history_detection*)."""
 from __future__ import annotations
 
 import bisect
@@ -52,7 +52,7 @@ from benchkit.core.history import placement
 from benchkit.core.history.level_change import (apart, at_faster_speed_steps,
                                                 evidence_decision, flip_noise, rank_p,
                                                 shift_interval, two_speed_read)
-from benchkit.core.history.noise import LAGS, level_filter, noise_of, outliers
+from benchkit.core.history.noise import independent, LAGS, level_filter, noise_of, outliers
 from benchkit.core.history.series import Point, Series, relatives_of, values_of
 from benchkit.core.history.step import Step
 
@@ -85,16 +85,16 @@ def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
     return [int(e) for e in ends[:-1]]
 
 
-def effect_for(floor: float, sigma: float,
-               min_level: int = MIN_LEVEL) -> Callable[[int, int], float]:
+def effect_for(floor: float, sigma: float, min_level: int = MIN_LEVEL,
+               long_level: int = LONG_LEVEL) -> Callable[[int, int], float]:
     """The change a boundary between levels of n and m commits must clear: `floor` (the
     user's minimum effect) and SIGMAS noises, fewer where both levels are longer than
-    LONG_LEVEL, more where one is shorter than `min_level` (at an end of the series): a
-    level's median is known to 1/sqrt(its commits), up to LONG_COUNTED of them, and a slow
-    spell is short."""
+    `long_level` (LONG_LEVEL, a spell's length; `min_level` where the noise is independent),
+    more where one is shorter than `min_level` (at an end of the series): a level's median
+    is known to 1/sqrt(its commits), up to LONG_COUNTED of them, and a slow spell is short."""
     def need(n: int, m: int) -> float:
         shorter = max(min(n, m, LONG_COUNTED), 1)
-        scale = min(max(shorter, min_level), LONG_LEVEL) / shorter
+        scale = min(max(shorter, min_level), long_level) / shorter
         return max(floor, SIGMAS * sigma * math.sqrt(scale))
     return need
 
@@ -294,8 +294,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     logs, envelope = level_filter(raw, deviations)
     sigma = noise_of(raw)
     proposals = proposed_steps(logs, penalty, sigma)
-    # a level change must clear the user's minimum effect and the series' own noise, as
-    # measured inside its levels (a pair across a real step is not noise)
+    # a level change must clear the minimum effect and the noise inside levels (not across)
     found = levels(logs, proposals, min_level=min_level,
                    effect=effect_for(math.log1p(noise), sigma, min_level))
     sigma = noise_of(raw, found, LAGS)
@@ -309,7 +308,10 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
         return at_faster_speed_steps(series, raw, read, steps_in)
     sigma = max(sigma, flips)  # still two-speed when read so: no long-level discount
     effect = max(math.log1p(noise), SIGMAS * sigma)
-    need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma, min_level)
+    # no spells (a two-speed fold's are folded out, not absent): a long level is a level
+    iid = at_faster_speed and not envelope and independent(raw)
+    need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma, min_level,
+                                                          min_level if iid else LONG_LEVEL)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
                                            effect=need)[1:]]
     # Backward elimination, alpha shared by Holm's order: with Bonferroni's alpha / m, a
@@ -359,9 +361,9 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     # (not those of a two-speed series read at its faster speed: its steps are placed on
     # its raw values at two speeds)
     floors = (placement.floor_spans(raw, positions, [step.change > 0 for step in steps])
-              if at_faster_speed else [None] * len(positions))
-    for i, (span, floor) in enumerate(zip(placement.spans(placed_on, positions, whole,
-                                                          LONG_LEVEL), floors)):
+              if at_faster_speed and not iid else [None] * len(positions))
+    for i, (span, floor) in enumerate(zip(placement.spans(
+            placed_on, positions, whole, LONG_LEVEL, iid), floors)):
         if span is not None or floor is not None:
             first, last = span or floor
             why = (f"fits anywhere in {last - first + 1} commits" if span else
