@@ -133,6 +133,10 @@ bench-history: $(VENV)/.installed
 	$(PY) benchmarks/perf_history_detection.py --every-position \
 		--join $(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \
 		-o results/history_detection_every_position_joined_third_vm.json
+	# a quiet machine's noise, independent from commit to commit (drawn: none recorded has it)
+	$(PY) benchmarks/perf_history_detection.py --independent 50 200 0.05 \
+		--independent 50 200 0.02 --independent 10 1000 0.05 --trials 400 --seed 1 2 3 \
+		-o results/history_detection_independent.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 1 --commits 5000 \
