@@ -92,7 +92,6 @@ def level_filter(logs: np.ndarray, deviations: np.ndarray | None = None
     return np.median(np.stack([padded[:-2], padded[1:-1], padded[2:]]), axis=0), False
 
 
-
 def independent(logs: np.ndarray) -> bool:
     """Whether the noise scatters commit by commit on its own, not in spells: neighbouring
     commits differ (median absolute difference) at least INDEPENDENT_SHARE as much as

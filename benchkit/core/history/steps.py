@@ -7,6 +7,7 @@ Measured metrics (wall time, asv's peakmem and track) go through `time_steps`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter
 from typing import Any, Callable, Mapping, Sequence
 
@@ -81,6 +82,7 @@ SHARED_FALSE_RATE = 0.05
 SHARED_P = 0.001
 
 
+@functools.lru_cache(maxsize=None)
 def shared_needed(series: int) -> int:
     """How many of a machine's `series` of one metric must step together, one way, in one
     range of commits before their steps are called shared: at least SHARED_MIN, and so many
