@@ -327,6 +327,7 @@ def test_a_step_of_two_noises_near_the_end_of_an_independent_series_is_named():
             at = int(step.commit.sha[1:])
             if step.placed and abs(at - 170) <= 2 and step.change > 0:
                 named += 1
+                assert "%, no spells); rank test" in step.evidence, step.evidence
             elif step.placed and abs(at - 170) > 8:
                 elsewhere += 1
     assert named >= 15 and elsewhere == 0, (named, elsewhere)

@@ -314,8 +314,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
                                                           min_level if iid else LONG_LEVEL)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
                                            effect=need)[1:]]
-    # Backward elimination, alpha shared by Holm's order: with Bonferroni's alpha / m, a
-    # series with four real steps lost one (astropy's time_quantity_init_scalar).
+    # backward elimination in Holm's order (Bonferroni lost one of astropy's 4 real steps)
     judged: list[_Boundary] = []
     known: dict[tuple[int, int, int], _Boundary] = {}
     while bounds:
@@ -332,8 +331,9 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
         start, end = edges[i], edges[i + 2]
         before, after = raw[max(start, at - WINDOW):at], raw[at:min(end, at + WINDOW)]
         low, high = shift_interval(before, after, alpha)
-        how = (f"levels of {at - start} and {end - at} commits (noise {sigma:.1%}"
-               f"{', half the height of its flips' if flips else ''}); rank test p={p:.2g}")
+        kind = ", half the height of its flips" if flips else ", no spells" if iid else ""
+        how = f"levels of {at - start} and {end - at} commits (noise {sigma:.1%}{kind}); " \
+            f"rank test p={p:.2g}"
         if end == len(points) and end - at < min_level:
             how += (f"; only {end - at} commits after it: measure again (`--confirm`) or "
                     "wait for more")
