@@ -318,7 +318,7 @@ def test_a_step_of_two_noises_near_the_end_of_an_independent_series_is_named():
     # 10 % step 30 commits from the end. Levels of 30 commits without spells are levels:
     # named within two commits in 16 of 20 series (8 when every level under 20 commits
     # had to clear the 2.25 noises a spell can reach), none named anywhere else
-    named = elsewhere = 0
+    named = elsewhere = read_so = 0
     for seed in range(20):
         rng = np.random.default_rng(seed)
         values = np.exp(rng.normal(0, 0.05, 200))
@@ -327,7 +327,8 @@ def test_a_step_of_two_noises_near_the_end_of_an_independent_series_is_named():
             at = int(step.commit.sha[1:])
             if step.placed and abs(at - 170) <= 2 and step.change > 0:
                 named += 1
-                assert "%, no spells); rank test" in step.evidence, step.evidence
+                read_so += "%, no spells); rank test" in step.evidence
             elif step.placed and abs(at - 170) > 8:
                 elsewhere += 1
     assert named >= 15 and elsewhere == 0, (named, elsewhere)
+    assert read_so >= named - 3, (read_so, named)     # the evidence says how it was judged
