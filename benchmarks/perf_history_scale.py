@@ -136,7 +136,10 @@ def as_it_is(results: Path, repo: Path, conf: Path | None, out: Path) -> tuple[P
         settings = asv_util.load_json(str(conf), js_comments=True)
     else:
         branch = subprocess.run(["git", "-C", str(repo), "symbolic-ref", "--short", "HEAD"],
-                                capture_output=True, text=True, check=True).stdout.strip()
+                                capture_output=True, text=True).stdout.strip()
+        if not branch:
+            sys.exit(f"--repo {repo}: HEAD is not on a branch; check one out, or pass "
+                     "--asv-conf with the branches asv should publish")
         settings = {"version": 1, "project": repo.name, "branches": [branch]}
     settings.update(repo=str(repo.resolve()), results_dir=str(copy),
                     html_dir=str(out / "asv-html"))
