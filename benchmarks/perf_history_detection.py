@@ -531,7 +531,8 @@ def main() -> None:
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
     for count, commits, sigma in args.independent:
-        if not (count >= 1 and commits >= 2 * args.margin + 1 and 0 < sigma < 1
+        if not (math.isfinite(count) and math.isfinite(commits) and count >= 1
+                and commits >= 2 * args.margin + 1 and 0 < sigma < 1
                 and count == int(count) and commits == int(commits)):
             parser.error(f"--independent {count:g} {commits:g} {sigma:g}: SERIES a whole "
                          f"number of at least 1, COMMITS of at least {2 * args.margin + 1}, "
