@@ -88,10 +88,12 @@ def shared_needed(series: int) -> int:
     range of commits before their steps are called shared: at least SHARED_MIN, and so many
     that SHARED_FALSE_RATE false steps a series reach it less than SHARED_P of the time
     (5 of up to 14 series, 9 of 44, 22 of 201, 74 of 1,000)."""
-    from scipy.stats import poisson
+    # scipy.special's Poisson tail: scipy.stats would add most of a second to every
+    # `report` and `regressions` that reads its steps from the database
+    from scipy.special import pdtrc
     expected = SHARED_FALSE_RATE * max(series, 0)
     needed = SHARED_MIN
-    while poisson.sf(needed - 1, expected) >= SHARED_P:
+    while pdtrc(needed - 1, expected) >= SHARED_P:
         needed += 1
     return needed
 
@@ -162,6 +164,6 @@ def shared_steps(steps: Sequence[Step], series_count: Mapping[tuple[str, str], i
             total = series_count.get((machine, metric), 0)
             group = SharedStep(machine, metric, up, tuple(held), total,
                                max((st.range[0] for st in held), key=at), end)
-            if group.count >= shared_needed(total):
+            if group.count >= SHARED_MIN and group.count >= shared_needed(total):
                 out.append(group)
     return out
