@@ -208,9 +208,8 @@ def main() -> None:
         if scaling:
             parser.error(f"{', '.join(scaling)} scale out a RECORDING; --asv-results is "
                          "measured as it is")
-        if args.repo is None or subprocess.run(
-                ["git", "-C", str(args.repo), "rev-parse", "--git-dir"],
-                capture_output=True).returncode != 0:
+        from benchkit.system.git import history_source     # what import-asv --repo takes
+        if args.repo is None or history_source(args.repo.resolve()) is None:
             parser.error(f"--asv-results needs --repo, the project's git checkout or a bare "
                          f"clone of it (got {args.repo})")
         if not (args.asv_results / "benchmarks.json").is_file():
