@@ -176,31 +176,31 @@ class _Boundary(NamedTuple):
 
 def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int],
             effect: Callable[[int, int], float], envelope_shift: bool,
-            known: dict[tuple[int, int, int], _Boundary]) -> list[_Boundary]:
+            known: dict[tuple[int, int, int], _Boundary], iid: bool) -> list[_Boundary]:
     """Each boundary judged between its neighbours. `known` keeps the judgements by
     (start, boundary, end): when a boundary is dropped only its two neighbours are judged
-    anew."""
+    anew. Where the noise is independent (`iid`) a boundary is cut on the raw values."""
     edges = [0, *bounds, len(raw)]
     out = []
     for i, at in enumerate(bounds):
         key = (edges[i], at, edges[i + 2])
         if key not in known:
-            known[key] = _judge(raw, logs, *key, effect, envelope_shift)
+            known[key] = _judge(raw, logs, *key, effect, envelope_shift, iid)
         out.append(known[key])
     return out
 
 
 def _judge(raw: np.ndarray, logs: np.ndarray, start: int, at: int, end: int,
-           effect: Callable[[int, int], float], envelope_shift: bool) -> _Boundary:
+           effect: Callable[[int, int], float], envelope_shift: bool, iid: bool) -> _Boundary:
     """The boundary at `at` between levels from `start` and to `end`."""
     change = (placement.median(logs[at:min(end, at + WINDOW)])
               - placement.median(logs[max(start, at - WINDOW):at]))
     need = effect(at - start, end - at)
     if abs(change) <= need:
         return _Boundary(at, change, 1.0, False, need)
-    # the envelope's best split, then the commit it stands for: a rise shows in the
-    # envelope one commit late, a fall one commit early
-    cut = placement.refined(logs, start, at, end, MIN_LEVEL)
+    # the filtered values' best split (independent noise: the raw's, unblurred), then the
+    # commit it stands for: a rise shows in the envelope one commit late, a fall one early
+    cut = placement.refined(raw if iid else logs, start, at, end, MIN_LEVEL)
     if envelope_shift:
         cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
     before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
@@ -318,7 +318,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     judged: list[_Boundary] = []
     known: dict[tuple[int, int, int], _Boundary] = {}
     while bounds:
-        judged = _judged(raw, logs, bounds, need, envelope, known)
+        judged = _judged(raw, logs, bounds, need, envelope, known, iid)
         failing = _failing(judged, alpha)
         if not failing:
             break
@@ -393,7 +393,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     steps = placement.excursions(steps, logs, positions, effect, reach, net_change)
     for i, (step, at) in enumerate(zip(steps, positions)):
         back = None if step.transient else placement.comes_back(
-            raw, at, math.log(step.before), math.log(step.after), effect)
+            raw, at, math.log(step.before), math.log(step.after), effect, iid)
         if back is not None:
             steps[i] = dataclasses.replace(step, transient=True, evidence=step.evidence + (
                 f"; transient: the level before it is back at {points[back].commit.sha[:12]}"))
