@@ -61,19 +61,17 @@ def median(values: np.ndarray) -> float:
 
 
 def chance_drift(height: float) -> float:
-    """How far (in noises) the cost of a cut one side of a step, `height` noises high, can
-    come below the cost of the true cut by chance, in units of the typical such excursion:
-    moving the cut past one commit changes its cost by |z - height| - |z| (z: that
-    commit's noise, standard normal), a walk whose drift m and variance v give excursions
-    beyond x with odds about exp(-2 m x / v): v / 2m. A commit tells a small step's place
-    poorly, so a small step is given more slack: 0.86 noises at one noise high, 0.51 at
-    two, 0.31 at three."""
+    """The scale (in noises) of the chance excursions of a cut's cost near a step `height`
+    noises high. Moving the cut past one commit changes its cost by |z - height| - |z| (z:
+    that commit's noise, standard normal): a walk with drift m and variance v a commit,
+    whose excursions beyond x have odds of about exp(-2 m x / v); v / 2m is their scale.
+    A commit tells a small step's place poorly, so a small step gets more slack: 0.86 at
+    one noise high, 0.51 at two, 0.31 at three."""
     h = max(height, 1e-3)
-    pdf = math.exp(-h * h / 2) / math.sqrt(2 * math.pi)
-    below = 0.5 * (1 + math.erf(h / math.sqrt(2))) - 0.5          # P(0 < z < h)
-    drift = 2 * pdf + h * 2 * below - 2 / math.sqrt(2 * math.pi)
-    second = (h * h * (1 - below) + h * h * below - 4 * h * (1 / math.sqrt(2 * math.pi) - pdf)
-              + 4 * (below - h * pdf))
+    pdf, pdf0 = math.exp(-h * h / 2) / math.sqrt(2 * math.pi), 1 / math.sqrt(2 * math.pi)
+    inside = 0.5 * math.erf(h / math.sqrt(2))          # P(0 < z < h)
+    drift = 2 * pdf + 2 * h * inside - 2 * pdf0
+    second = h * h - 4 * h * (pdf0 - pdf) + 4 * (inside - h * pdf)
     return (second - drift * drift) / (2 * drift)
 
 
