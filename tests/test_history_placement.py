@@ -340,6 +340,8 @@ def test_noise_without_spells_reads_as_independent_and_spells_do_not():
         spells[at:at + int(rng.integers(3, 13))] = np.log(1.3)
         at += 12
     assert not independent(spells + rng.normal(0, 0.05, 200))
+    # neighbours alike in pairs (two commits share most of their noise): not independent
+    assert not independent(np.repeat(rng.normal(0, 0.05, 100), 2) + rng.normal(0, 0.02, 200))
     # a step moves only the pairs across it
     assert independent(rng.normal(0, 0.05, 200) + np.r_[np.zeros(120), np.full(80, 0.5)])
 
