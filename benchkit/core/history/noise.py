@@ -110,3 +110,12 @@ def independent(logs: np.ndarray) -> bool:
         return placement.median(np.concatenate([np.abs(logs[k:] - logs[:-k]) for k in lags]))
     far = spread(INDEPENDENT_FAR)
     return far > 0 and spread(INDEPENDENT_NEAR) >= INDEPENDENT_SHARE * far
+
+
+def independent_values(values: Sequence[float]) -> bool:
+    """Whether a series' values (all above zero) have two-sided noise that is `independent`."""
+    array = np.asarray(values, dtype=float)
+    if len(array) < INDEPENDENT_MIN or not np.all(array > 0):
+        return False
+    logs = np.log(array)
+    return not one_sided(logs) and independent(logs)

@@ -52,7 +52,8 @@ from benchkit.core.history import placement
 from benchkit.core.history.level_change import (apart, at_faster_speed_steps,
                                                 evidence_decision, flip_noise, rank_p,
                                                 shift_interval, two_speed_read)
-from benchkit.core.history.noise import independent, LAGS, level_filter, noise_of, outliers
+from benchkit.core.history.noise import (independent, independent_values, LAGS, level_filter,
+                                         noise_of, outliers)
 from benchkit.core.history.series import Point, Series, relatives_of, values_of
 from benchkit.core.history.step import Step
 
@@ -124,9 +125,8 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
 
     # spells first, the shortest first (then the oldest); at either end a stretch cannot be
     # seen to come back, and a shorter one is a level. (Merging never makes a stretch
-    # shorter, so the levels merged after this leave no spell: the two passes are the one
-    # loop they were.) A heap of the spells, not a scan of every piece for each merge: a
-    # series of 5,000 commits has hundreds (a quarter of its steps' time, before)
+    # shorter, so the levels merged after this leave no spell.) A heap of the spells, not a
+    # scan of every piece for each merge: 5,000 commits have hundreds (a quarter of the time)
     spells = [(b - a, a, b) for a, b in pieces if spell(a, b)]
     heapq.heapify(spells)
     while len(pieces) > 1 and spells:
@@ -235,21 +235,21 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     A series longer than STRETCH commits is judged in stretches of STRETCH, each starting
     half a stretch after the one before, and a step is taken from the stretch it lies in
     the middle half of (one that both name within SEAM commits of where they meet, once,
-    from the stretch it is nearer the middle of): noise is the noise *around* a step.
-    Years of CI runs are quiet for a while and busy for a while (a runner replaced, a
-    neighbour moved in): the whole series' noise is too much for its quiet years and too
-    little for its busy ones, and the busy years' returning spells read as a two-speed
-    machine's flips everywhere."""
+    from the stretch nearer its middle): noise is the noise *around* a step. Years of CI
+    are quiet for a while and busy for a while (a runner replaced, a neighbour moved in):
+    the whole series' noise is too much for its quiet years and too little for its busy
+    ones, whose returning spells read as a two-speed machine's flips everywhere. A series
+    whose noise is independent throughout (`noise.independent_values`) is judged whole."""
     options = dict(alpha=alpha, noise=noise, penalty=penalty, min_level=min_level,
                    at_faster_speed=at_faster_speed)
     n = len(series.points)
-    if n <= STRETCH:
+    if n <= STRETCH or (at_faster_speed and independent_values(values_of(series.points))):
         return _steps_of_stretch(series, evidence, **options)
     count = math.ceil((n - STRETCH) / (STRETCH // 2)) + 1
     starts = [round(k * (n - STRETCH) / (count - 1)) for k in range(count)]
-    # (commits from the stretch's middle, stretch, position, step): a stretch answers for
-    # its middle half, out to the series' ends, and up to SEAM commits past it, where its
-    # neighbour may name the same step a commit or two off (or not at all)
+    # (commits from the stretch's middle, stretch, position, step): a stretch answers for its
+    # middle half, to the series' ends, and SEAM commits past it (its neighbour's step there
+    # may be a commit or two off, or missing)
     found: list[tuple[float, int, int, Step]] = []
     for k, start in enumerate(starts):
         first = 0 if k == 0 else (start + starts[k - 1] + STRETCH) // 2 - SEAM
