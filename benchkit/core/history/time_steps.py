@@ -20,8 +20,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
    (`noise.noise_of`; fewer noises between levels longer than LONG_LEVEL, or MIN_LEVEL
    where the noise has no spells, `noise.independent`; more beside a level shorter than
-   MIN_LEVEL at an end: `effect_for`; a series longer than STRETCH commits is judged in
-   stretches: the noise around each step); the weakest failing boundary is dropped and
+   MIN_LEVEL at an end: `effect_for`; a series longer than STRETCH commits with spells is
+   judged in stretches: the noise around each step); the weakest failing boundary is dropped and
    its neighbours judged again until all pass. A series that keeps returning to earlier
    levels (two speeds, in clusters: `level_change.flip_noise`, `two_speed_read`) is
    judged at its faster speed;
