@@ -398,3 +398,31 @@ def test_a_long_series_of_independent_noise_is_judged_whole():
                 elsewhere += 1
     assert found >= 9 and elsewhere <= 1, (found, elsewhere)
 
+
+
+def test_a_long_series_is_judged_whole_on_its_values_at_one_speed():
+    # 800 commits whose machine had slow spells (30 %, 3-12 commits) that its speed probe
+    # saw: the times are spelly, the times at one speed are independent noise with a 4 % step
+    # half way. Whether the series is judged whole is read on what is judged, the values at
+    # one speed: the same steps as a series of those values with no speed probe
+    from benchkit.core.history.series import values_at_one_speed
+    differs = 0
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        at_one_speed = np.exp(rng.normal(0, 0.05, 800))
+        at_one_speed[400:] *= 1.04
+        slow = np.ones(800)
+        at = 0
+        while at < 800:
+            at += int(rng.integers(5, 30))
+            slow[at:at + int(rng.integers(3, 13))] = 1.3
+            at += 12
+        times = at_one_speed * slow
+        probed = _series(times)
+        probed = Series("b", "time", "m", tuple(
+            p._replace(relative=float(r)) for p, r in zip(probed.points, at_one_speed / 2e-3)))
+        rescaled = values_at_one_speed(probed.points)
+        np.testing.assert_allclose(rescaled, at_one_speed * np.median(slow))
+        assert time_steps(probed) == time_steps(_series(rescaled))
+        differs += time_steps(probed) != time_steps(_series(times))
+    assert differs >= 1      # the spells in the times do change what is found

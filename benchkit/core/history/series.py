@@ -233,6 +233,18 @@ def relatives_of(points: Sequence[Point]) -> list[float] | None:
     return list(found) if found and all(found) else None
 
 
+def values_at_one_speed(points: Sequence[Point]) -> np.ndarray:
+    """The points' values in units of the machine's speed when each was measured (time over
+    the speed probe), scaled back to seconds by their median ratio; the values as they are
+    where not every point has a speed probe. What a wall-time series' steps are judged on."""
+    values = np.array(values_of(points), dtype=float)
+    relatives = relatives_of(points)
+    if relatives is None:
+        return values
+    relatives = np.array(relatives, dtype=float)
+    return relatives * float(np.median(values / relatives))
+
+
 def observations_of(points: Sequence[Point]) -> int:
     """How many observations the points merge (a Points sums its column)."""
     return sum(points._observations if isinstance(points, Points) else

@@ -52,9 +52,9 @@ from benchkit.core.history import placement
 from benchkit.core.history.level_change import (apart, at_faster_speed_steps,
                                                 evidence_decision, flip_noise, rank_p,
                                                 shift_interval, two_speed_read)
-from benchkit.core.history.noise import (independent, independent_values, LAGS, level_filter,
-                                         noise_of, outliers)
-from benchkit.core.history.series import Point, Series, relatives_of, values_of
+from benchkit.core.history.noise import (independent_values, LAGS, level_filter, noise_of,
+                                         outliers)
+from benchkit.core.history.series import Point, Series, values_at_one_speed
 from benchkit.core.history.step import Step
 
 DEFAULT_ALPHA = 0.01       # the rank tests' for a whole series (Holm's step-down)
@@ -243,7 +243,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     options = dict(alpha=alpha, noise=noise, penalty=penalty, min_level=min_level,
                    at_faster_speed=at_faster_speed)
     n = len(series.points)
-    if n <= STRETCH or (at_faster_speed and independent_values(values_of(series.points))):
+    if n <= STRETCH or (at_faster_speed and independent_values(values_at_one_speed(series.points))):
         return _steps_of_stretch(series, evidence, **options)
     count = math.ceil((n - STRETCH) / (STRETCH // 2)) + 1
     starts = [round(k * (n - STRETCH) / (count - 1)) for k in range(count)]
@@ -275,12 +275,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     points = series.points
     if len(points) < 2 * MIN_NEWEST:
         return []
-    values = np.array(values_of(points), dtype=float)
-    relatives = relatives_of(points)
-    if relatives is not None:
-        # in units of the machine's speed when each was measured, scaled back to seconds
-        relatives = np.array(relatives, dtype=float)
-        values = relatives * float(np.median(values / relatives))
+    values = values_at_one_speed(points)
     if not np.all(values > 0):
         # log values: a point at or below zero (a track_ count, a timer that read 0) is left out
         kept = tuple(p for p, v in zip(points, values) if v > 0)
@@ -309,7 +304,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     sigma = max(sigma, flips)  # still two-speed when read so: no long-level discount
     effect = max(math.log1p(noise), SIGMAS * sigma)
     # no spells (a two-speed fold's are folded out, not absent): a long level is a level
-    iid = at_faster_speed and not envelope and independent(raw)
+    iid = at_faster_speed and independent_values(values)
     need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma, min_level,
                                                           min_level if iid else LONG_LEVEL)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
