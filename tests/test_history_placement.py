@@ -226,6 +226,14 @@ def test_comes_back_finds_the_first_run_of_commits_back_at_the_level_before():
     late = np.log([1.0] * 10 + [1.5] * (placement.BACK_WITHIN + placement.BACK_RUN)
                   + [1.0] * 10)
     assert placement.comes_back(late, 10, before, after, 1.0) is None
+    # three commits as far below the level before as the level after is above it, among
+    # commits at the level after (a machine's fast cluster: time_numpy_dot's OpenBLAS
+    # threads): the run's median is at the level before, but none of its commits are; half
+    # the run a reportable change (0.3) below the level before is another speed
+    cluster = np.log([1.0] * 10 + [1.5] * 10 + [1.5, 1.5, 1 / 1.5, 1 / 1.5, 1 / 1.5]
+                     + [1.5] * 10)
+    assert placement.comes_back(cluster, 10, before, after, 0.3) is None
+    assert placement.comes_back(cluster, 10, before, after, 0.5) == 19
 
 
 def test_a_slower_step_whose_level_before_is_back_soon_after_is_transient():
