@@ -407,7 +407,6 @@ def test_a_long_series_of_independent_noise_is_judged_whole():
     assert found >= 9 and elsewhere <= 1, (found, elsewhere)
 
 
-
 def test_a_long_series_is_judged_whole_on_its_values_at_one_speed():
     # 800 commits whose machine had slow spells (30 %, 3-12 commits) that its speed probe
     # saw: the times are spelly, the times at one speed are independent noise with a 4 % step

@@ -277,8 +277,8 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     low, high = runs[:, (BACK_RUN - 1) // 2], runs[:, BACK_RUN // 2]
     medians = (low + high) / 2
     band = min(BACK_SHARE * (after - before), effect)
-    # ... and not there because half the run is a reportable change below it (a machine's
-    # fast cluster: another speed, not the level before)
+    # at the level before, and not there only because half the run is a reportable change
+    # below it (a machine's fast cluster: another speed, not the level before)
     close = (np.abs(medians - before) <= band) & (low >= before - effect)
     if independent:
         close &= after - medians >= effect
