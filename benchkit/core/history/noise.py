@@ -112,10 +112,15 @@ def independent(logs: np.ndarray) -> bool:
     return far > 0 and spread(INDEPENDENT_NEAR) >= INDEPENDENT_SHARE * far
 
 
+def two_sided_independent(logs: np.ndarray, deviations: np.ndarray | None = None) -> bool:
+    """Whether the noise scatters both ways (not `one_sided`) and is `independent`: a quiet
+    machine's. `deviations`: `outliers(logs)`, where the caller has them."""
+    return not one_sided(logs, deviations) and independent(logs)
+
+
 def independent_values(values: Sequence[float]) -> bool:
-    """Whether a series' values (all above zero) have two-sided noise that is `independent`."""
+    """`two_sided_independent` for a series' values (False unless all are above zero)."""
     array = np.asarray(values, dtype=float)
     if len(array) < INDEPENDENT_MIN or not np.all(array > 0):
         return False
-    logs = np.log(array)
-    return not one_sided(logs) and independent(logs)
+    return two_sided_independent(np.log(array))

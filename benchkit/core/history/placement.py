@@ -153,9 +153,11 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
             continue
         best = min(costs, key=costs.__getitem__)
         long = long_level is not None and min(at - edges[k], edges[k + 2] - at) > long_level
-        height = abs(median(stretch[best:]) - median(stretch[:best])) / sigma
-        slack = (INDEPENDENT_SLACK * chance_drift(height) if independent else LONG_SLACK
-                 if long else SHORT_SLACK if len(logs) <= SHORT_SERIES else SLACK)
+        if independent:    # by the step's height, in noises
+            slack = INDEPENDENT_SLACK * chance_drift(
+                abs(median(stretch[best:]) - median(stretch[:best])) / sigma)
+        else:
+            slack = LONG_SLACK if long else SHORT_SLACK if len(logs) <= SHORT_SERIES else SLACK
         fitting = [cut for cut, cost in costs.items() if cost - costs[best] < slack * sigma]
         separation = LONG_SEPARATION if long else SEPARATION
         # the commit judged stands apart from every cut that fits: the data puts the step

@@ -53,7 +53,7 @@ from benchkit.core.history.level_change import (apart, at_faster_speed_steps,
                                                 evidence_decision, flip_noise, rank_p,
                                                 shift_interval, two_speed_read)
 from benchkit.core.history.noise import (independent_values, LAGS, level_filter, noise_of,
-                                         outliers)
+                                         outliers, two_sided_independent)
 from benchkit.core.history.series import Point, Series, values_at_one_speed
 from benchkit.core.history.step import Step
 
@@ -304,7 +304,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     sigma = max(sigma, flips)  # still two-speed when read so: no long-level discount
     effect = max(math.log1p(noise), SIGMAS * sigma)
     # no spells (a two-speed fold's are folded out, not absent): a long level is a level
-    iid = at_faster_speed and independent_values(values)
+    iid = at_faster_speed and two_sided_independent(raw, deviations)
     need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma, min_level,
                                                           min_level if iid else LONG_LEVEL)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
