@@ -137,6 +137,19 @@ bench-history: $(VENV)/.installed
 	$(PY) benchmarks/perf_history_detection.py --independent 50 200 0.05 \
 		--independent 50 200 0.02 --independent 10 1000 0.05 --trials 400 --seed 1 2 3 \
 		-o results/history_detection_independent.json
+	# E-divisive means (signal-processing-algorithms, as Otava and MongoDB's CI use it) beside
+	# both, in an environment of its own (the package pins numpy below 2)
+	test -x $(HISTORY_DATA)/edivisive-venv/bin/python || ( $(PYTHON) -m venv $(HISTORY_DATA)/edivisive-venv && \
+		$(HISTORY_DATA)/edivisive-venv/bin/pip install --quiet signal-processing-algorithms==2.1.6 )
+	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
+		$(HISTORY_DATA)/numpy-releases $(HISTORY_DATA)/xarray-releases --no-steps \
+		$(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --trials 400 \
+		--e-divisive $(HISTORY_DATA)/edivisive-venv/bin/python --e-divisive-p 0.05 0.01 \
+		-o results/history_detection_e_divisive.json
+	$(PY) benchmarks/perf_history_detection.py --independent 50 200 0.05 \
+		--independent 50 200 0.02 --trials 400 --e-divisive \
+		$(HISTORY_DATA)/edivisive-venv/bin/python --e-divisive-p 0.05 0.01 \
+		-o results/history_detection_e_divisive_independent.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 25 --rounds 3 \
 		-o results/history_scale.json
 	$(PY) benchmarks/perf_history_scale.py $(HISTORY_DATA)/noise-vm --machines 1 --commits 5000 \

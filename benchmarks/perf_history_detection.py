@@ -51,7 +51,10 @@ out (results/history_detection_runners*.json; benchmarks/perf_history_runner_poo
 the same to real results files, with and without the runs naming their CPU).
 `--independent SERIES COMMITS NOISE` adds a set of series whose noise is independent from
 commit to commit (log-normal, seeded): a quiet machine's, which no history recorded on this
-VM has (results/history_detection_independent.json).
+VM has (results/history_detection_independent.json). `--e-divisive PYTHON` adds E-divisive
+means (`signal-processing-algorithms`, as Otava and MongoDB's CI use it) as a third column,
+run by benchmarks/e_divisive_worker.py in PYTHON, an interpreter that has the package (it
+pins numpy below 2), at each p of `--e-divisive-p` (results/history_detection_e_divisive*).
 
 DIRs used for results/history_detection.json: asv's own example results (real astropy
 benchmark runs on one laptop, asv format 1; `pip download --no-deps --no-binary :all:
@@ -160,6 +163,42 @@ def asv_steps(values: np.ndarray) -> list[tuple[int, float]]:
 def asv_report(values: np.ndarray) -> tuple[list[tuple[int, float]], list]:
     """asv's regressions, each at a commit (asv gives no spans)."""
     return asv_steps(values), []
+
+
+def change_point_steps(values: np.ndarray, points: list[int]) -> list[tuple[int, float]]:
+    """Change points (each the index of the first value after a change) as steps: (index,
+    relative change between the medians of the pieces on either side, each up to the
+    neighbouring change point or the series' end)."""
+    edges = [0, *sorted(points), len(values)]
+    return [(at, float(np.median(values[at:after]) / np.median(values[before:at]) - 1))
+            for before, at, after in zip(edges, edges[1:], edges[2:])]
+
+
+class EDivisive:
+    """E-divisive means (`signal-processing-algorithms`, as Otava and MongoDB's CI use it)
+    run by benchmarks/e_divisive_worker.py in the interpreter `python`, which has that
+    package (it pins numpy below 2), its permutation test at `pvalue`: one process for a
+    whole run, a series a line. Its
+    change points that are slower are its regressions; it gives no spans."""
+
+    def __init__(self, python: str, pvalue: float):
+        import subprocess
+        self.process = subprocess.Popen(
+            [python, str(Path(__file__).with_name("e_divisive_worker.py")), repr(pvalue)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def change_points(self, values: np.ndarray) -> list[int]:
+        self.process.stdin.write(json.dumps([float(x) for x in np.log(values)]) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            sys.exit(f"--e-divisive: {self.process.args[0]} stopped (exit code "
+                     f"{self.process.wait()}): is signal-processing-algorithms installed "
+                     "for it? (benchmarks/e_divisive_worker.py says how)")
+        return json.loads(line)
+
+    def __call__(self, values: np.ndarray) -> tuple[list[tuple[int, float]], list]:
+        return change_point_steps(values, self.change_points(values)), []
 
 
 def _history_of(label: str) -> tuple[str, str, str]:
@@ -528,8 +567,24 @@ def main() -> None:
                              "independent from commit to commit (log-normal, NOISE its "
                              "standard deviation, e.g. 0.05): a quiet machine's, which none "
                              "of the recorded histories has; no real steps (seeded)")
+    parser.add_argument("--e-divisive", metavar="PYTHON",
+                        help="score E-divisive means beside them: PYTHON is an interpreter "
+                             "with signal-processing-algorithms installed "
+                             "(benchmarks/e_divisive_worker.py)")
+    parser.add_argument("--e-divisive-p", type=float, nargs="+", default=[0.05], metavar="P",
+                        help="E-divisive's permutation test at P (default the library's "
+                             "0.05); several: a column each")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
+    if args.e_divisive:
+        import shutil
+        if shutil.which(args.e_divisive) is None:
+            parser.error(f"--e-divisive {args.e_divisive}: not an interpreter that can be "
+                         "run; pass the path of a python with signal-processing-algorithms")
+        for pvalue in args.e_divisive_p:
+            if not 0 < pvalue < 1:
+                parser.error(f"--e-divisive-p {pvalue:g}: must be between 0 and 1")
+            DETECTORS[f"e-div {pvalue:g}"] = EDivisive(args.e_divisive, pvalue)
     for count, commits, sigma in args.independent:
         if not (math.isfinite(count) and math.isfinite(commits) and count >= 1
                 and commits >= 2 * args.margin + 1 and 0 < sigma < 1

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -176,8 +178,6 @@ def test_scale_measures_a_projects_own_results_directory_as_it_is(tmp_path):
     import hashlib
     import json
     import shutil
-    import subprocess
-    import sys
     if shutil.which("asv", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("asv is not installed (the [test] extra has it)")
     spec = importlib.util.spec_from_file_location(
@@ -211,3 +211,54 @@ def test_scale_measures_a_projects_own_results_directory_as_it_is(tmp_path):
                               "--asv-results", str(results), "--repo", str(tmp_path),
                               "--machines", "3"], capture_output=True, text=True)
     assert refused.returncode == 2 and "--machines scale out a RECORDING" in refused.stderr
+
+
+def _detection_script():
+    spec = importlib.util.spec_from_file_location(
+        "perf_history_detection", ROOT / "benchmarks" / "perf_history_detection.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_change_points_become_steps_between_the_medians_of_their_pieces():
+    import numpy as np
+    script = _detection_script()
+    values = np.array([1.0, 1.0, 1.2, 2.0, 2.0, 2.2, 1.0, 1.0])
+    assert script.change_point_steps(values, [6, 3]) == [(3, 1.0), (6, -0.5)]
+    assert script.change_point_steps(values, []) == []
+
+
+def test_e_divisive_without_its_library_stops_the_run_saying_which_interpreter():
+    """The worker runs in an interpreter of its own; this one has no
+    signal-processing-algorithms, so its worker exits at once and the run says so."""
+    import numpy as np
+    script = _detection_script()
+    detector = script.EDivisive(sys.executable, 0.05)
+    with pytest.raises(SystemExit) as stopped:
+        detector(np.ones(20))
+    assert f"--e-divisive: {sys.executable} stopped" in str(stopped.value)
+    assert "signal-processing-algorithms" in str(stopped.value)
+
+
+@pytest.mark.slow
+def test_e_divisive_in_its_own_environment_finds_a_clear_step(tmp_path):
+    """The real library in a virtualenv of its own (it pins numpy below 2), as
+    benchmarks/e_divisive_worker.py says to make one: a clear step at 30 of 60 is a change
+    point there, the same on a second run (its permutations are seeded)."""
+    import numpy as np
+    env = tmp_path / "edivisive"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    installed = subprocess.run([str(env / "bin" / "pip"), "install", "--quiet",
+                                "signal-processing-algorithms==2.1.6"],
+                               capture_output=True, text=True, timeout=600)
+    if installed.returncode:
+        pytest.skip("signal-processing-algorithms could not be installed from the package "
+                    "index: " + installed.stderr.strip()[-300:])
+    script = _detection_script()
+    values = np.exp(np.random.default_rng(1).normal(0, 0.02, 60))
+    values[30:] *= 1.5
+    first = script.EDivisive(str(env / "bin" / "python"), 0.05)
+    placed, spans = first(values)
+    assert spans == [] and [i for i, change in placed if change > 0.3] == [30]
+    assert script.EDivisive(str(env / "bin" / "python"), 0.05)(values) == (placed, [])
