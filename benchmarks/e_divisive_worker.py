@@ -13,8 +13,8 @@ so it runs here, in its own environment, not in benchkit's:
 Protocol: `e_divisive_worker.py [P]` (P: the permutation test's p, default 0.05, the
 library's); one JSON array of numbers a line on stdin (a series' log values), one JSON array
 of change points a line on stdout (each the index of the first value after a change),
-in the order given. Each series is judged with the library's 100 permutations, its random
-permutations seeded alike for every series, so a run repeats exactly. Imports nothing of benchkit's.
+in the order given. Each series is judged with the library's 100 permutations, seeded
+alike for every series, so a run repeats exactly. Imports nothing of benchkit's.
 """
 import json
 import sys

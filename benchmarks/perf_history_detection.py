@@ -74,6 +74,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -178,11 +180,10 @@ class EDivisive:
     """E-divisive means (`signal-processing-algorithms`, as Otava and MongoDB's CI use it)
     run by benchmarks/e_divisive_worker.py in the interpreter `python`, which has that
     package (it pins numpy below 2), its permutation test at `pvalue`: one process for a
-    whole run, a series a line. Its
-    change points that are slower are its regressions; it gives no spans."""
+    whole run, a series a line. Its slower change points are its regressions; it gives no
+    spans."""
 
     def __init__(self, python: str, pvalue: float):
-        import subprocess
         self.process = subprocess.Popen(
             [python, str(Path(__file__).with_name("e_divisive_worker.py")), repr(pvalue)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -577,7 +578,6 @@ def main() -> None:
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
     if args.e_divisive:
-        import shutil
         if shutil.which(args.e_divisive) is None:
             parser.error(f"--e-divisive {args.e_divisive}: not an interpreter that can be "
                          "run; pass the path of a python with signal-processing-algorithms")

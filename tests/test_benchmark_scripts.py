@@ -45,15 +45,20 @@ def test_the_script_check_can_fail(tmp_path):
     assert _missing(script) == ["benchkit.core.history.series.HistoryMetric"]
 
 
+def _script(name: str):
+    """benchmarks/`name`.py, loaded as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
 def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypatch):
     """perf_history_detection.py's score: a step at the injected commit (within the
     tolerance) is found; a span holding it is neither found nor false; a span elsewhere is
     a false step, as a step at the wrong commit is."""
     import numpy as np
-    spec = importlib.util.spec_from_file_location(
-        "perf_history_detection", ROOT / "benchmarks" / "perf_history_detection.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = _script("perf_history_detection")
 
     def injected(values):            # the first commit of the injected step, if any
         ratios = values[1:] / values[:-1]
@@ -148,10 +153,7 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
 
 
 def test_runner_pool_slows_time_values_and_matches_steps_within_the_tolerance():
-    spec = importlib.util.spec_from_file_location(
-        "perf_history_runner_pool", ROOT / "benchmarks" / "perf_history_runner_pool.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = _script("perf_history_runner_pool")
     document = {"result_columns": ["result", "params", "stats_q_25", "version"],
                 "results": {"m.time_a": [[1.0, None], [["1", "2"]], [0.5, 2], "v"],
                             "m.track_b": [[3.0], [], [3.0], "v"]}}
@@ -180,10 +182,7 @@ def test_scale_measures_a_projects_own_results_directory_as_it_is(tmp_path):
     import shutil
     if shutil.which("asv", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("asv is not installed (the [test] extra has it)")
-    spec = importlib.util.spec_from_file_location(
-        "perf_history_scale", ROOT / "benchmarks" / "perf_history_scale.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = _script("perf_history_scale")
     recording = ROOT / "tests" / "fixtures" / "asv-real" / "scipy-releases"
     results, repo, files = script.build(recording, tmp_path / "project", 2, None,
                                         script.ONE_POINT)
@@ -213,17 +212,9 @@ def test_scale_measures_a_projects_own_results_directory_as_it_is(tmp_path):
     assert refused.returncode == 2 and "--machines scale out a RECORDING" in refused.stderr
 
 
-def _detection_script():
-    spec = importlib.util.spec_from_file_location(
-        "perf_history_detection", ROOT / "benchmarks" / "perf_history_detection.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    return script
-
-
 def test_change_points_become_steps_between_the_medians_of_their_pieces():
     import numpy as np
-    script = _detection_script()
+    script = _script("perf_history_detection")
     values = np.array([1.0, 1.0, 1.2, 2.0, 2.0, 2.2, 1.0, 1.0])
     assert script.change_point_steps(values, [6, 3]) == [(3, 1.0), (6, -0.5)]
     assert script.change_point_steps(values, []) == []
@@ -233,7 +224,7 @@ def test_e_divisive_without_its_library_stops_the_run_saying_which_interpreter()
     """The worker runs in an interpreter of its own; this one has no
     signal-processing-algorithms, so its worker exits at once and the run says so."""
     import numpy as np
-    script = _detection_script()
+    script = _script("perf_history_detection")
     detector = script.EDivisive(sys.executable, 0.05)
     with pytest.raises(SystemExit) as stopped:
         detector(np.ones(20))
@@ -255,7 +246,7 @@ def test_e_divisive_in_its_own_environment_finds_a_clear_step(tmp_path):
     if installed.returncode:
         pytest.skip("signal-processing-algorithms could not be installed from the package "
                     "index: " + installed.stderr.strip()[-300:])
-    script = _detection_script()
+    script = _script("perf_history_detection")
     values = np.exp(np.random.default_rng(1).normal(0, 0.02, 60))
     values[30:] *= 1.5
     first = script.EDivisive(str(env / "bin" / "python"), 0.05)
