@@ -21,15 +21,17 @@ pytestmark = pytest.mark.slow
 ASV = shutil.which("asv", path=str(Path(sys.executable).parent))
 pytest.importorskip("asv_runner", reason="running asv suites needs asv_runner ([asv] extra)")
 
-# A single asv --quick call a commit: long enough (about 1 ms before the step) that a loaded
-# machine's jitter stays far below the 20x step, and six commits on each side of it.
+# A single asv --quick call a commit: long enough (about 10 ms before the step) that a loaded
+# machine's jitter stays far below the 20x step (at 1 ms, a CI run with other jobs on both
+# cores once read a commit before the step as slow as the step and named the step there),
+# and six commits on each side of it.
 COMMITS, SLOWER_AT, FACTOR = 12, 6, 20
-NAME = "benchmarks.Work.time_work[n=50000]"
+NAME = "benchmarks.Work.time_work[n=500000]"
 SUITE = '''from slowpkg import work
 
 
 class Work:
-    params = [50000]
+    params = [500000]
     param_names = ["n"]
 
     def time_work(self, n):
