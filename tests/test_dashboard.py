@@ -2,6 +2,7 @@
 writer, and the site itself opened from file:// in a real headless Chromium."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -77,6 +78,16 @@ def test_sparkline_slug_and_figure():
     assert marks["x"] == [2] and marks["anchor"] == [step_anchor(STEP)]
     assert marks["transient"] == [False] and marks["text"][0].startswith("+10.00% at ")
     assert fig["rules"] == [{"x": 1.5, "kind": "step"}] and fig["spans"] == []
+    # pending (the newest commits): drawn open, no rule, its text says so; confirmed: a step
+    pending = dataclasses.replace(STEP, pending=True)
+    fig = figure(dataclasses.replace(view, steps=(pending,)), "instructions",
+                 {c.sha: i for i, c in enumerate(axis)})
+    assert fig["steps"]["transient"] == [True] and fig["rules"] == []
+    assert fig["steps"]["text"][0].startswith("+10.00% (pending) at ")
+    fig = figure(dataclasses.replace(view, steps=(dataclasses.replace(
+        pending, confirmation="confirmed: slower"),)), "instructions",
+        {c.sha: i for i, c in enumerate(axis)})
+    assert fig["steps"]["transient"] == [False] and fig["rules"] == [{"x": 1.5, "kind": "step"}]
     assert figure(view, "time", {}) is None
     json.dumps(fig)                             # plain data, nothing library-specific
 

@@ -235,6 +235,37 @@ def test_an_environment_change_is_labelled_not_a_step(tmp_path):
         "change)"]
 
 
+def test_a_step_in_the_newest_commits_is_pending_and_breaks_no_gate_until_it_holds(tmp_path):
+    # four slow nights at the end look like a step, and like a busy runner's spell: listed
+    # as pending, no gate broken; six nights on, a level and a broken gate
+    db = tmp_path / "h.db"
+
+    def add(history, commits):
+        for i in commits:
+            results = _results("box", "3.11.7", f"{i:04x}aaaa", 1e-6 if i < 30 else 2e-6)
+            history.add(observations(results), commit=Commit(f"{i:04x}aaaa",
+                                                             f"2026-01-01T{i:05d}", i),
+                        machine="box", measured_at="", source=f"{i}.json", digest=str(i),
+                        environment=results.environment)
+    with HistoryDB(db) as history:
+        add(history, range(34))
+    out = cli("history", "regressions", "--fail-on", "slower>5%", "--db", db, cwd=tmp_path,
+              check_code=0).stdout
+    assert "bench [time, box, py3.11.7]: +100.00% (pending)" in out, out
+    assert "breaks a gate" not in out
+    assert "only 4 commits after it" in out
+    assert "1 pending (the newest commits: --confirm, or more commits)" in cli(
+        "history", "regressions", "--db", db, cwd=tmp_path, check_code=0).stderr
+    (shown,) = json.loads(cli("history", "regressions", "--json", "--db", db, cwd=tmp_path,
+                              check_code=0).stdout)
+    assert (shown["pending"], shown["transient"], shown["commit"]) == (True, False, "001eaaaa")
+    with HistoryDB(db) as history:
+        add(history, range(34, 36))
+    out = cli("history", "regressions", "--fail-on", "slower>5%", "--db", db, cwd=tmp_path,
+              check_code=1).stdout
+    assert "bench [time, box, py3.11.7]: +100.00% (interval" in out and "breaks a gate" in out, out
+
+
 def test_hostile_asv_files_are_skipped_with_a_reason_and_the_rest_imports(tmp_path):
     results = tmp_path / "results"
     shutil.copytree(ASTROPY, results)

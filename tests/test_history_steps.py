@@ -3,6 +3,7 @@ detection rates on a seeded noise model of this machine (3 % noise, 5 % of commi
 10-80 %)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -89,6 +90,23 @@ def test_a_step_is_placed_on_the_commit_that_made_it_both_ways():
     for change, at in ((0.3, 17), (-0.3, 17), (0.3, 5), (0.3, 33)):
         steps = time_steps(_level_series([0] * at + [change] * (40 - at), 0.01))
         assert [(s.commit.sha, s.transient) for s in steps] == [(f"c{at}", False)], change
+
+
+def test_a_step_in_the_newest_commits_is_pending_until_more_commits_or_confirm_hold_it():
+    # inside a series a level of fewer than MIN_LEVEL commits is a spell; at the newest end
+    # nothing tells the two apart yet
+    (step,) = time_steps(_level_series([0] * 40 + [0.6] * 5, 0.01))
+    assert (step.commit.sha, step.pending, step.transient, step.to_act_on) == (
+        "c40", True, False, False)
+    assert step.to_json()["pending"] is True
+    assert dataclasses.replace(step, confirmation="confirmed: slower, +60 %").to_act_on
+    assert not dataclasses.replace(step, confirmation="rejected: no change").to_act_on
+    (step,) = time_steps(_level_series([0] * 40 + [0.6] * 6, 0.01))
+    assert (step.commit.sha, step.pending, step.to_act_on) == ("c40", False, True)
+    # a spell that came back is transient, not pending, wherever it is
+    steps = time_steps(_level_series([0] * 40 + [0.6] * 9 + [0] * 3, 0.01))
+    assert [(s.commit.sha, s.transient, s.pending) for s in steps] == [
+        ("c40", True, False), ("c49", True, False)]
 
 
 def test_a_spell_that_comes_back_is_transient_not_a_step():

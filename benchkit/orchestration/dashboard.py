@@ -45,7 +45,7 @@ def gather(db: HistoryDB, *, machine: str | None = None, environment: str | None
                        environment=environment, series_list=series)
     shared = shared_steps(steps, series_counts(series))
     return Report(views(series, steps, environment_changes(series)), commit_axis(series),
-                  sum(not s.transient for s in steps), tuple(shared))
+                  sum(s.to_act_on for s in steps), tuple(shared))
 
 
 def markdown_report(report: Report, max_steps: int = 20) -> str:

@@ -304,7 +304,8 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
             print(f"warning: the verdicts were not kept: {error}", file=sys.stderr)
     changes = environment_changes(series_list)
     shown = [s for s in steps if args.all or not s.transient]
-    broken = [s for s in steps if not s.transient and breaks_a_gate(s, args.fail_on)]
+    # a pending step (the newest few commits) breaks a gate once --confirm confirms it
+    broken = [s for s in steps if s.to_act_on and breaks_a_gate(s, args.fail_on)]
     shared = shared_steps(steps, series_counts(series_list))
     group_of = {id(st): group for group in shared for st in group.steps}
     if args.json:
@@ -315,7 +316,7 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
         print("no steps found" + (f" ({hidden} transient: --all lists them)" if hidden else ""))
     for step in shown if not args.json else []:
         mark = "  <- breaks a gate" if step in broken else ""
-        kind = " (transient)" if step.transient else ""
+        kind = " (transient)" if step.transient else " (pending)" if step.pending else ""
         after, through = step.range
         # imported results carry no commit subject: no empty quotes then
         subject = step.commit.message[:60]

@@ -107,6 +107,9 @@ def summary_line(shown, hidden: int, series: int, changes: int, broken: int,
              f"{len(shown) - slower} down; {len(shown) - placed} not placed)"]
     if broken:
         parts.append(f"{broken} beyond a --fail-on gate")
+    pending = sum(1 for s in shown if s.pending and not s.to_act_on)
+    if pending:
+        parts.append(f"{pending} pending (the newest commits: --confirm, or more commits)")
     if hidden:
         parts.append(f"{hidden} transient not shown (--all lists them)")
     if shared:

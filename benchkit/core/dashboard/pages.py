@@ -104,7 +104,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
                 f'<span class="muted">{_e(series_name(s))}</span></li>' for s in shown) + "".join(
                 f'<li><span class="slower">{_e(_failures(s))}</span> '
                 f'<span class="muted">{_e(series_name(s))}</span></li>' for s in failing)
-            steps = [st for st in v.steps if st.metric == metric and not st.transient]
+            steps = [st for st in v.steps if st.metric == metric and st.to_act_on]
             everyone = shown + failing
             last = _latest_step(steps, v.slug)
             # each machine's and environment's count and latest step, for the filters
@@ -134,7 +134,7 @@ def index_page(views: Sequence[BenchmarkView], *, source: str, generated: str,
             f"From <code>{_e(source)}</code>, generated {_e(generated)}. Trend: oldest to "
             f"newest, on the machine and environment chosen (else the first); steps: change "
             f"points that hold "
-            f"(transient ones are on each benchmark's page).</p>\n"
+            f"(transient and pending ones are on each benchmark's page).</p>\n"
             + _shared(shared, {v.benchmark: v.slug for v in views}) +
             '<div class="controls"><label>search <input id="search" type="search" '
             'placeholder="benchmark name"></label>'
@@ -180,7 +180,7 @@ def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
         parts.append('<p class="muted">none found</p>')
     for st in sorted(view.steps, key=lambda s: s.commit.key()):
         where = _e(st.machine) + (f", {_e(st.environment)}" if st.environment else "")
-        kind = " (transient)" if st.transient else ""
+        kind = " (transient)" if st.transient else " (pending)" if st.pending else ""
         confirmed = f"; {_e(st.confirmation)}" if st.confirmation else ""
         group = group_of.get(id(st))
         if group is not None:

@@ -149,19 +149,20 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
         chart["steps"] = {
             "x": [position[st.commit.sha] for st in marked],
             "y": [_short(st.after / scale) for st in marked],
-            "transient": [st.transient for st in marked],
+            "transient": [not st.to_act_on for st in marked],     # drawn hollow
             "anchor": [step_anchor(st) for st in marked],
             "text": [f"{st.change:+.2%}{' (transient)' if st.transient else ''}"
+                     f"{' (pending)' if st.pending and not st.transient else ''}"
                      f"{' at ' if st.placed else ' not placed, best fit '}"
                      f"{st.commit.sha[:12]} ({printable(st.machine)})" for st in marked]}
     rules = [{"x": position[st.commit.sha] - 0.5, "kind": "step"}
-             for st in marked if not st.transient and st.placed]
+             for st in marked if st.to_act_on and st.placed]
     rules += [{"x": position[c.commit.sha] - 0.5, "kind": "environment"}
               for c in view.environment_changes
               if c.metric == str(metric) and c.commit.sha in position]
     # an unplaced step shades the span it may be in
     spans = [[position[st.range[0].sha] + 0.5, position[st.range[1].sha] - 0.5]
-             for st in marked if not st.transient and not st.placed
+             for st in marked if st.to_act_on and not st.placed
              and st.range[0].sha in position and st.range[1].sha in position]
     chart["rules"], chart["spans"] = rules, spans
     return chart
@@ -205,7 +206,7 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
              shared: Sequence[Any] = ()) -> str:
     """A pull-request comment: the newest steps first, the steps many series share
     (`shared`: steps.SharedStep), then every series' latest value."""
-    steps = sorted((st for v in all_views for st in v.steps if not st.transient),
+    steps = sorted((st for v in all_views for st in v.steps if st.to_act_on),
                    key=lambda st: st.commit.key(), reverse=True)
     lines = ["## benchkit history", ""]
     if steps:

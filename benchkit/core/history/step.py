@@ -46,6 +46,16 @@ class Step:
     # Not placed: the data fits the step anywhere after span[0] up to span[1] (commit is
     # only the best fit); None when it lies between previous and commit.
     span: tuple[Commit, Commit] | None = None
+    # Wall time: fewer than MIN_LEVEL commits after it, at the newest end. A shared runner's
+    # slow spell looks the same until it comes back; not a step to act on until more
+    # commits hold it or `--confirm` re-measures it.
+    pending: bool = False
+
+    @property
+    def to_act_on(self) -> bool:
+        """Whether a team should act on it: not transient, and not pending unless
+        `--confirm` confirmed it."""
+        return not self.transient and (not self.pending or self.verdict == "confirmed")
 
     @property
     def placed(self) -> bool:
@@ -67,7 +77,7 @@ class Step:
         return {"benchmark": self.benchmark, "metric": str(self.metric),
                 "machine": self.machine, "environment": self.environment,
                 "confirmation": self.confirmation or None, "transient": self.transient,
-                "placed": self.placed,
+                "pending": self.pending, "placed": self.placed,
                 "span": None if self.span is None else [c.sha for c in self.span],
                 "commit": self.commit.sha,
                 "previous_commit": self.previous.sha, "commit_date": self.commit.date,
@@ -110,7 +120,8 @@ def steps_to_records(steps: list[Step]) -> list[list[Any]]:
              _commit_record(s.commit), s.before, s.after, s.change, s.ci_low, s.ci_high,
              [[f.function, f.before, f.after] for f in s.functions], s.evidence,
              s.environment, s.confirmation, s.transient,
-             None if s.span is None else [_commit_record(c) for c in s.span]] for s in steps]
+             None if s.span is None else [_commit_record(c) for c in s.span], s.pending]
+            for s in steps]
 
 
 def steps_from_records(records: Any) -> list[Step]:
@@ -123,12 +134,13 @@ def steps_from_records(records: Any) -> list[Step]:
         try:
             (benchmark, metric, machine, previous, commit, before, after, change, ci_low,
              ci_high, functions, evidence, environment, confirmation, transient,
-             span) = record
+             span, pending) = record
             numbers = (before, after, change, ci_low, ci_high)
             if not (all(isinstance(v, str) for v in (benchmark, machine, evidence,
                                                      environment, confirmation))
                     and all(isinstance(v, (int, float)) for v in numbers)
-                    and isinstance(transient, bool) and isinstance(functions, list)):
+                    and isinstance(transient, bool) and isinstance(pending, bool)
+                    and isinstance(functions, list)):
                 raise ValueError("a field of the wrong type")
             moved = []
             for function, was, now in functions:
@@ -141,7 +153,7 @@ def steps_from_records(records: Any) -> list[Step]:
                 span = (_commit_of(first), _commit_of(last))
             out.append(Step(benchmark, history_metric(metric), machine, _commit_of(previous),
                             _commit_of(commit), *(float(v) for v in numbers), tuple(moved),
-                            evidence, environment, confirmation, transient, span))
+                            evidence, environment, confirmation, transient, span, pending))
         except TypeError:
             raise ValueError("not a step record") from None
     return out

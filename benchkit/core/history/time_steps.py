@@ -244,7 +244,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                    at_faster_speed=at_faster_speed)
     n = len(series.points)
     if n <= STRETCH or (at_faster_speed and independent_values(values_at_one_speed(series.points))):
-        return _steps_of_stretch(series, evidence, **options)
+        return placement.pending(series.points, _steps_of_stretch(series, evidence, **options),
+                                 min_level)
     count = math.ceil((n - STRETCH) / (STRETCH // 2)) + 1
     starts = [round(k * (n - STRETCH) / (count - 1)) for k in range(count)]
     # (commits from the stretch's middle, stretch, position, step): a stretch answers for its
@@ -266,7 +267,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
         if not any(other != k and abs(at - where) <= SEAM and (s.change > 0) == (step.change > 0)
                    for other, where, s in kept):
             kept.append((k, at, step))
-    return [step for _, _, step in sorted(kept, key=lambda f: f[1])]
+    ordered = [step for _, _, step in sorted(kept, key=lambda f: f[1])]
+    return placement.pending(series.points, ordered, min_level)
 
 
 def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]] | None, *,
