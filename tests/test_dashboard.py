@@ -52,6 +52,20 @@ def test_markdown_lists_steps_newest_first_and_every_series():
         "| b\\|x | time | m | 4 | 2.2 us | +10.00% |\n\n</details>\n")
     assert markdown(views([_series("a", "time", [1.0])], [])).startswith(
         "## benchkit history\n\nNo change points.\n")
+    # a pending step (the newest commits) is in the comment, said to be pending: a pull
+    # request's own commits are the newest; confirmed, it is a change point like any other
+    pending = dataclasses.replace(STEP, pending=True)
+    comment = markdown(views([_series("b|x", "instructions", [1000, 1000, 1100, 1100])],
+                             [pending]))
+    assert comment.startswith(
+        "## benchkit history\n\n1 change point(s), 1 pending (in the newest commits: a slow "
+        "spell or a step; `history regressions --confirm` re-measures them); newest first:")
+    assert f"| +10.00% (pending) | +9.00% .. +11.00% | `{'3' * 12}` |" in comment
+    confirmed = dataclasses.replace(pending, confirmation="confirmed: slower")
+    comment = markdown(views([_series("b|x", "instructions", [1000, 1000, 1100, 1100])],
+                             [confirmed]))
+    assert "1 change point(s); newest first:" in comment
+    assert "| +10.00% (confirmed) | +9.00%" in comment
 
 
 def test_sparkline_slug_and_figure():

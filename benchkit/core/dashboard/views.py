@@ -204,18 +204,24 @@ def latest(series: Series) -> tuple[Point, float | None]:
 
 def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
              shared: Sequence[Any] = ()) -> str:
-    """A pull-request comment: the newest steps first, the steps many series share
-    (`shared`: steps.SharedStep), then every series' latest value."""
-    steps = sorted((st for v in all_views for st in v.steps if st.to_act_on),
+    """A pull-request comment: the newest steps first (pending ones too: a pull request's
+    own commits are the newest), the steps many series share (`shared`: steps.SharedStep),
+    then every series' latest value."""
+    steps = sorted((st for v in all_views for st in v.steps if not st.transient),
                    key=lambda st: st.commit.key(), reverse=True)
+    pending = sum(1 for st in steps if not st.to_act_on)
     lines = ["## benchkit history", ""]
     if steps:
-        lines += [f"{len(steps)} change point(s); newest first:", "",
+        lines += [f"{len(steps)} change point(s)" + (
+                      f", {pending} pending (in the newest commits: a slow spell or a step; "
+                      "`history regressions --confirm` re-measures them)" if pending else "")
+                  + "; newest first:", "",
                   "| benchmark | metric | machine | change | interval | commit | message |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for st in steps[:max_steps]:
             lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(series_name(st))} | "
                          f"{st.change:+.2%}" + (f" ({_cell(st.verdict)})" if st.verdict else "")
+                         + (" (pending)" if not st.to_act_on else "")
                          + f" | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
                          + (f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |"
                             if st.placed else
