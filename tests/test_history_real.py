@@ -97,6 +97,10 @@ def test_the_real_steps_of_astropy_are_found_on_the_commit_that_made_them(tmp_pa
                      ("time_quantity.time_quantity_init_scalar", "f5c0b8ed", 0.42),
                      ("time_quantity.time_quantity_ufunc_sin", "f5c0b8ed", 11.38),
                      ("time_quantity.time_quantity_ufunc_sin", "faae7f3b", -0.81)}
+    # the last, three commits from the newest end, is listed as pending: that close to the
+    # end a level cannot yet be told from a spell
+    assert {s["commit"][:8] for s in json.loads(out.stdout)
+            if s.get("kind") != "environment" and s["pending"]} == {"faae7f3b"}
     # asv's results carry no commit subject: the commit is shown without empty quotes
     out = cli("history", "regressions", "--metric", "time", "--db", db, cwd=tmp_path,
               check_code=0)
@@ -104,8 +108,9 @@ def test_the_real_steps_of_astropy_are_found_on_the_commit_that_made_them(tmp_pa
     # the last line says what was found, in how many of the series (on stderr: the table
     # on stdout stays as it was)
     assert out.stderr.splitlines()[-1] == (
-        "6 step(s) in 5 of 37 series (2 up, 4 down; 1 not placed); 4 transient not shown "
-        "(--all lists them); 2 environment change(s)")
+        "6 step(s) in 5 of 37 series (2 up, 4 down; 1 not placed); 1 pending (the newest "
+        "commits: --confirm, or more commits); 4 transient not shown (--all lists them); 2 "
+        "environment change(s)")
 
 
 def test_a_database_of_the_previous_schema_migrates_and_orders_by_utc(tmp_path):

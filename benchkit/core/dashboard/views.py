@@ -220,8 +220,8 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for st in steps[:max_steps]:
             lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(series_name(st))} | "
-                         f"{st.change:+.2%}" + (f" ({_cell(st.verdict)})" if st.verdict else "")
-                         + (" (pending)" if not st.to_act_on else "")
+                         f"{st.change:+.2%}" + (" (pending)" if not st.to_act_on else "")
+                         + (f" ({_cell(st.verdict)})" if st.verdict else "")
                          + f" | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
                          + (f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |"
                             if st.placed else
