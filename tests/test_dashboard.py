@@ -102,6 +102,7 @@ def test_sparkline_slug_and_figure():
         pending, confirmation="confirmed: slower"),)), "instructions",
         {c.sha: i for i, c in enumerate(axis)})
     assert fig["steps"]["transient"] == [False] and fig["rules"] == [{"x": 1.5, "kind": "step"}]
+    assert fig["steps"]["text"][0].startswith("+10.00% at ")
     assert figure(view, "time", {}) is None
     json.dumps(fig)                             # plain data, nothing library-specific
 

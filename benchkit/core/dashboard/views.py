@@ -152,7 +152,7 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
             "transient": [not st.to_act_on for st in marked],     # drawn hollow
             "anchor": [step_anchor(st) for st in marked],
             "text": [f"{st.change:+.2%}{' (transient)' if st.transient else ''}"
-                     f"{' (pending)' if st.pending and not st.transient else ''}"
+                     f"{' (pending)' if st.pending and not st.to_act_on else ''}"
                      f"{' at ' if st.placed else ' not placed, best fit '}"
                      f"{st.commit.sha[:12]} ({printable(st.machine)})" for st in marked]}
     rules = [{"x": position[st.commit.sha] - 0.5, "kind": "step"}
