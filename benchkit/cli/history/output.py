@@ -107,7 +107,7 @@ def summary_line(shown, hidden: int, series: int, changes: int, broken: int,
              f"{len(shown) - slower} down; {len(shown) - placed} not placed)"]
     if broken:
         parts.append(f"{broken} beyond a --fail-on gate")
-    pending = sum(1 for s in shown if s.pending and not s.to_act_on)
+    pending = sum(1 for s in shown if s.awaiting)
     if pending:
         parts.append(f"{pending} pending (the newest commits: --confirm, or more commits)")
     if hidden:

@@ -152,7 +152,7 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
             "transient": [not st.to_act_on for st in marked],     # drawn hollow
             "anchor": [step_anchor(st) for st in marked],
             "text": [f"{st.change:+.2%}{' (transient)' if st.transient else ''}"
-                     f"{' (pending)' if st.pending and not st.to_act_on else ''}"
+                     f"{' (pending)' if st.awaiting else ''}"
                      f"{' at ' if st.placed else ' not placed, best fit '}"
                      f"{st.commit.sha[:12]} ({printable(st.machine)})" for st in marked]}
     rules = [{"x": position[st.commit.sha] - 0.5, "kind": "step"}
@@ -209,7 +209,7 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
     then every series' latest value."""
     steps = sorted((st for v in all_views for st in v.steps if not st.transient),
                    key=lambda st: st.commit.key(), reverse=True)
-    pending = sum(1 for st in steps if not st.to_act_on)
+    pending = sum(1 for st in steps if st.awaiting)
     lines = ["## benchkit history", ""]
     if steps:
         lines += [f"{len(steps)} change point(s)" + (
@@ -220,7 +220,7 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for st in steps[:max_steps]:
             lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(series_name(st))} | "
-                         f"{st.change:+.2%}" + (" (pending)" if not st.to_act_on else "")
+                         f"{st.change:+.2%}" + (" (pending)" if st.awaiting else "")
                          + (f" ({_cell(st.verdict)})" if st.verdict else "")
                          + f" | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
                          + (f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |"

@@ -58,6 +58,11 @@ class Step:
         return not self.transient and (not self.pending or self.verdict == "confirmed")
 
     @property
+    def awaiting(self) -> bool:
+        """Pending and not confirmed: shown as "(pending)"."""
+        return self.pending and not self.to_act_on
+
+    @property
     def placed(self) -> bool:
         """Whether the step is at one commit (else `span` holds where it may be)."""
         return self.span is None
