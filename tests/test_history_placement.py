@@ -407,6 +407,18 @@ def test_a_long_series_of_independent_noise_is_judged_whole():
     assert found >= 9 and elsewhere <= 1, (found, elsewhere)
 
 
+def test_a_step_in_independent_noise_is_placed_on_sixty_commits_a_side():
+    # 1,000 commits of 5 % noise either way, a 10 % step at commit 299: on the medians of 30
+    # commits a side a cut 7 commits later fitted it within its slack (a span of 297-306,
+    # which asv placed); every commit of a level without spells tells where it lies, and on
+    # 60 a side the step is placed at its commit
+    values = np.exp(np.random.default_rng(3).normal(0, 0.05, 1000))
+    values[299:] *= 1.10
+    steps = [step for step in time_steps(_series(values)) if not step.transient]
+    assert [(step.commit.sha, step.placed) for step in steps] == [("c299", True)]
+    assert steps[0].change > 0
+
+
 def test_a_long_series_is_judged_whole_on_its_values_at_one_speed():
     # 800 commits whose machine had slow spells (30 %, 3-12 commits) that its speed probe
     # saw: the times are spelly, the times at one speed are independent noise with a 4 % step
