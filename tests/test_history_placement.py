@@ -419,6 +419,20 @@ def test_a_step_in_independent_noise_is_placed_on_sixty_commits_a_side():
     assert steps[0].change > 0
 
 
+def test_in_independent_noise_a_level_is_back_only_within_what_tells_long_levels_apart():
+    # 19 % noise either way, no spells: 60 commits, then 24 % faster for 100, then 77 %
+    # slower than that (a net +35 %). Within the least reported change (2.25 noises, 52 %)
+    # of the first level, so it read as a dip that came back and both steps were taken back;
+    # two levels of 60 and 140 commits this far apart are two levels, and both steps stand
+    for seed in range(4):
+        values = np.exp(np.random.default_rng(seed).normal(0, 0.186, 300))
+        values[60:] *= 0.76
+        values[160:] *= 1.77
+        steps = time_steps(_series(values))
+        assert [step.transient for step in steps] == [False, False], seed
+        assert steps[0].change < 0 < steps[1].change and steps[1].commit.sha == "c160"
+
+
 def test_a_long_series_is_judged_whole_on_its_values_at_one_speed():
     # 800 commits whose machine had slow spells (30 %, 3-12 commits) that its speed probe
     # saw: the times are spelly, the times at one speed are independent noise with a 4 % step

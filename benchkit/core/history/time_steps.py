@@ -387,7 +387,8 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
         low, high = shift_interval(before, after, alpha)
         return low, high, (f"levels of {a - start} and {end - b} commits either side (noise "
                            f"{sigma:.1%}); rank test p={p:.2g}")
-    steps = placement.excursions(steps, logs, positions, effect, reach, net_change)
+    steps = placement.excursions(steps, logs, positions, effect, reach, net_change,
+                                 need if iid else None)
     for i, (step, at) in enumerate(zip(steps, positions)):
         back = None if step.transient else placement.comes_back(
             raw, at, math.log(step.before), math.log(step.after), effect, iid)
