@@ -316,7 +316,7 @@ def cmd_regressions(args) -> Outcome | tuple[Outcome, ...]:
         print("no steps found" + (f" ({hidden} transient: --all lists them)" if hidden else ""))
     for step in shown if not args.json else []:
         mark = "  <- breaks a gate" if step in broken else ""
-        kind = " (transient)" if step.transient else " (pending)" if step.awaiting else ""
+        kind = step.mark
         after, through = step.range
         # imported results carry no commit subject: no empty quotes then
         subject = step.commit.message[:60]

@@ -180,7 +180,7 @@ def benchmark_page(view: BenchmarkView, figures: dict[str, dict], *,
         parts.append('<p class="muted">none found</p>')
     for st in sorted(view.steps, key=lambda s: s.commit.key()):
         where = _e(st.machine) + (f", {_e(st.environment)}" if st.environment else "")
-        kind = " (transient)" if st.transient else " (pending)" if st.awaiting else ""
+        kind = st.mark
         confirmed = f"; {_e(st.confirmation)}" if st.confirmation else ""
         group = group_of.get(id(st))
         if group is not None:

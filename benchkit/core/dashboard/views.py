@@ -151,8 +151,7 @@ def figure(view: BenchmarkView, metric: str, position: dict[str, int]
             "y": [_short(st.after / scale) for st in marked],
             "transient": [not st.to_act_on for st in marked],     # drawn hollow
             "anchor": [step_anchor(st) for st in marked],
-            "text": [f"{st.change:+.2%}{' (transient)' if st.transient else ''}"
-                     f"{' (pending)' if st.awaiting else ''}"
+            "text": [f"{st.change:+.2%}{st.mark}"
                      f"{' at ' if st.placed else ' not placed, best fit '}"
                      f"{st.commit.sha[:12]} ({printable(st.machine)})" for st in marked]}
     rules = [{"x": position[st.commit.sha] - 0.5, "kind": "step"}
@@ -220,7 +219,7 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for st in steps[:max_steps]:
             lines.append(f"| {_cell(st.benchmark)} | {st.metric} | {_cell(series_name(st))} | "
-                         f"{st.change:+.2%}" + (" (pending)" if st.awaiting else "")
+                         f"{st.change:+.2%}" + st.mark
                          + (f" ({_cell(st.verdict)})" if st.verdict else "")
                          + f" | {st.ci_low:+.2%} .. {st.ci_high:+.2%} | "
                          + (f"`{st.commit.sha[:12]}` | {_cell(st.commit.message[:60])} |"

@@ -63,6 +63,11 @@ class Step:
         return self.pending and not self.to_act_on
 
     @property
+    def mark(self) -> str:
+        """What a listing adds after the change: " (transient)", " (pending)" or nothing."""
+        return " (transient)" if self.transient else " (pending)" if self.awaiting else ""
+
+    @property
     def placed(self) -> bool:
         """Whether the step is at one commit (else `span` holds where it may be)."""
         return self.span is None
