@@ -11,7 +11,9 @@ is one-sided, else the raw values), and every cut that fits within SLACK times t
 series' noise of the best one is a place the step may be. When such a cut is SEPARATION or
 more commits from the best, or when none is within a commit of the step's own, the step
 is *not placed*: it is reported with the span of those cuts, to bisect or re-measure, and is
-not a step at one commit.
+not a step at one commit. Where the noise has no spells (a quiet machine's, independent from
+commit to commit) the chance that the step lies at a commit is known: each cut is as likely
+as its least-squares fit, and a step is placed where most of that lies next to one commit.
 
 A spell (a level that a later step leaves the way it came) is transient; when it does not
 come all the way back, the net change is a step somewhere in the spell (`excursions`).
@@ -19,7 +21,7 @@ come all the way back, the net change is a step somewhere in the spell (`excursi
 SLACK, REACH and SEPARATION were measured, not picked: benchmarks/perf_history_detection.py
 scores placed steps beside asv's on five sets of real series (results/history_detection*);
 LONG_SLACK, LONG_SEPARATION, SPELL and SPELL_HEIGHT on three noise histories of 200 commits
-recorded on this VM.
+recorded on this VM; PLACED_MASS, CREDIBLE and TAME on drawn series without spells.
 """
 from __future__ import annotations
 
@@ -39,9 +41,11 @@ SEPARATION = 4      # a fitting cut this many commits from the best leaves a ste
 LONG_SEPARATION = 5  # ... between two long levels
 SHORT_SERIES = 60  # a series of at most this many commits ...
 SHORT_SLACK = 9.0  # ... fits a cut within this many noises of the best
-INDEPENDENT_SLACK = 2.0  # ... and where the noise is independent, this many chance drifts
 WINDOW = 30         # commits on either side that a cut is scored on
-INDEPENDENT_WINDOW = 60  # ... where the noise is independent (every commit tells its level)
+PLACED_MASS = 0.6   # where the noise is independent: a step is placed where this share ...
+PLACED_WITHIN = 2   # ... of the likelihood of its place lies this close to the best cut,
+CREDIBLE = 0.95     # ... else its span holds this share of it
+TAME = 3.0          # ... on values whose commits stray at most this many noises
 FLOOR_QUANTILE = 0.25  # a level's floor: this quantile of its commits ...
 FLOOR_SHARE = 0.35  # ... and a commit below this share of the way to the other's is fast
 SPELL = 30          # a level this many commits long or shorter, left the way it came, is a spell
@@ -62,28 +66,15 @@ def median(values: np.ndarray) -> float:
     return float(ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2)
 
 
-def chance_drift(height: float) -> float:
-    """The scale (in noises) of the chance excursions of a cut's cost near a step `height`
-    noises high. Moving the cut past one commit changes its cost by |z - height| - |z| (z:
-    that commit's noise, standard normal): a walk with drift m and variance v a commit,
-    whose excursions beyond x have odds of about exp(-2 m x / v); v / 2m is their scale.
-    A commit tells a small step's place poorly, so a small step gets more slack: 0.86 at
-    one noise high, 0.51 at two, 0.31 at three."""
-    h = max(height, 1e-3)
-    pdf, pdf0 = math.exp(-h * h / 2) / math.sqrt(2 * math.pi), 1 / math.sqrt(2 * math.pi)
-    inside = 0.5 * math.erf(h / math.sqrt(2))          # P(0 < z < h)
-    drift = 2 * pdf + 2 * h * inside - 2 * pdf0
-    second = h * h - 4 * h * (pdf0 - pdf) + 4 * (inside - h * pdf)
-    return (second - drift * drift) / (2 * drift)
-
-
-def refined(logs: np.ndarray, start: int, at: int, end: int, reach: int = 2) -> int:
+def refined(logs: np.ndarray, start: int, at: int, end: int, reach: int = 2,
+            costs: Callable[[np.ndarray, Sequence[int]], Sequence[float]] | None = None) -> int:
     """The boundary near `at` that best splits logs[start:end] into two levels (least
-    absolute deviation from each side's median; of cuts within 1e-12, the first): the
-    envelope moves a step by a commit."""
+    absolute deviation from each side's median, or `costs` (`least_squares`); of cuts
+    within 1e-12, the first): the envelope moves a step by a commit."""
     cuts = range(max(start + 1, at - reach), min(end - 1, at + reach) + 1)
     best, best_cost = at, math.inf
-    for cut, cost in zip(cuts, cut_costs(logs[start:end], [c - start for c in cuts])):
+    for cut, cost in zip(cuts, (costs or cut_costs)(logs[start:end],
+                                                    [c - start for c in cuts])):
         if cost < best_cost - 1e-12:
             best, best_cost = cut, cost
     return best
@@ -107,6 +98,49 @@ def cut_costs(logs: np.ndarray, cuts: Sequence[int]) -> list[float]:
         left, medians(left, ends)[:, None], medians(~left, len(logs) - ends)[:, None]))
     return [float(deviations[i, :cut].sum() + deviations[i, cut:].sum())
             for i, cut in enumerate(ends.tolist())]
+
+
+def least_squares(logs: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
+    """For each cut, the sum of squared deviations of logs[:cut] and logs[cut:] from their
+    own means (from running sums, centred first so that no precision is lost)."""
+    centred = logs - logs.mean()
+    ends = np.asarray(cuts, dtype=np.intp)
+    left = np.cumsum(centred)[ends - 1]
+    right = -left                   # the centred values sum to zero
+    return float(centred @ centred) - left * left / ends - right * right / (len(logs) - ends)
+
+
+def tamed(logs: np.ndarray, deviations: np.ndarray, sigma: float) -> np.ndarray:
+    """`logs` with each commit's deviation from its running median of five (`deviations`,
+    noise.outliers) held within TAME noises (`sigma`): least squares is what places a step
+    best in normal noise, and a rare far commit would pull it."""
+    return logs - deviations + np.clip(deviations, -TAME * sigma, TAME * sigma)
+
+
+def likely_span(logs: np.ndarray, at: int, sigma: float) -> tuple[int, int] | None:
+    """Where the noise is independent (each commit scatters on its own, normal in log):
+    None where the step in `logs` (one step between two levels, `at` the first commit after
+    it) is placed, else the span (first, last) it may lie in. Each cut is as likely as its
+    least-squares fit (`sigma`: the noise, log; a flat prior over the cuts): the step is
+    placed where PLACED_MASS of the likelihood lies within PLACED_WITHIN commits of the best
+    cut and that cut is `at` or next to it; else its span is the likeliest cuts that hold
+    CREDIBLE of it. The share near the best cut is the chance that the step is there (drawn
+    normal noise, a step one noise high, 2,000 draws: placed with 60-70 % of it near the best
+    cut, 63 % were within 2 commits; 70-80 %: 75 %; 80-90 %: 84 %; the spans held it in
+    98 %). Measured beside asv on drawn series (benchmarks/perf_history_detection.py
+    --independent) and on every recorded history: docs/performance.md."""
+    cuts = np.arange(1, len(logs))
+    if not len(cuts):
+        return None
+    cost = least_squares(logs, cuts)
+    weight = np.exp(-(cost - cost.min()) / (2 * sigma * sigma))
+    weight /= weight.sum()
+    best = int(cuts[np.argmax(weight)])
+    if abs(best - at) <= 1 and weight[np.abs(cuts - best) <= PLACED_WITHIN].sum() >= PLACED_MASS:
+        return None
+    order = np.argsort(-weight, kind="stable")
+    held = cuts[order[:int(np.searchsorted(np.cumsum(weight[order]), CREDIBLE)) + 1]]
+    return int(min(held.min(), at)), int(max(held.max(), at))
 
 
 def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
@@ -136,23 +170,18 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
     largest slack whose recall stays at or above asv's at every size and seed (at 10,
     astropy's 10 % steps fell below); scipy's and xarray's releases, held out: 0.000 and
     0.001. The noise histories (200 commits) do not change. Where the noise is
-    `independent` (noise.independent) a cut fits within INDEPENDENT_SLACK chance drifts of
-    the step's height (`chance_drift`): 1 noise for a step 2 noises high (the fixed slack
-    that was measured best before), 1.7 for one 1 noise high, 0.6 for one 3 high. Measured
-    on drawn series of 200 commits, 5 % noise (perf_history_detection.py --independent,
-    seeds 1-3): 5 / 10 % steps found 24.9 / 80.4 -> 17.4 / 79.6 %, false steps 0.049 ->
-    0.038 a series (asv 13.2 / 79.0 %, 0.036). There the cuts are also scored on up to
-    INDEPENDENT_WINDOW commits either side, not WINDOW: with no spells, every commit of a
-    long level tells where it lies, and two medians of 30 commits left a 10 % step in 5 %
-    noise a span 6-10 commits wide that asv placed (drawn series of 1,000 commits, seeds
-    1-3: 10 % steps found 84.9 -> 87.0 %, asv 89.2; false steps 0.052 -> 0.048 a series,
-    asv 0.078; 200 commits: 79.6 -> 80.8 %, 0.038 -> 0.040; 100 a side: no better)."""
+    `independent` (noise.independent: no spells, so a level's every commit tells where it
+    ends) a step is placed by the likelihood of each cut between its neighbours instead
+    (`likely_span`, on `tamed` values)."""
     out: list[tuple[int, int] | None] = []
     edges = [0, *positions, len(logs)]
-    window = INDEPENDENT_WINDOW if independent else WINDOW
     for k, at in enumerate(positions):
-        low = max(edges[k], at - window)
-        high = min(edges[k + 2], at + window)
+        if independent:
+            span = likely_span(logs[edges[k]:edges[k + 2]], at - edges[k], sigma)
+            out.append(span and (edges[k] + span[0], edges[k] + span[1]))
+            continue
+        low = max(edges[k], at - WINDOW)
+        high = min(edges[k + 2], at + WINDOW)
         stretch = logs[low:high]
         cuts = range(max(2, at - low - REACH), min(len(stretch) - 2, at - low + REACH) + 1)
         costs = dict(zip(cuts, cut_costs(stretch, cuts)))
@@ -161,11 +190,7 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
             continue
         best = min(costs, key=costs.__getitem__)
         long = long_level is not None and min(at - edges[k], edges[k + 2] - at) > long_level
-        if independent:    # by the step's height, in noises
-            slack = INDEPENDENT_SLACK * chance_drift(
-                abs(median(stretch[best:]) - median(stretch[:best])) / sigma)
-        else:
-            slack = LONG_SLACK if long else SHORT_SLACK if len(logs) <= SHORT_SERIES else SLACK
+        slack = LONG_SLACK if long else SHORT_SLACK if len(logs) <= SHORT_SERIES else SLACK
         fitting = [cut for cut, cost in costs.items() if cost - costs[best] < slack * sigma]
         separation = LONG_SEPARATION if long else SEPARATION
         # the commit judged stands apart from every cut that fits: the data puts the step

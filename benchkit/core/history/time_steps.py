@@ -3,13 +3,12 @@
 Wall time, measured on shared machines, has one-sided noise that comes in spells: a busy
 neighbour makes runs slower, never faster, for minutes or nights at a time. So:
 
-1. levels are found in a filtered log(median): where the series' own noise is one-sided
-   (its slow outliers reach further than its fast ones: `noise.one_sided`), the *lower envelope*
-   (each commit as the lowest of it and its two neighbours), where a cluster of slow
-   commits with a fast one among every three does not move; where it is not (a quiet
-   machine whose runs scatter both ways), the running median of three, where a fast
-   outlier does not widen into a level either; ruptures' PELT (linear kernel, in C)
-   proposes generously;
+1. levels are found in a filtered log(median): where the series' own noise is one-sided (its
+   slow outliers reach further than its fast ones: `noise.one_sided`), the *lower envelope*
+   (each commit as the lowest of it and its two neighbours), where a cluster of slow commits
+   with a fast one among every three does not move; where it is not (a quiet machine whose
+   runs scatter both ways), the running median of three, where a fast outlier does not
+   widen into a level either; ruptures' PELT (linear kernel, in C) proposes generously;
 2. a stretch shorter than MIN_LEVEL commits inside the series is a spell, not a level, and
    joins its closer neighbour (MIN_NEWEST at the newest end); neighbouring levels closer
    than the minimum effect are one;
@@ -27,8 +26,9 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    judged at its faster speed;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
-5. a step the data fits about as well 4 or more commits away (or its floors put there) is
-   not placed: it is given the span of commits it may lie in, not a commit to blame;
+5. a step the data fits about as well 4 or more commits away (or its floors put there;
+   without spells: less than 60 % likely within 2 commits of one) is not placed: it is
+   given the span of commits it may lie in, not a commit to blame;
 6. a step that a later one takes back (the level returns to within the minimum effect) is
    marked transient: a slow spell or a revert, not a step to act on (asv reports neither);
    a short spell that comes back only part of the way is transient too, and what stays
@@ -176,31 +176,33 @@ class _Boundary(NamedTuple):
 
 def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int],
             effect: Callable[[int, int], float], envelope_shift: bool,
-            known: dict[tuple[int, int, int], _Boundary], iid: bool) -> list[_Boundary]:
-    """Each boundary judged between its neighbours. `known` keeps the judgements by
-    (start, boundary, end): when a boundary is dropped only its two neighbours are judged
-    anew. Where the noise is independent (`iid`) a boundary is cut on the raw values."""
+            known: dict[tuple[int, int, int], _Boundary], tamed: np.ndarray | None
+            ) -> list[_Boundary]:
+    """Each boundary judged between its neighbours; `known` keeps the judgements by (start,
+    boundary, end), so a dropped boundary's two neighbours alone are judged anew."""
     edges = [0, *bounds, len(raw)]
     out = []
     for i, at in enumerate(bounds):
         key = (edges[i], at, edges[i + 2])
         if key not in known:
-            known[key] = _judge(raw, logs, *key, effect, envelope_shift, iid)
+            known[key] = _judge(raw, logs, *key, effect, envelope_shift, tamed)
         out.append(known[key])
     return out
 
 
 def _judge(raw: np.ndarray, logs: np.ndarray, start: int, at: int, end: int,
-           effect: Callable[[int, int], float], envelope_shift: bool, iid: bool) -> _Boundary:
-    """The boundary at `at` between levels from `start` and to `end`."""
+           effect: Callable[[int, int], float], envelope_shift: bool,
+           tamed: np.ndarray | None) -> _Boundary:
+    """The boundary at `at` between levels from `start` and to `end` (cut on `tamed` if given)."""
     change = (placement.median(logs[at:min(end, at + WINDOW)])
               - placement.median(logs[max(start, at - WINDOW):at]))
     need = effect(at - start, end - at)
     if abs(change) <= need:
         return _Boundary(at, change, 1.0, False, need)
-    # the filtered values' best split (independent noise: the raw's, unblurred), then the
-    # commit it stands for: a rise shows in the envelope one commit late, a fall one early
-    cut = placement.refined(raw if iid else logs, start, at, end, MIN_LEVEL)
+    # the filtered values' best split (independent noise: the raw's least squares, tamed),
+    # then the commit it stands for: a rise shows in the envelope one commit late
+    cut = (placement.refined(logs, start, at, end, MIN_LEVEL) if tamed is None else
+           placement.refined(tamed, start, at, end, MIN_LEVEL, placement.least_squares))
     if envelope_shift:
         cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
     before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
@@ -307,6 +309,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     effect = max(math.log1p(noise), SIGMAS * sigma)
     # no spells (a two-speed fold's are folded out, not absent): a long level is a level
     iid = at_faster_speed and two_sided_independent(raw, deviations)
+    tamed = placement.tamed(raw, deviations, sigma) if iid else None
     need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma, min_level,
                                                           min_level if iid else LONG_LEVEL)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
@@ -315,7 +318,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     judged: list[_Boundary] = []
     known: dict[tuple[int, int, int], _Boundary] = {}
     while bounds:
-        judged = _judged(raw, logs, bounds, need, envelope, known, iid)
+        judged = _judged(raw, logs, bounds, need, envelope, known, tamed)
         failing = _failing(judged, alpha)
         if not failing:
             break
@@ -343,8 +346,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
             how += (f"; processes of the neighbouring commits: {decision.verdict} "
                     f"[{decision.ci_low - 1:+.1%}, {decision.ci_high - 1:+.1%}]")
         # what is reported: the levels of the raw medians on either side of the commit
-        level_before = math.exp(placement.median(before))
-        level_after = math.exp(placement.median(after))
+        level_before, level_after = (math.exp(placement.median(side)) for side in (before, after))
         steps.append(Step(series.benchmark, series.metric, series.machine,
                           points[at - 1].commit, points[at].commit, level_before,
                           level_after, level_after / level_before - 1, low, high, (), how,
@@ -352,19 +354,19 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
         positions.append(at)
     # placed on the values levels were found in where those are the lower envelope (one-sided
     # noise: the raw values' slow spells fit a step anywhere near them), in raw noise units
-    placed_on = logs if envelope else raw
+    placed_on = logs if envelope else raw if tamed is None else tamed
     whole = noise_of(raw, (), LAGS)
-    # ... and on the raw values' floors, which a slow spell beside the step does not move
-    # (not those of a two-speed series read at its faster speed: its steps are placed on
-    # its raw values at two speeds)
+    # ... and on the raw values' floors, which a slow spell beside the step does not move (not
+    # a two-speed series' read at its faster speed: placed on its raw values at two speeds)
     floors = (placement.floor_spans(raw, positions, [step.change > 0 for step in steps])
               if at_faster_speed and not iid else [None] * len(positions))
     for i, (span, floor) in enumerate(zip(placement.spans(
             placed_on, positions, whole, LONG_LEVEL, iid), floors)):
         if span is not None or floor is not None:
             first, last = span or floor
-            why = (f"fits anywhere in {last - first + 1} commits" if span else
-                   f"its floors put it anywhere in {last - first + 1} commits")
+            why = (f"its floors put it anywhere in {last - first + 1} commits" if not span else
+                   f"fits anywhere in {last - first + 1} commits" if not iid else
+                   f"{placement.CREDIBLE:.0%} likely in these {last - first + 1} commits")
             steps[i] = dataclasses.replace(
                 steps[i], span=(points[first - 1].commit, points[last].commit),
                 evidence=steps[i].evidence + f"; not placed: {why} (bisect it, or --confirm "
