@@ -461,6 +461,7 @@ def test_a_step_one_noise_high_is_placed_where_its_likelihood_says_so(seed, plac
         assert steps[0].commit.sha == "c200"
     else:
         assert int(steps[0].span[0].sha[1:]) <= 200 <= int(steps[0].span[1].sha[1:])
+        assert "not placed: 95% likely in these 12 commits" in steps[0].evidence
 
 
 def test_in_independent_noise_a_level_is_back_only_within_what_tells_long_levels_apart():
