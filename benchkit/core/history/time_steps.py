@@ -309,7 +309,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     effect = max(math.log1p(noise), SIGMAS * sigma)
     # no spells (a two-speed fold's are folded out, not absent): a long level is a level
     iid = at_faster_speed and two_sided_independent(raw, deviations)
-    tamed = placement.tamed(raw, deviations, sigma) if iid else None
+    tamed = placement.tamed(raw, deviations, sigma) if iid else None   # None: not near normal
     need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma, min_level,
                                                           min_level if iid else LONG_LEVEL)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
@@ -361,11 +361,11 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     floors = (placement.floor_spans(raw, positions, [step.change > 0 for step in steps])
               if at_faster_speed and not iid else [None] * len(positions))
     for i, (span, floor) in enumerate(zip(placement.spans(
-            placed_on, positions, whole, LONG_LEVEL, iid), floors)):
+            placed_on, positions, whole, LONG_LEVEL, tamed is not None), floors)):
         if span is not None or floor is not None:
             first, last = span or floor
             why = (f"its floors put it anywhere in {last - first + 1} commits" if not span else
-                   f"fits anywhere in {last - first + 1} commits" if not iid else
+                   f"fits anywhere in {last - first + 1} commits" if tamed is None else
                    f"{placement.CREDIBLE:.0%} likely in these {last - first + 1} commits")
             steps[i] = dataclasses.replace(
                 steps[i], span=(points[first - 1].commit, points[last].commit),
