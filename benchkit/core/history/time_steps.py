@@ -27,8 +27,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step the data fits about as well 4 or more commits away (or its floors put there;
-   without spells: less than 60 % likely within 2 commits of one) is not placed: it is
-   given the span of commits it may lie in, not a commit to blame;
+   near normal noise without spells: under 60 % likely within 2 commits of one) is not
+   placed: it is given the span of commits it may lie in, not a commit to blame;
 6. a step that a later one takes back (the level returns to within the minimum effect) is
    marked transient: a slow spell or a revert, not a step to act on (asv reports neither);
    a short spell that comes back only part of the way is transient too, and what stays
