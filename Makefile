@@ -137,6 +137,8 @@ bench-history: $(VENV)/.installed
 	$(PY) benchmarks/perf_history_detection.py --independent 50 200 0.05 \
 		--independent 50 200 0.02 --independent 10 1000 0.05 --trials 400 --seed 1 2 3 \
 		-o results/history_detection_independent.json
+	# ... and how well a step is placed there, by the likelihood of each cut (a few seconds)
+	$(PY) benchmarks/perf_history_placement.py -o results/history_placement.json
 	# E-divisive means (signal-processing-algorithms, as Otava and MongoDB's CI use it) beside
 	# both, in an environment of its own (the package pins numpy below 2)
 	test -x $(HISTORY_DATA)/edivisive-venv/bin/python || ( $(PYTHON) -m venv $(HISTORY_DATA)/edivisive-venv && \

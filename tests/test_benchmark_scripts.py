@@ -253,3 +253,20 @@ def test_e_divisive_in_its_own_environment_finds_a_clear_step(tmp_path):
     placed, spans = first(values)
     assert spans == [] and [i for i, change in placed if change > 0.3] == [30]
     assert script.EDivisive(str(env / "bin" / "python"), 0.05)(values) == (placed, [])
+
+
+def test_placement_calibration_runs_and_writes_its_three_measurements(tmp_path):
+    out = tmp_path / "placement.json"
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_history_placement.py"),
+                          "--draws", "200", "--heavy-draws", "4", "-o", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    import json
+    result = json.loads(out.read_text())
+    one = result["calibration"]["1 noises"]
+    assert one["placed"] + one["spans"] == 200
+    # placed where 60 % of the likelihood is near the best cut: near at least that often
+    assert one["placed_near"] >= result["settings"]["placed_mass"]
+    near = result["least_squares_against_medians"]["1 noises"]
+    assert near["least_squares"] > near["medians"]
+    assert set(result["heavy_tails"]) == {"normal", "student_t3"}

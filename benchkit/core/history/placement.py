@@ -11,9 +11,8 @@ is one-sided, else the raw values), and every cut that fits within SLACK times t
 series' noise of the best one is a place the step may be. When such a cut is SEPARATION or
 more commits from the best, or when none is within a commit of the step's own, the step
 is *not placed*: it is reported with the span of those cuts, to bisect or re-measure, and is
-not a step at one commit. Where the noise has no spells (a quiet machine's, independent from
-commit to commit) the chance that the step lies at a commit is known: each cut is as likely
-as its least-squares fit, and a step is placed where most of that lies next to one commit.
+not a step at one commit. Where the noise has no spells (a quiet machine's) the chance that
+a step lies at each commit is known, each cut as likely as its least-squares fit: it places.
 
 A spell (a level that a later step leaves the way it came) is transient; when it does not
 come all the way back, the net change is a step somewhere in the spell (`excursions`).
@@ -125,24 +124,28 @@ def tamed(logs: np.ndarray, deviations: np.ndarray, sigma: float) -> np.ndarray 
     return logs - deviations + np.clip(deviations, -TAME * sigma, TAME * sigma)
 
 
+def cut_likelihood(logs: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each cut of `logs` (1 to len - 1) and its likelihood as the place of one step between
+    two levels in normal noise of `sigma` (log) from commit to commit: exp(-SSE / 2 sigma^2)
+    of its least-squares fit, a flat prior over the cuts, the likelihoods summing to 1."""
+    cuts = np.arange(1, len(logs))
+    cost = least_squares(logs, cuts)
+    weight = np.exp(-(cost - cost.min()) / (2 * sigma * sigma))
+    return cuts, weight / weight.sum()
+
+
 def likely_span(logs: np.ndarray, at: int, sigma: float) -> tuple[int, int] | None:
     """Where the noise is independent (each commit scatters on its own, normal in log):
     None where the step in `logs` (one step between two levels, `at` the first commit after
-    it) is placed, else the span (first, last) it may lie in. Each cut is as likely as its
-    least-squares fit (`sigma`: the noise, log; a flat prior over the cuts): the step is
-    placed where PLACED_MASS of the likelihood lies within PLACED_WITHIN commits of the best
-    cut and that cut is `at` or next to it; else its span is the likeliest cuts that hold
-    CREDIBLE of it. The share near the best cut is the chance that the step is there (drawn
-    normal noise, a step one noise high, 2,000 draws: placed with 60-70 % of it near the best
-    cut, 63 % were within 2 commits; 70-80 %: 75 %; 80-90 %: 84 %; the spans held it in
-    98 %). Measured beside asv on drawn series (benchmarks/perf_history_detection.py
-    --independent) and on every recorded history: docs/performance.md."""
-    cuts = np.arange(1, len(logs))
-    if not len(cuts):
+    it) is placed, else the span (first, last) it may lie in. The step is placed where
+    PLACED_MASS of its `cut_likelihood` lies within PLACED_WITHIN commits of the best cut
+    and that cut is `at` or next to it; else its span is the likeliest cuts that hold
+    CREDIBLE of it. The share near the best cut is the chance that the step is there:
+    benchmarks/perf_history_placement.py measures how often it is (results/
+    history_placement.json), and perf_history_detection.py the steps found beside asv's."""
+    if len(logs) < 2:
         return None
-    cost = least_squares(logs, cuts)
-    weight = np.exp(-(cost - cost.min()) / (2 * sigma * sigma))
-    weight /= weight.sum()
+    cuts, weight = cut_likelihood(logs, sigma)
     best = int(cuts[np.argmax(weight)])
     if abs(best - at) <= 1 and weight[np.abs(cuts - best) <= PLACED_WITHIN].sum() >= PLACED_MASS:
         return None
