@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchkit.core.history import placement  # noqa: E402
 from benchkit.core.history.series import Commit, Point, Series  # noqa: E402
 from benchkit.core.history.steps import time_steps  # noqa: E402
+from benchkit.system.files import atomic_write_bytes  # noqa: E402
 
 BINS = (0.6, 0.7, 0.8, 0.9, 1.0 + 1e-9)
 
@@ -108,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", type=Path, default=Path("results/history_placement.json"))
     args = parser.parse_args(argv)
+    for name in ("draws", "heavy_draws"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: give 1 or more")
     rng = np.random.default_rng(args.seed)
     result = {
         "settings": {"draws": args.draws, "heavy_draws": args.heavy_draws, "seed": args.seed,
@@ -130,10 +134,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{near['least_squares']:.1%}, medians {near['medians']:.1%}")
     for kind, counts in result["heavy_tails"].items():
         print(f"{kind} noise, 10 % steps in 1,000 commits: {counts}")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = args.output.with_suffix(".tmp")
-    temporary.write_text(json.dumps(result, indent=1) + "\n")
-    temporary.replace(args.output)
+    atomic_write_bytes(args.output, (json.dumps(result, indent=1) + "\n").encode())
     print(f"wrote {args.output}")
     return 0
 
