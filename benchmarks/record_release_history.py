@@ -127,7 +127,7 @@ def main() -> None:
     args.python = str(Path(args.python).absolute())
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from benchkit.core.history.asv_write import to_asv
+    from benchkit.core.history.asv import to_asv
     from benchkit.system.results_files import load
 
     python = ".".join(platform.python_version_tuple()[:2])

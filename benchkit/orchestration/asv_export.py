@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from benchkit.core.history.asv_write import to_asv
+from benchkit.core.history.asv import to_asv
 from benchkit.core.records.schema import Results
 from benchkit.errors import BenchkitError
 from benchkit.system import git
