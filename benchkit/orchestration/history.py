@@ -270,8 +270,8 @@ def _series_key(item: Series | Step) -> tuple:
 
 # The modules of core/history whose code decides the steps found (tests/test_history_cache.py
 # checks that every one `steps` imports is here).
-STEP_FINDERS = ("changes", "level_change", "noise", "placement", "runners", "step", "steps",
-                "time_steps")
+STEP_FINDERS = ("changes", "level_change", "newest", "noise", "placement", "runners", "step",
+                "steps", "time_steps")
 
 
 @functools.lru_cache(maxsize=1)

@@ -30,7 +30,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from benchkit.core.history.series import Point
 from benchkit.core.history.step import Step
 
 REACH = 10          # commits on either side of a step whose cuts are scored
@@ -386,15 +385,3 @@ def floor_spans(raw: np.ndarray, positions: Sequence[int], slower: Sequence[bool
         first, last = max(min(at, bound), edges[k] + 1), min(max(at, bound), edges[k + 2] - 1)
         out.append(None if last - first < SEPARATION else (first, last))
     return out
-
-
-def pending(points: Sequence[Point], steps: list[Step], min_level: int) -> list[Step]:
-    """The steps, with those fewer than `min_level` commits from the newest end of `points`
-    marked pending: inside a series a level that short is a spell, and at its newest end
-    nothing yet tells a shared runner's slow spell from a step (a busy runner's last few
-    nights: benchmarks/perf_history_detection.py, `benchkit_pending_per_series`). More
-    commits, or `--confirm`, settle it."""
-    index = {p.commit.sha: i for i, p in enumerate(points)}
-    return [dataclasses.replace(step, pending=True)
-            if not step.transient and len(points) - index[step.commit.sha] < min_level
-            else step for step in steps]

@@ -48,7 +48,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from benchkit.core.history import placement
+from benchkit.core.history import newest, placement
 from benchkit.core.history.level_change import (apart, at_faster_speed_steps,
                                                 evidence_decision, flip_noise, rank_p,
                                                 shift_interval, two_speed_read)
@@ -246,8 +246,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                    at_faster_speed=at_faster_speed)
     n = len(series.points)
     if n <= STRETCH or (at_faster_speed and independent_values(values_at_one_speed(series.points))):
-        return placement.pending(series.points, _steps_of_stretch(series, evidence, **options),
-                                 min_level)
+        return newest.pending(series.points, _steps_of_stretch(series, evidence, **options),
+                              min_level)
     count = math.ceil((n - STRETCH) / (STRETCH // 2)) + 1
     starts = [round(k * (n - STRETCH) / (count - 1)) for k in range(count)]
     # (commits from the stretch's middle, stretch, position, step): a stretch answers for its
@@ -270,7 +270,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                    for other, where, s in kept):
             kept.append((k, at, step))
     ordered = [step for _, _, step in sorted(kept, key=lambda f: f[1])]
-    return placement.pending(series.points, ordered, min_level)
+    return newest.pending(series.points, ordered, min_level)
 
 
 def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]] | None, *,
