@@ -49,11 +49,12 @@ def pending(points: Sequence[Point], steps: list[Step], min_level: int) -> list[
     that stays (not transient; at most SPELL_LOOKBACK commits back) and it, measured from
     that stretch's median."""
     index = {p.commit.sha: i for i, p in enumerate(points)}
-    values = values_at_one_speed(points)
     logs = None
-    if len(values) > 1 and np.all(values > 0):      # log values: a point at 0 is left out
-        raw = np.log(values)
-        logs = level_filter(raw, outliers(raw))[0]
+    if any(min_level <= len(points) - index[s.commit.sha] <= NEWEST_REACH for s in steps):
+        values = values_at_one_speed(points)
+        if len(values) > 1 and np.all(values > 0):    # log values: a point at 0 is left out
+            raw = np.log(values)
+            logs = level_filter(raw, outliers(raw))[0]
     out, before = [], 0
     for step in steps:
         at = index[step.commit.sha]
