@@ -26,7 +26,6 @@ from benchkit.core.history.series import Point, values_at_one_speed
 from benchkit.core.history.step import Step
 
 NEWEST_REACH = 30     # commits after a step within which the series' spells may hold it
-SPELL_LOOKBACK = 200  # commits before a step searched for a spell (a stretch's length)
 SPELL_SHARE = 0.5     # a spell this share of a step's height out stands as far out as it
 
 
@@ -41,13 +40,14 @@ def longest_spell(logs: np.ndarray, level: float, height: float) -> int:
     return longest
 
 
-def pending(points: Sequence[Point], steps: list[Step], min_level: int) -> list[Step]:
+def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback: int
+            ) -> list[Step]:
     """The steps, with those at the newest end of `points` that may yet be a spell marked
     pending (module docstring): fewer than `min_level` commits after the step; or at most
     NEWEST_REACH commits after it, and no more than the longest spell (`longest_spell`, in
     the level-filtered log values, `noise.level_filter`) between the last step before it
-    that stays (not transient; at most SPELL_LOOKBACK commits back) and it, measured from
-    that stretch's median."""
+    that stays (not transient; at most `lookback` commits back: the commits judged together)
+    and it, measured from that stretch's median."""
     index = {p.commit.sha: i for i, p in enumerate(points)}
     logs = None
     if any(min_level <= len(points) - index[s.commit.sha] <= NEWEST_REACH for s in steps):
@@ -62,7 +62,7 @@ def pending(points: Sequence[Point], steps: list[Step], min_level: int) -> list[
         if not step.transient and after < min_level:
             step = dataclasses.replace(step, pending=True)
         elif not step.transient and logs is not None and after <= NEWEST_REACH:
-            level = logs[max(before, at - SPELL_LOOKBACK):at]
+            level = logs[max(before, at - lookback):at]
             spell = longest_spell(level, float(np.median(level)), math.log(
                 step.after / step.before)) if len(level) > after else 0
             if spell >= after:

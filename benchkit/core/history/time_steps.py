@@ -247,7 +247,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     n = len(series.points)
     if n <= STRETCH or (at_faster_speed and independent_values(values_at_one_speed(series.points))):
         return newest.pending(series.points, _steps_of_stretch(series, evidence, **options),
-                              min_level)
+                              min_level, STRETCH)
     count = math.ceil((n - STRETCH) / (STRETCH // 2)) + 1
     starts = [round(k * (n - STRETCH) / (count - 1)) for k in range(count)]
     # (commits from the stretch's middle, stretch, position, step): a stretch answers for its
@@ -270,7 +270,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                    for other, where, s in kept):
             kept.append((k, at, step))
     ordered = [step for _, _, step in sorted(kept, key=lambda f: f[1])]
-    return newest.pending(series.points, ordered, min_level)
+    return newest.pending(series.points, ordered, min_level, STRETCH)
 
 
 def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]] | None, *,
