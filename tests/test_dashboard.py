@@ -209,8 +209,10 @@ def test_without_bokeh_report_says_what_to_install_and_markdown_still_works(hist
     assert done.returncode == 0 and "4 change point(s)" in done.stdout
 
 
-def _chromium():
-    """A headless Chromium driven by selenium, or a skip saying what is missing."""
+def _chromium(tmp_path):
+    """A headless Chromium driven by selenium, or a skip saying what is missing. Its profile
+    goes under `tmp_path`: the temporary one chromedriver makes in /tmp stayed there after
+    quit(), one per test."""
     webdriver = pytest.importorskip("selenium.webdriver",
                                     reason="selenium is not installed (pip install selenium)")
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -225,6 +227,7 @@ def _chromium():
                  "--host-resolver-rules=MAP * ~NOTFOUND", "--disable-dev-shm-usage"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
@@ -259,7 +262,7 @@ def test_the_site_renders_in_a_real_browser_from_the_file_system(history_db, tmp
                                   for name in ("bokeh.min.js", "bokeh-api.min.js"))
     assert len(packed) < 0.45 * len(inflated)
     from selenium.webdriver.common.by import By
-    browser = _chromium()
+    browser = _chromium(tmp_path)
     try:
         browser.get((site / "index.html").as_uri())
         rows = browser.find_elements(By.CSS_SELECTOR, "#benchmarks tbody tr")
@@ -359,7 +362,7 @@ def test_a_long_parameterized_name_fits_1280_pixels_on_its_page(tmp_path):
     site = tmp_path / "site"
     cli("report", site, "--db", path, cwd=tmp_path, check_code=0)
     (page,) = (site / "benchmarks").glob("*.html")
-    browser = _chromium()
+    browser = _chromium(tmp_path)
     try:
         for url in (site / "index.html", page):
             browser.get(url.as_uri())
@@ -386,7 +389,7 @@ def test_the_legend_of_many_machines_goes_under_the_chart(tmp_path):
                measured_at="0", source="synthetic", digest="few", environment={})
     site = tmp_path / "site"
     cli("report", site, "--db", path, cwd=tmp_path, check_code=0)
-    browser = _chromium()
+    browser = _chromium(tmp_path)
     try:
         where = {}
         for page in sorted((site / "benchmarks").glob("*.html")):
@@ -410,7 +413,7 @@ def test_a_browser_without_decompression_says_so_and_keeps_the_tables(history_db
     site = tmp_path / "site"
     cli("report", site, "--db", history_db, cwd=tmp_path, check_code=0)
     page = sorted((site / "benchmarks").glob("*.html"))[0]
-    browser = _chromium()
+    browser = _chromium(tmp_path)
     try:
         browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
                                 {"source": "delete window.DecompressionStream;"})
@@ -518,7 +521,7 @@ def test_the_front_page_shows_the_chosen_environments_steps_in_a_real_browser(tm
         "history", "regressions", "--json", "--env", env, "--db", db, cwd=tmp_path,
         check_code=0).stdout) if not s["pending"]) for env in envs}
     assert sum(expected[envs[0]].values()) == 5 and not expected[envs[1]]
-    browser = _chromium()
+    browser = _chromium(tmp_path)
     try:
         browser.get((site / "index.html").as_uri())
 
@@ -561,7 +564,7 @@ def test_failures_and_environment_changes_show_in_the_charts_of_real_results(tmp
     moved = [p for p, f in charts.items()
              if any(r["kind"] == "environment" for c in f.values() for r in c["rules"])]
     assert failing and moved
-    browser = _chromium()
+    browser = _chromium(tmp_path)
     try:
         for page, legend, dash in ((failing[0], "failed or skipped", None),
                                    (moved[0], None, "dotted")):
