@@ -234,9 +234,10 @@ def test_comes_back_finds_the_first_run_of_commits_back_at_the_level_before():
                      + [1.5] * 10)
     assert placement.comes_back(cluster, 10, before, after, 0.3) is None
     assert placement.comes_back(cluster, 10, before, after, 0.5) == 19
-    # two fast commits are enough: four faster commits of which two are 0.3x below, two at
-    # the level after, put the run's lower median at the level before (time_numpy_dot in the
-    # busy history); one such commit among them does not make the run another speed
+    # two fast commits are enough: two at the level after and four faster, two of them 0.7x
+    # (more than the reportable 0.25 below the level before), put the run's lower median at
+    # the level before (time_numpy_dot in the busy history); one such commit does not make
+    # the run another speed
     two = np.log([1.0] * 10 + [1.5] * 12 + [0.95, 0.97, 0.7, 0.72] + [1.5] * 10)
     assert placement.comes_back(two, 10, before, after, 0.25) is None
     one = np.log([1.0] * 10 + [1.5] * 12 + [0.95, 0.97, 0.7, 1.0] + [1.5] * 10)
