@@ -303,8 +303,7 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     `at`) comes back: in the first run of BACK_RUN commits, starting within BACK_WITHIN
     commits after the step, whose median lies within `effect` (the least change reported,
     log) and BACK_SHARE of the step of `before`, the first commit that does; None where
-    there is no such run, or where two of the run's commits lie more than `effect` below
-    `before`. Timing noise only slows runs down, so a run of commits back at
+    there is no such run. Timing noise only slows runs down, so a run of commits back at
     the faster level is the code's speed: a revert, a fix, or a machine that runs the
     snippet at two speeds in clusters that do not read as levels (`excursions` sees only
     levels). Measured on this VM's idle noise history (benchmarks/
@@ -338,7 +337,8 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     band = min(BACK_SHARE * (after - before), effect)
     # at the level before, and not there only because part of the run is a reportable
     # change below it (a machine's fast cluster: another speed, not the level before)
-    close = (np.abs(medians - before) <= band) & (runs[:, 1] >= before - effect)
+    second_fastest = runs[:, 1]
+    close = (np.abs(medians - before) <= band) & (second_fastest >= before - effect)
     if independent:
         close &= after - medians >= effect
     back = np.flatnonzero(close)
