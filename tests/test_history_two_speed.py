@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchkit.core.history.level_change import (GAP_LIKE, _TRIED, TIE, _quantiles,
-                                                faster_speeds, two_speed, two_speed_cuts)
+                                                faster_speeds, slower_runs_disagree, two_speed,
+                                                two_speed_cuts)
 from benchkit.core.history.placement import cut_costs, median
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import time_steps
@@ -23,6 +24,9 @@ BIMODAL = json.loads((Path(__file__).parent / "fixtures" / "history" / "new-vm-b
 # ... and of the VM after it, beside a busy neighbour (third-vm-busy-time-sorted.json)
 BUSY_SORTED = json.loads((Path(__file__).parent / "fixtures" / "history" /
                           "third-vm-busy-time-sorted.json").read_text())["series"]
+# ... and of the one after that, beside a busy neighbour, whose two speeds meet at commit ~140
+BUSY_JSON = json.loads((Path(__file__).parent / "fixtures" / "history" /
+                        "busy-time-json-dumps.json").read_text())["series"]
 
 
 def _series(values):
@@ -141,6 +145,32 @@ def test_a_spell_between_a_step_and_a_flip_is_not_named():
                int(s.span[0].sha[1:]) <= 96 <= int(s.span[1].sha[1:]) + 2 for s in claimed)
     assert all(abs(s.change) < 1.0 for s in claimed)
     assert _claimed(BUSY_SORTED["busy/time_sorted"]) == []
+
+
+def test_slower_runs_that_move_against_a_step_at_the_faster_speed_disagree():
+    gap = math.log(1.7)
+    two = np.array([0.0, gap] * 20)
+    # the speeds meet: one speed after, halfway between them (its faster speed went up)
+    met = np.r_[two, np.full(40, gap / 2)]
+    assert slower_runs_disagree(met, 40, 0, 80, slower=True)
+    # a change in the code: both speeds 25 % slower
+    both = np.r_[two, two + math.log(1.25)]
+    assert not slower_runs_disagree(both, 40, 0, 80, slower=True)
+    assert slower_runs_disagree(both, 40, 0, 80, slower=False)
+    # only the commits before the next step count (here: a faster level from commit 50)
+    later = np.r_[two, two[:10] + math.log(1.25), np.full(30, -1.0)]
+    assert not slower_runs_disagree(later, 40, 0, 50, slower=True)
+    assert slower_runs_disagree(later, 40, 0, 80, slower=True)
+
+
+def test_two_speeds_that_meet_are_not_a_step():
+    # real: beside a busy neighbour, runs at two speeds about 2x apart until commit ~140,
+    # then at one between them: the same median. With a +5 % step put in at commit 8 (too
+    # small to find) a +19 % step of the faster speed was claimed at 131-141
+    values = np.array(BUSY_JSON["busy/time_json_dumps"])
+    assert _claimed(values) == []
+    values[8:] *= 1.05
+    assert [s for s in _claimed(values) if int(s.commit.sha[1:]) > 100] == []
 
 
 @given(st.lists(st.floats(-50, 50, allow_nan=False), min_size=1, max_size=300))
