@@ -166,7 +166,7 @@ def test_slower_runs_that_move_against_a_step_at_the_faster_speed_disagree():
 def test_two_speeds_that_meet_are_not_a_step():
     # real: beside a busy neighbour, runs at two speeds about 2x apart until commit ~140,
     # then at one between them: the same median. With a +5 % step put in at commit 8 (too
-    # small to find) a +19 % step of the faster speed was claimed at 131-141
+    # small to find) a +19 % step of the faster speed was claimed, somewhere in 138-148
     values = np.array(BUSY_JSON["busy/time_json_dumps"])
     assert _claimed(values) == []
     values[8:] *= 1.05

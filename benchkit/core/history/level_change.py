@@ -288,9 +288,8 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
     (`slower_runs_disagree`: the machine's speeds met). The folded values can put a step at
     the wrong commit: where a level after a step is as fast as the slower speed before it,
     the fold reads the commits next to the step with one faster speed for both sides
-    (measured on this VM's idle history,
-    benchmarks/perf_history_detection.py: false steps 0.0204 -> 0.0155 a series, all of
-    them real steps named 3-8 commits away)."""
+    (measured on this VM's idle history, benchmarks/perf_history_detection.py: false steps
+    0.0204 -> 0.0155 a series, all of them real steps named 3-8 commits away)."""
     points = series.points
     column = np.exp(read.folded).tolist()
     folded = dataclasses.replace(series, points=Points(
