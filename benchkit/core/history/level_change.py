@@ -352,7 +352,7 @@ def slower_runs_disagree(raw: np.ndarray, at: int, low: int, high: int, slower: 
     steps found 17.5, 20.0, 19.5 -> 15.8, 19.5, 18.8 % (asv 10.8, 15.2, 18.0); every
     position of the idle history: 25 % steps 38.0 -> 32.9 % (asv 9.1; the lost ones are
     steps where the slow runs fell from about 60 to 20 % of the commits), false 0.0196 ->
-    0.0186; no other set moved. The median would not do: in a series about half slow it
+    0.0186; no other set's recall or false steps moved. The median would not do: in a series about half slow it
     jumps between the speeds."""
     before = raw[max(low, at - placement.WINDOW):at]
     after = raw[at:min(high, at + placement.WINDOW)]
