@@ -15,6 +15,7 @@ import numpy as np
 
 from benchkit.core.decisions.verdicts import decide_runs, ratio_of
 from benchkit.core.history import placement
+from benchkit.core.history.noise import noise_of
 from benchkit.core.history.series import Point, Points, Series, commits_of
 from benchkit.core.history.step import Step
 from benchkit.core.measure.measurement import probe_relative_times
@@ -125,7 +126,7 @@ def pooled(ms: Sequence[Any], reference: float | None):
 
 GAPS = np.linspace(0.8, 2.0, 13)   # gaps between the speeds tried, in flip heights
 MIXED = 0.1                 # a level with this share of its commits at each speed holds both
-GAP_LIKE = 0.33             # a step this close to the gap (share of it) reads as a flip
+GAP_LIKE = 0.33             # a step this close to the gap (share of it) reads as a flip ...
 FLIP_SPELL = 20            # ... and one the other way this close to a flip, the cluster's edge
 TWO_SPEED_SLACK = 3.0       # a cut within this many commits' deviation of the best fits
 TWO_SPEED_FIT = 0.8         # share of commits two speeds must fit to read fine levels' flips
@@ -273,11 +274,14 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
 
 
 def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
-                          steps_in: Callable[[Series], list[Step]]) -> list[Step]:
+                          steps_in: Callable[[Series], list[Step]], sigmas: float
+                          ) -> list[Step]:
     """The steps of a two-speed series (log values `raw`), found (`steps_in`) in its
     values at the faster speed (`read`: `two_speed_read`). A step about as high as the gap
-    between the speeds (within GAP_LIKE of it) is a cluster of slower commits as much as a
-    change, and is left out; so is a step the other way fewer than FLIP_SPELL commits from
+    between the speeds (within GAP_LIKE of it, and within `sigmas` noises of the values at
+    the faster speed: a height that far from the gap is measured, not a flip) is a cluster
+    of slower commits as much as a change, and is left out; so is a step the other way
+    fewer than FLIP_SPELL commits from
     it, the cluster's other edge (the fold can take a real step for a change of speed: a
     +50 % step at commit 95 of this VM's noise beside a busy neighbour, the commits after
     it read as slower, was named as +198 % at a spell 13 commits later, between a step up
@@ -299,8 +303,14 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
             f"{math.expm1(read.gap):.0%} slower): read at its faster speed")
     steps = steps_in(folded)
     positions = [index[step.commit.sha] for step in steps]
+    # the noise bound: a +50 % step on this VM's idle history (gap 0.59, log), its folded
+    # levels 6 % noisy, had a height 0.17 from the gap and was left out as a flip; every
+    # position, 50 % steps 55.7 -> 63.0 % (asv 25.5), false 0.0186 -> 0.0189; joined, 50 %
+    # 31.8 / 34.8 / 33.8 -> 34.0 / 36.0 / 35.5 %, false steps the same; no other set moved
+    # (3 noises in place of 2.25: 60.1 %, 33.0 / 35.5 / 35.0 %)
+    like = min(GAP_LIKE * read.gap, sigmas * noise_of(read.folded))
     flips = [step.placed and not step.transient and abs(
-        abs(math.log(step.after) - math.log(step.before)) - read.gap) < GAP_LIKE * read.gap
+        abs(math.log(step.after) - math.log(step.before)) - read.gap) < like
         for step in steps]
 
     def edge_of_a_cluster(k: int) -> bool:
@@ -352,8 +362,8 @@ def slower_runs_disagree(raw: np.ndarray, at: int, low: int, high: int, slower: 
     steps found 17.5, 20.0, 19.5 -> 15.8, 19.5, 18.8 % (asv 10.8, 15.2, 18.0); every
     position of the idle history: 25 % steps 38.0 -> 32.9 % (asv 9.1; the lost ones are
     steps where the slow runs fell from about 60 to 20 % of the commits), false 0.0196 ->
-    0.0186; no other set's recall or false steps moved. The median would not do: in a series about half slow it
-    jumps between the speeds."""
+    0.0186; no other set's recall or false steps moved. The median would not do: in a
+    series about half slow it jumps between the speeds."""
     before = raw[max(low, at - placement.WINDOW):at]
     after = raw[at:min(high, at + placement.WINDOW)]
     if not len(before) or not len(after):

@@ -304,7 +304,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
         def steps_in(folded: Series) -> list[Step]:
             return time_steps(folded, evidence, alpha=alpha, noise=noise, penalty=penalty,
                               min_level=min_level, at_faster_speed=False)
-        return at_faster_speed_steps(series, raw, read, steps_in)
+        return at_faster_speed_steps(series, raw, read, steps_in, SIGMAS)
     sigma = max(sigma, flips)  # still two-speed when read so: no long-level discount
     effect = max(math.log1p(noise), SIGMAS * sigma)
     # no spells (a two-speed fold's are folded out, not absent): a long level is a level
