@@ -126,7 +126,7 @@ def pooled(ms: Sequence[Any], reference: float | None):
 
 GAPS = np.linspace(0.8, 2.0, 13)   # gaps between the speeds tried, in flip heights
 MIXED = 0.1                 # a level with this share of its commits at each speed holds both
-GAP_LIKE = 0.33             # a step this close to the gap (share of it) reads as a flip ...
+GAP_LIKE = 0.33             # a step this close to the gap (share of it) reads as a flip
 FLIP_SPELL = 20            # ... and one the other way this close to a flip, the cluster's edge
 TWO_SPEED_SLACK = 3.0       # a cut within this many commits' deviation of the best fits
 TWO_SPEED_FIT = 0.8         # share of commits two speeds must fit to read fine levels' flips
@@ -279,21 +279,21 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
     """The steps of a two-speed series (log values `raw`), found (`steps_in`) in its
     values at the faster speed (`read`: `two_speed_read`). A step about as high as the gap
     between the speeds (within GAP_LIKE of it, and within `sigmas` noises of the values at
-    the faster speed: a height that far from the gap is measured, not a flip) is a cluster
+    the faster speed: a height further from the gap is measured, not a flip) is a cluster
     of slower commits as much as a change, and is left out; so is a step the other way
-    fewer than FLIP_SPELL commits from
-    it, the cluster's other edge (the fold can take a real step for a change of speed: a
-    +50 % step at commit 95 of this VM's noise beside a busy neighbour, the commits after
-    it read as slower, was named as +198 % at a spell 13 commits later, between a step up
-    and a flip down; 15 of 108 false cases of that history, every position). Each other
-    step is placed on the raw values, as two levels of two speeds each (`two_speed_cuts`):
-    at the best cut, or not placed (a span) where cuts SEPARATION or more commits apart fit
-    about as well. A step the slower runs move against is left out
-    (`slower_runs_disagree`: the machine's speeds met). The folded values can put a step at
-    the wrong commit: where a level after a step is as fast as the slower speed before it,
-    the fold reads the commits next to the step with one faster speed for both sides
-    (measured on this VM's idle history, benchmarks/perf_history_detection.py: false steps
-    0.0204 -> 0.0155 a series, all of them real steps named 3-8 commits away)."""
+    fewer than FLIP_SPELL commits from it, the cluster's other edge (the fold can take a
+    real step for a change of speed: a +50 % step at commit 95 of this VM's noise beside a
+    busy neighbour, the commits after it read as slower, was named as +198 % at a spell 13
+    commits later, between a step up and a flip down; 15 of 108 false cases of that
+    history, every position). A step the slower runs move against is left out
+    (`slower_runs_disagree`: the machine's speeds met). Each other step is placed on the
+    raw values, as two levels of two speeds each (`two_speed_cuts`): at the best cut, or not
+    placed (a span) where cuts SEPARATION or more commits apart fit about as well. The
+    folded values can put a step at the wrong commit: where a level after a step is as fast
+    as the slower speed before it, the fold reads the commits next to the step with one
+    faster speed for both sides (measured on this VM's idle history, benchmarks/
+    perf_history_detection.py: false steps 0.0204 -> 0.0155 a series, all of them real
+    steps named 3-8 commits away)."""
     points = series.points
     column = np.exp(read.folded).tolist()
     folded = dataclasses.replace(series, points=Points(
