@@ -17,20 +17,20 @@ from benchkit.core.history.placement import cut_costs, median
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import time_steps
 
+def _fixture(name):
+    return json.loads((Path(__file__).parent / "fixtures" / "history" / name).read_text()
+                      )["series"]
+
+
 # Real noise of this project's VM (tests/fixtures/history/new-vm-bimodal.json: the code
 # never changed; each commit ran at one of two speeds, 1.7x apart, in clusters)
-BIMODAL = json.loads((Path(__file__).parent / "fixtures" / "history" / "new-vm-bimodal.json"
-                      ).read_text())["series"]
+BIMODAL = _fixture("new-vm-bimodal.json")
 # ... and of the VM after it, beside a busy neighbour (third-vm-busy-time-sorted.json)
-BUSY_SORTED = json.loads((Path(__file__).parent / "fixtures" / "history" /
-                          "third-vm-busy-time-sorted.json").read_text())["series"]
+BUSY_SORTED = _fixture("third-vm-busy-time-sorted.json")
 # ... and of the one after that, beside a busy neighbour, whose two speeds meet at commit ~140
-BUSY_JSON = json.loads((Path(__file__).parent / "fixtures" / "history" /
-                        "busy-time-json-dumps.json").read_text())["series"]
+BUSY_JSON = _fixture("busy-time-json-dumps.json")
 # ... and idle, its two speeds 1.8x apart (idle-time-re-findall.json)
-IDLE_RE = json.loads((Path(__file__).parent / "fixtures" / "history" /
-                      "idle-time-re-findall.json").read_text())["series"]
-
+IDLE_RE = _fixture("idle-time-re-findall.json")
 
 def _series(values):
     points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), v, v, v, 1, 1)

@@ -323,16 +323,14 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
     out = []
     for k, step in enumerate(steps):
         step = dataclasses.replace(step, evidence=step.evidence + note)
-        if not step.transient and slower_runs_disagree(
-                raw, positions[k], positions[k - 1] if k else 0,
-                positions[k + 1] if k + 1 < len(positions) else len(raw), step.change > 0):
+        # the commits between its neighbouring steps judge it
+        at, low = positions[k], positions[k - 1] if k else 0
+        high = positions[k + 1] if k + 1 < len(positions) else len(raw)
+        if not step.transient and slower_runs_disagree(raw, at, low, high, step.change > 0):
             continue
         if step.placed and not step.transient:
             if flips[k] or edge_of_a_cluster(k):
                 continue
-            low = positions[k - 1] if k else 0
-            high = positions[k + 1] if k + 1 < len(positions) else len(raw)
-            at = positions[k]
             cuts = two_speed_cuts(raw, at, max(low, at - placement.WINDOW),
                                   min(high, at + placement.WINDOW), read.gap)
             if cuts is not None:
