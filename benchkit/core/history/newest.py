@@ -48,6 +48,8 @@ def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback
     the level-filtered log values, `noise.level_filter`) between the last step before it
     that stays (not transient; at most `lookback` commits back: the commits judged together)
     and it, measured from that stretch's median."""
+    if not steps:
+        return []       # most series: no index of their commits to build
     index = {p.commit.sha: i for i, p in enumerate(points)}
     logs = None
     if any(min_level <= len(points) - index[s.commit.sha] <= NEWEST_REACH for s in steps):

@@ -242,3 +242,19 @@ def speed_relative(m: Any) -> float | None:
     relative = probe_relative_times(m)
     flat = [t for process in relative or [] for t in process]
     return statistics.median(flat) if flat else None
+
+
+def pooled_measurement(ms: Sequence[Measurement], reference: float | None) -> Measurement:
+    """One Measurement holding the processes of several (per-run times). With speed probes
+    on every process, times are taken at the `reference` probe's speed: a commit measured
+    while the machine ran slow counts at the speed of the others."""
+    relative = [probe_relative_times(m) for m in ms]
+    scale = reference is not None and None not in relative
+    times, processes = [], []
+    for m, over_probes in zip(ms, relative):
+        per_process = ([[t * reference for t in process] for process in over_probes]
+                       if scale else m.process_times())
+        for sample, process_times in zip(m.processes, per_process):
+            times += process_times
+            processes.append(ProcessSample(sample.chunks, (), None))
+    return Measurement(1, times, ms[0].task_spec, None, processes)
