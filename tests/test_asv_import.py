@@ -319,3 +319,19 @@ def test_commits_of_two_branches_at_one_place_are_named(tmp_path):
             "--db", alone, cwd=repo, check_code=0)
     assert "place(s)" not in cli("history", "show", "bench_x::mul", "--db", alone, cwd=tmp_path,
                                  check_code=0).stderr
+
+
+def test_files_skipped_for_one_reason_count_together(tmp_path):
+    # two commit ids that are not ones: one kind of reason, not one per value
+    (tmp_path / "benchmarks.json").write_text('{"version": 2}')
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "machine.json").write_text('{"machine": "m", "version": 1}')
+    for name, sha in (("a.json", "--upload-pack=x"), ("b.json", "not a sha"),
+                      ("c.json", "abcd1234")):
+        (tmp_path / "m" / name).write_text(json.dumps(
+            {"version": 2, "commit_hash": sha, "date": 1, "params": {}, "env_name": "e",
+             "result_columns": ["result", "params"], "results": {"t.time_x": [[1.0], []]}}))
+    out = cli("history", "import-asv", tmp_path, "--db", tmp_path / "h.db", cwd=tmp_path)
+    line = next(x for x in out.stdout.splitlines() + out.stderr.splitlines()
+                if x.startswith("skipped files:"))
+    assert line.startswith("skipped files: 2 commit_hash: ... is not a commit id (e.g. m/")

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -69,7 +70,9 @@ class AsvImport:
 
 
 def _reason_kind(reason: str) -> str:
-    return reason.split(" (", 1)[0].split(";", 1)[0][:60]
+    """What a skip reason says without the file's own quoted values (a commit id that is
+    not one): files skipped for one reason count together."""
+    return re.sub(r"'[^']*'", "...", reason.split(" (", 1)[0].split(";", 1)[0])[:60]
 
 
 def _json(raw: bytes):
