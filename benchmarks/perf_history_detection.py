@@ -53,7 +53,9 @@ out (results/history_detection_runners*.json; benchmarks/perf_history_runner_poo
 the same to real results files, with and without the runs naming their CPU).
 `--independent SERIES COMMITS NOISE` adds a set of series whose noise is independent from
 commit to commit (log-normal, seeded): a quiet machine's, which no history recorded on this
-VM has (results/history_detection_independent.json). `--e-divisive PYTHON` adds E-divisive
+VM has (results/history_detection_independent.json); `--autocorrelated SERIES COMMITS NOISE
+PHI` one whose log noise carries PHI of each commit's to the next (AR(1)): a machine whose
+speed drifts from night to night. `--e-divisive PYTHON` adds E-divisive
 means (`signal-processing-algorithms`, as Otava and MongoDB's CI use it) as a third column,
 run by benchmarks/e_divisive_worker.py in PYTHON, an interpreter that has the package (it
 pins numpy below 2), at each p of `--e-divisive-p` (results/history_detection_e_divisive*).
@@ -146,6 +148,17 @@ def windows(series: list[tuple[str, np.ndarray]], size: int | None
                  if label in SHAS})
     values_of = dict(series)
     return [(piece, values_of[label][start:start + size]) for label, piece, start in pieces]
+
+
+def autocorrelated(count: int, commits: int, sigma: float, phi: float
+                   ) -> list[tuple[str, np.ndarray]]:
+    """`count` series of `commits` values whose log noise is AR(1): each commit `phi` times
+    the one before plus a fresh normal of `sigma` (seeded by the four)."""
+    from scipy.signal import lfilter
+    rng = np.random.default_rng([count, commits, round(sigma * 1e6), round(phi * 1e6)])
+    return [(f"autocorrelated/{k}", np.exp(lfilter([1.0], [1.0, -phi],
+                                                   rng.normal(0, sigma, commits))))
+            for k in range(count)]
 
 
 def joined(histories: list[list[tuple[str, np.ndarray]]]) -> list[tuple[str, np.ndarray]]:
@@ -582,6 +595,12 @@ def main() -> None:
                              "independent from commit to commit (log-normal, NOISE its "
                              "standard deviation, e.g. 0.05): a quiet machine's, which none "
                              "of the recorded histories has; no real steps (seeded)")
+    parser.add_argument("--autocorrelated", nargs=4, type=float, action="append", default=[],
+                        metavar=("SERIES", "COMMITS", "NOISE", "PHI"),
+                        help="a set of series like --independent's whose log noise is "
+                             "AR(1): each commit PHI (0 to 1) times the one before, plus a "
+                             "fresh normal of NOISE: a machine whose speed drifts; no real "
+                             "steps (seeded)")
     parser.add_argument("--e-divisive", metavar="PYTHON",
                         help="score E-divisive means beside them: PYTHON is an interpreter "
                              "with signal-processing-algorithms installed "
@@ -599,13 +618,17 @@ def main() -> None:
             if not 0 < pvalue < 1:
                 parser.error(f"--e-divisive-p {pvalue:g}: must be between 0 and 1")
             DETECTORS[f"e-div {pvalue:g}"] = EDivisive(args.e_divisive, pvalue)
-    for count, commits, sigma in args.independent:
+    for option, (count, commits, sigma, phi) in (
+            [("--independent", (*drawn, 0.0)) for drawn in args.independent]
+            + [("--autocorrelated", drawn) for drawn in args.autocorrelated]):
         if not (math.isfinite(count) and math.isfinite(commits) and count >= 1
-                and commits >= 2 * args.margin + 1 and 0 < sigma < 1
+                and commits >= 2 * args.margin + 1 and 0 < sigma < 1 and 0 <= phi < 1
                 and count == int(count) and commits == int(commits)):
-            parser.error(f"--independent {count:g} {commits:g} {sigma:g}: SERIES a whole "
-                         f"number of at least 1, COMMITS of at least {2 * args.margin + 1}, "
-                         "NOISE between 0 and 1")
+            given = " ".join(f"{x:g}" for x in (count, commits, sigma)) + (
+                f" {phi:g}" if option == "--autocorrelated" else "")
+            parser.error(f"{option} {given}: SERIES a whole number of at least 1, COMMITS "
+                         f"of at least {2 * args.margin + 1}, NOISE between 0 and 1"
+                         + (", PHI from 0 to below 1" if option == "--autocorrelated" else ""))
     if args.runners and not (0 < args.runners[0] < math.inf and 0 <= args.runners[1] <= 1):
         parser.error(f"--runners {args.runners[0]:g} {args.runners[1]:g}: FACTOR must be "
                      "a finite number above 0 and SHARE between 0 and 1")
@@ -627,6 +650,10 @@ def main() -> None:
         loaded.append((Path(f"independent noise {sigma:.0%}, {int(commits)} commits"),
                        [(f"independent/{k}", np.exp(rng.normal(0, sigma, int(commits))))
                         for k in range(int(count))], True))
+    for count, commits, sigma, phi in args.autocorrelated:
+        loaded.append((Path(f"autocorrelated noise {sigma:.0%}, phi {phi:g}, {int(commits)} "
+                            "commits"), autocorrelated(int(count), int(commits), sigma, phi),
+                       True))
     for join in args.join:
         shared = joined([load_series([d], args.min_points) for d in join])
         if not shared:

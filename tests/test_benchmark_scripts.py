@@ -270,3 +270,23 @@ def test_placement_calibration_runs_and_writes_its_three_measurements(tmp_path):
     near = result["least_squares_against_medians"]["1 noises"]
     assert near["least_squares"] > near["medians"]
     assert set(result["heavy_tails"]) == {"normal", "student_t3"}
+
+
+def test_autocorrelated_noise_carries_phi_of_each_commit_to_the_next():
+    import numpy as np
+    script = _script("perf_history_detection")
+    drawn = script.autocorrelated(20, 400, 0.03, 0.6)
+    logs = np.log(np.array([values for _, values in drawn]))
+    lag1 = np.mean([np.corrcoef(row[:-1], row[1:])[0, 1] for row in logs])
+    assert 0.55 < lag1 < 0.65
+    # the fresh noise is NOISE: the stationary spread is NOISE / sqrt(1 - PHI^2)
+    assert abs(np.std(logs) - 0.03 / np.sqrt(1 - 0.36)) < 0.004
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(
+        drawn, script.autocorrelated(20, 400, 0.03, 0.6)))        # seeded
+    independent = script.autocorrelated(20, 400, 0.03, 0.0)
+    assert abs(np.mean([np.corrcoef(np.log(v)[:-1], np.log(v)[1:])[0, 1]
+                        for _, v in independent])) < 0.05
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_history_detection.py"),
+                          "--autocorrelated", "2", "50", "0.03", "1.5"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "--autocorrelated 2 50 0.03 1.5" in out.stderr
