@@ -17,6 +17,7 @@ from benchkit.core.history.placement import cut_costs, median
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import time_steps
 
+
 def _fixture(name):
     return json.loads((Path(__file__).parent / "fixtures" / "history" / name).read_text()
                       )["series"]
@@ -31,6 +32,7 @@ BUSY_SORTED = _fixture("third-vm-busy-time-sorted.json")
 BUSY_JSON = _fixture("busy-time-json-dumps.json")
 # ... and idle, its two speeds 1.8x apart (idle-time-re-findall.json)
 IDLE_RE = _fixture("idle-time-re-findall.json")
+
 
 def _series(values):
     points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), v, v, v, 1, 1)
