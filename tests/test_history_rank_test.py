@@ -1,4 +1,4 @@
-"""The steps' rank test (core/history/level_change.rank_p) against scipy.stats.mannwhitneyu,
+"""The steps' rank test (core/decisions/rank_test.rank_p) against scipy.stats.mannwhitneyu,
 whose p it reproduces bit for bit."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from benchkit.core.history.level_change import apart, rank_p
+from benchkit.core.decisions.rank_test import apart, rank_p
 
 # values from a few levels, so that ties come often, or any finite floats
 SIDES = st.one_of(

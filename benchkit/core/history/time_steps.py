@@ -48,10 +48,10 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from benchkit.core.decisions.rank_test import apart, rank_p, shift_interval
 from benchkit.core.history import newest, placement
-from benchkit.core.history.level_change import (apart, at_faster_speed_steps,
-                                                evidence_decision, flip_noise, rank_p,
-                                                shift_interval, two_speed_read)
+from benchkit.core.history.level_change import (at_faster_speed_steps, evidence_decision,
+                                                flip_noise, two_speed_read)
 from benchkit.core.history.noise import (independent_values, LAGS, level_filter, noise_of,
                                          outliers, two_sided_independent)
 from benchkit.core.history.series import Point, Series, values_at_one_speed
