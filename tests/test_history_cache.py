@@ -101,28 +101,29 @@ def test_a_read_only_database_finds_steps_and_keeps_none(small_disk):  # noqa: F
         assert raw.execute("SELECT count(*) FROM cache").fetchone()[0] == 0
 
 
-def test_the_cache_key_digests_every_history_module_that_finding_steps_imports():
-    # a module of core/history left out of the digest would let a changed detector read
-    # steps cached by the old one
+def test_the_cache_key_digests_every_module_that_finding_steps_imports():
+    # a module of core/history or core/decisions left out of the digest would let a changed
+    # detector read steps cached by the old one
     import ast
+    import importlib.util
     from pathlib import Path
 
-    import benchkit.core.history as package
-    folder = Path(package.__file__).parent
-    seen, todo = set(), ["steps"]
+    decides = ("benchkit.core.history.", "benchkit.core.decisions.")
+    seen, todo = set(), ["benchkit.core.history.steps"]
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        tree = ast.parse((folder / f"{name}.py").read_text())
+        tree = ast.parse(Path(importlib.util.find_spec(name).origin).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
-                if node.module == "benchkit.core.history":
-                    todo += [alias.name for alias in node.names]
-                elif node.module.startswith("benchkit.core.history."):
-                    todo.append(node.module.rsplit(".", 1)[1])
-    finders = seen - {"series"}        # the data, not the detector
+                if node.module in ("benchkit.core.history", "benchkit.core.decisions"):
+                    todo += [f"{node.module}.{alias.name}" for alias in node.names]
+                elif node.module.startswith(decides):
+                    todo.append(node.module)
+    finders = seen - {"benchkit.core.history.series"}        # the data, not the detector
+    assert "benchkit.core.decisions.rank_test" in finders
     assert finders <= set(history.STEP_FINDERS), finders - set(history.STEP_FINDERS)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchkit.core.history.newest import longest_spell
+from benchkit.core.history.transient import longest_spell
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import time_steps
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchkit.core.history import placement
+from benchkit.core.history import placement, transient
 from benchkit.core.history.series import Commit, Observation, Point, Series
 from benchkit.core.history.step import steps_from_records, steps_to_records
 from benchkit.core.history.steps import time_steps
@@ -213,35 +213,35 @@ def test_comes_back_finds_the_first_run_of_commits_back_at_the_level_before():
     raw = np.log(np.array([1.0] * 10 + [1.5] * 10 + [1.5, 1.0, 1.0, 1.0, 1.5, 1.0, 1.0, 1.0]))
     before, after = np.log(1.0), np.log(1.5)
     # commits 21-26 hold four at 1.0 of six: their median is the level before
-    assert placement.comes_back(raw, 10, before, after, 1.0) == 21
-    assert placement.comes_back(raw[:22], 10, before, after, 1.0) is None      # no run of six
-    assert placement.comes_back(raw, 10, after, before, 1.0) is None           # a faster step
+    assert transient.comes_back(raw, 10, before, after, 1.0) == 21
+    assert transient.comes_back(raw[:22], 10, before, after, 1.0) is None      # no run of six
+    assert transient.comes_back(raw, 10, after, before, 1.0) is None           # a faster step
     # a commit far below the level before is not it (another change), nor one too late
-    assert placement.comes_back(np.log([1.0] * 10 + [1.5] * 10 + [0.1] * 10), 10,
+    assert transient.comes_back(np.log([1.0] * 10 + [1.5] * 10 + [0.1] * 10), 10,
                                 before, after, 1.0) is None
     # within the least change reported of it, if that is less than a quarter of the step
-    assert placement.comes_back(raw, 10, before, after, 0.001) == 21
-    assert placement.comes_back(np.log([1.0] * 10 + [1.5] * 10 + [1.05] * 10), 10,
+    assert transient.comes_back(raw, 10, before, after, 0.001) == 21
+    assert transient.comes_back(np.log([1.0] * 10 + [1.5] * 10 + [1.05] * 10), 10,
                                 before, after, 0.04) is None
-    late = np.log([1.0] * 10 + [1.5] * (placement.BACK_WITHIN + placement.BACK_RUN)
+    late = np.log([1.0] * 10 + [1.5] * (transient.BACK_WITHIN + transient.BACK_RUN)
                   + [1.0] * 10)
-    assert placement.comes_back(late, 10, before, after, 1.0) is None
+    assert transient.comes_back(late, 10, before, after, 1.0) is None
     # three commits as far below the level before as the level after is above it, among
     # commits at the level after (a machine's fast cluster: time_numpy_dot's OpenBLAS
     # threads): the run's median is at the level before, but none of its commits are; half
     # the run a reportable change (0.3) below the level before is another speed
     cluster = np.log([1.0] * 10 + [1.5] * 10 + [1.5, 1.5, 1 / 1.5, 1 / 1.5, 1 / 1.5]
                      + [1.5] * 10)
-    assert placement.comes_back(cluster, 10, before, after, 0.3) is None
-    assert placement.comes_back(cluster, 10, before, after, 0.5) == 19
+    assert transient.comes_back(cluster, 10, before, after, 0.3) is None
+    assert transient.comes_back(cluster, 10, before, after, 0.5) == 19
     # two fast commits are enough: two at the level after and four faster, two of them 0.7x
     # (more than the reportable 0.25 below the level before), put the run's lower median at
     # the level before (time_numpy_dot in the busy history); one such commit does not make
     # the run another speed
     two = np.log([1.0] * 10 + [1.5] * 12 + [0.95, 0.97, 0.7, 0.72] + [1.5] * 10)
-    assert placement.comes_back(two, 10, before, after, 0.25) is None
+    assert transient.comes_back(two, 10, before, after, 0.25) is None
     one = np.log([1.0] * 10 + [1.5] * 12 + [0.95, 0.97, 0.7, 1.0] + [1.5] * 10)
-    assert placement.comes_back(one, 10, before, after, 0.25) == 22
+    assert transient.comes_back(one, 10, before, after, 0.25) == 22
 
 
 def test_a_slower_step_whose_level_before_is_back_soon_after_is_transient():
@@ -262,19 +262,19 @@ def test_a_chance_run_of_fast_commits_does_not_take_back_a_step_in_independent_n
     # 5 % noise either way, independent from commit to commit: a run of six commits whose
     # median is back at the level before a 10 % step comes by chance (it took back 3 of the
     # 38 steps named here). It must stand a whole least-reported change below the new level
-    transient = named = 0
+    taken_back = named = 0
     for seed in range(40):
         rng = np.random.default_rng(seed)
         values = np.exp(rng.normal(0, 0.05, 200))
         values[100:] *= 1.10
         for step in time_steps(_series(values)):
             if abs(int(step.commit.sha[1:]) - 100) <= 2 and step.change > 0:
-                transient += step.transient
+                taken_back += step.transient
                 named += not step.transient
-    assert transient == 0 and named >= 33, (transient, named)
+    assert taken_back == 0 and named >= 33, (taken_back, named)
     raw = np.log(np.array([1.0] * 10 + [1.5] * 10 + [1.5, 1.0, 1.0, 1.0, 1.5, 1.0, 1.0, 1.0]))
-    assert placement.comes_back(raw, 10, 0.0, np.log(1.5), 0.3, independent=True) == 21
-    assert placement.comes_back(raw, 10, 0.0, np.log(1.5), 0.5, independent=True) is None
+    assert transient.comes_back(raw, 10, 0.0, np.log(1.5), 0.3, independent=True) == 21
+    assert transient.comes_back(raw, 10, 0.0, np.log(1.5), 0.5, independent=True) is None
 
 
 def test_least_squares_is_each_cuts_sum_of_squares_about_its_two_means():

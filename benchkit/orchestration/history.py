@@ -268,10 +268,12 @@ def _series_key(item: Series | Step) -> tuple:
     return (item.benchmark, item.metric, item.machine, item.environment)
 
 
-# The modules of core/history whose code decides the steps found (tests/test_history_cache.py
-# checks that every one `steps` imports is here).
-STEP_FINDERS = ("changes", "level_change", "newest", "noise", "placement", "runners", "step",
-                "steps", "time_steps")
+# The modules of core/history and core/decisions whose code decides the steps found
+# (tests/test_history_cache.py checks that every one `steps` imports is here).
+STEP_FINDERS = tuple(f"benchkit.core.history.{name}" for name in (
+    "changes", "level_change", "noise", "placement", "runners", "step", "steps", "time_steps",
+    "transient")) + tuple(f"benchkit.core.decisions.{name}" for name in (
+        "bands", "rank_test", "verdicts"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -283,7 +285,7 @@ def _detector_version() -> str:
     import benchkit
     digest = hashlib.sha256()
     for name in STEP_FINDERS:
-        module = importlib.import_module(f"benchkit.core.history.{name}")
+        module = importlib.import_module(name)
         digest.update(Path(module.__file__).read_bytes())
     return f"{benchkit.__version__}:{digest.hexdigest()[:16]}"
 

@@ -33,7 +33,7 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    marked transient: a slow spell or a revert, not a step to act on (asv reports neither);
    a short spell that comes back only part of the way is transient too, and what stays
    (the net change) is one step somewhere in the spell, not placed; so is a slower step
-   whose level before is back for a few commits soon after, levels or not (`placement.py`).
+   whose level before is back for a few commits soon after, levels or not (`transient.py`).
 
 Measured, not picked: benchmarks/perf_history_detection.py scores these choices beside
 asv's on real series with injected steps (results/history_detection*)."""
@@ -49,7 +49,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from benchkit.core.decisions.rank_test import apart, rank_p, shift_interval
-from benchkit.core.history import newest, placement
+from benchkit.core.history import placement, transient
 from benchkit.core.history.level_change import (at_faster_speed_steps, evidence_decision,
                                                 flip_noise, two_speed_read)
 from benchkit.core.history.noise import (independent_values, LAGS, level_filter, noise_of,
@@ -246,7 +246,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                    at_faster_speed=at_faster_speed)
     n = len(series.points)
     if n <= STRETCH or (at_faster_speed and independent_values(values_at_one_speed(series.points))):
-        return newest.pending(series.points, _steps_of_stretch(series, evidence, **options),
+        return transient.pending(series.points, _steps_of_stretch(series, evidence, **options),
                               min_level, STRETCH)
     count = math.ceil((n - STRETCH) / (STRETCH // 2)) + 1
     starts = [round(k * (n - STRETCH) / (count - 1)) for k in range(count)]
@@ -270,7 +270,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                    for other, where, s in kept):
             kept.append((k, at, step))
     ordered = [step for _, _, step in sorted(kept, key=lambda f: f[1])]
-    return newest.pending(series.points, ordered, min_level, STRETCH)
+    return transient.pending(series.points, ordered, min_level, STRETCH)
 
 
 def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]] | None, *,
@@ -389,10 +389,10 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
         low, high = shift_interval(before, after, alpha)
         return low, high, (f"levels of {a - start} and {end - b} commits either side (noise "
                            f"{sigma:.1%}); rank test p={p:.2g}")
-    steps = placement.excursions(steps, logs, positions, effect, reach, net_change,
+    steps = transient.excursions(steps, logs, positions, effect, reach, net_change,
                                  need if iid else None)
     for i, (step, at) in enumerate(zip(steps, positions)):
-        back = None if step.transient else placement.comes_back(
+        back = None if step.transient else transient.comes_back(
             raw, at, math.log(step.before), math.log(step.after), effect, iid)
         if back is not None:
             steps[i] = dataclasses.replace(step, transient=True, evidence=step.evidence + (

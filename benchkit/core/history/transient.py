@@ -1,0 +1,225 @@
+"""Whether a wall-time step stays (pure): a step that a later one takes back, or a run of
+commits back at the level before, is transient (`excursions`, `comes_back`); a step at the
+newest end is pending until the series says more (`pending`).
+
+A spell (a level that a later step leaves the way it came) is transient; when it does not
+come all the way back, the net change is a step somewhere in the spell (`excursions`). SPELL
+and SPELL_HEIGHT were measured on three noise histories of 200 commits recorded on this VM
+(benchmarks/perf_history_detection.py).
+
+At the newest end nothing yet tells a shared runner's slow nights from a regression: both
+are a level that has not come back *yet*. A step there is listed, but pending (no gate, not
+a step to act on) until enough commits hold it, or `--confirm` re-measures it. Enough is
+`min_level` commits (inside a series a level that short is a spell), and more where the
+series itself shows longer spells: if before the step it went as far out for as many
+commits as have come since, and came back, the step may be another such spell.
+
+Pending, measured (benchmarks/perf_history_detection.py, every position,
+docs/performance.md): beside a busy neighbour, whose series have slow spells of 6-22
+commits, false steps per series 0.039 -> 0.011 (asv's 0); astropy's results and numpy's and
+xarray's releases the same to the last digit; the idle noise history's 25 / 50 % steps found
+39.0 / 56.2 -> 38.0 / 55.8 % (pending instead).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from benchkit.core.history.noise import level_filter, outliers
+from benchkit.core.history.placement import median
+from benchkit.core.history.series import Point, values_at_one_speed
+from benchkit.core.history.step import Step
+
+SPELL = 30          # a level this many commits long or shorter, left the way it came, is a spell
+SPELL_HEIGHT = 2.0  # ... when it stands this many times its net change from the level before
+BACK_RUN = 6        # commits whose median at the level before a slower step takes it back ...
+BACK_WITHIN = 60    # ... starting within this many commits after it ...
+BACK_SHARE = 0.25   # ... to within this share of the step (and the least change reported)
+NEWEST_REACH = 30     # commits after a step within which the series' spells may hold it
+SPELL_SHARE = 0.5     # a spell this share of a step's height out stands as far out as it
+
+
+def longest_spell(logs: np.ndarray, level: float, height: float) -> int:
+    """The most commits in a row of `logs` (log values) that stood more than SPELL_SHARE of
+    `height` (log; its sign the side) beyond `level` and came back (a run still out at the
+    end of `logs` has not come back and does not count)."""
+    out = (logs - level) * math.copysign(1.0, height) > SPELL_SHARE * abs(height)
+    longest = run = 0
+    for beyond in out.tolist():
+        longest, run = (longest, run + 1) if beyond else (max(longest, run), 0)
+    return longest
+
+
+def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback: int
+            ) -> list[Step]:
+    """The steps, with those at the newest end of `points` that may yet be a spell marked
+    pending (module docstring): fewer than `min_level` commits after the step; or at most
+    NEWEST_REACH commits after it, and no more than the longest spell (`longest_spell`, in
+    the level-filtered log values, `noise.level_filter`) between the last step before it
+    that stays (not transient; at most `lookback` commits back: the commits judged together)
+    and it, measured from that stretch's median."""
+    if not steps:
+        return []       # most series: no index of their commits to build
+    index = {p.commit.sha: i for i, p in enumerate(points)}
+    logs = None
+    if any(min_level <= len(points) - index[s.commit.sha] <= NEWEST_REACH for s in steps):
+        values = values_at_one_speed(points)
+        if len(values) > 1 and np.all(values > 0):    # log values: a point at 0 is left out
+            raw = np.log(values)
+            logs = level_filter(raw, outliers(raw))[0]
+    out, before = [], 0
+    for step in steps:
+        at = index[step.commit.sha]
+        after = len(points) - at
+        if not step.transient and after < min_level:
+            step = dataclasses.replace(step, pending=True)
+        elif not step.transient and logs is not None and after <= NEWEST_REACH:
+            level = logs[max(before, at - lookback):at]
+            spell = longest_spell(level, float(np.median(level)), math.log(
+                step.after / step.before)) if len(level) > after else 0
+            if spell >= after:
+                step = dataclasses.replace(step, pending=True, evidence=step.evidence + (
+                    f"; pending: {after} commits after it, and before it a spell of {spell} "
+                    "commits as far out came back (more commits, or --confirm, settle it)"))
+        out.append(step)
+        before = before if step.transient else at
+    return out
+
+
+def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect: float,
+               reach: tuple[float, float] = (math.inf, math.inf),
+               net_change: Callable[[int, int], tuple[float, float, str] | None] = (
+                   lambda i, j: (math.nan, math.nan, "")),
+               back_within: Callable[[int, int], float] | None = None) -> list[Step]:
+    """The steps (at `positions` in `logs`), with those that a later step takes back marked
+    transient: a shared runner's slow spells look like that, and so does a change reverted
+    later; neither is a step a team can act on now (asv reports neither).
+
+    - Back to within `effect` (log) of the level before: the step out, the step back and
+      every step between (a busy spell that varies in height, measured: a neighbour that
+      took one core, then both) are transient. Where `back_within` is given (noise without
+      spells: the change that tells levels of n and m commits apart, as a step must clear),
+      within that of it: there the median of a long level is known well, and with 19 %
+      noise a -24 % level of 100 commits and a +77 % step after it (a net +35 %) read as a
+      dip that came back, two steps taken back (the idle noise history, every position: 50
+      % steps found 52.4 -> 55.7 %, false steps 0.0232 -> 0.0247 a series, asv's 25.5 %
+      and 0.0301; for spelly noise too, beside the busy neighbour false steps rose more).
+    - Back the way it came, but not all the way, after a spell of at most SPELL commits
+      that stands SPELL_HEIGHT times higher than the net change: the steps out and between
+      are transient, and the step back becomes the net change, not placed: it may lie
+      anywhere in the spell. The net change must hold as a step of its own between the
+      levels either side of the spell (`net_change(i, j)`, steps i and j the spell's
+      ends: its interval and how it was judged, None where it does not hold); where it
+      does not, the spell is transient as a whole. A step injected next
+      to a busy spell (this VM's noise histories: time_numpy_dot +40 % to 2.8x for up to
+      30 commits) was otherwise named at the spell's far end: false steps per series (a
+      span that misses the step counted as one) went from 0.164 to 0.053 beside a busy
+      neighbour and from 0.039 to 0.031 on a quiet history (benchmarks/
+      perf_history_detection.py). A regression partly fixed within SPELL commits is
+      reported the same way: its net change, in a span to bisect.
+    - Only where the spell stands no further out than single commits of the series reach
+      elsewhere (`reach`: up, down; log): that far out, a spell may be the series' noise in
+      a cluster; further out it is a change to the code. astropy's np.sin of a Quantity, 12x
+      slower for eight commits, then 2.2x, on a laptop whose single commits stray 2x at
+      most, was two changes to its code; time_numpy_dot beside a busy neighbour has single
+      commits 350x slow."""
+    edges = [0, *positions, len(logs)]
+    level = [median(logs[a:b]) if b > a else math.nan
+             for a, b in zip(edges, edges[1:])]
+    undone: dict[int, int] = {}
+    net: dict[int, tuple[int, tuple[float, float, str]]] = {}   # step back -> step out, net
+    for i in range(len(positions)):
+        if i in undone:
+            continue
+        side = math.copysign(1, level[i + 1] - level[i])
+        for j in range(i + 1, len(positions)):
+            if j in undone or (level[j] - level[i]) * side <= 0:
+                break           # the excursion ended some other way
+            within = effect if back_within is None else back_within(
+                edges[i + 1] - edges[i], edges[j + 2] - edges[j + 1])
+            if abs(level[j + 1] - level[i]) <= within:
+                undone |= {k: j for k in range(i, j)} | {j: i}
+                break
+            height = min((level[k] - level[i]) * side for k in range(i + 1, j + 1))
+            if ((level[j + 1] - level[j]) * side < 0 and positions[j] - positions[i] <= SPELL
+                    and SPELL_HEIGHT * abs(level[j + 1] - level[i]) < height
+                    and max((level[k] - level[i]) * side for k in range(i + 1, j + 1))
+                    <= reach[0 if side > 0 else 1]):
+                undone |= {k: j for k in range(i, j)}
+                held = net_change(i, j)
+                if held is not None:
+                    net[j] = (i, held)
+                else:
+                    undone[j] = i
+                break
+    out = list(steps)
+    for i, j in undone.items():
+        other = steps[j].commit.sha[:12]
+        why = (f"a spell left at {other}, where its net change is" if j in net else
+               f"undone by {other}" if j > i else f"undoes {other}")
+        out[i] = dataclasses.replace(steps[i], transient=True,
+                                     evidence=steps[i].evidence + f"; transient: {why}")
+    for j, (i, (low, high, how)) in net.items():
+        before, after = steps[i].before, steps[j].after
+        out[j] = dataclasses.replace(
+            steps[j], before=before, after=after, change=after / before - 1, ci_low=low,
+            ci_high=high, span=(steps[i].previous, steps[j].commit),
+            evidence=f"{how}; the net change of a spell from {steps[i].commit.sha[:12]} "
+            f"({steps[i].change:+.1%}, transient): not placed, it may lie anywhere in the "
+            "spell (bisect it, or --confirm re-measures its ends)")
+    return out
+
+
+def comes_back(raw: np.ndarray, at: int, before: float, after: float,
+               effect: float, independent: bool = False) -> int | None:
+    """Where the level before a slower step (`before` -> `after`, log, first commit after it
+    `at`) comes back: in the first run of BACK_RUN commits, starting within BACK_WITHIN
+    commits after the step, whose median lies within `effect` (the least change reported,
+    log) and BACK_SHARE of the step of `before`, the first commit that does; None where
+    there is no such run. Timing noise only slows runs down, so a run of commits back at
+    the faster level is the code's speed: a revert, a fix, or a machine that runs the
+    snippet at two speeds in clusters that do not read as levels (`excursions` sees only
+    levels). Measured on this VM's idle noise history (benchmarks/
+    perf_history_detection.py, every position): false steps per series 0.039 -> 0.015
+    (asv 0.015), 25 % steps found 5.5 -> 2.2 % (asv 5.2), 50 % steps 24.9 -> 24.4 % (asv
+    20.0); the real histories' figures did not move. Without the BACK_WITHIN bound false
+    steps were 0.010 and 25 % steps 0.7 %; the bound also keeps a chance run of fast
+    commits hundreds later from taking back a regression of a long history. Only the level
+    before: a commit far below it (astropy's unit_to, 10x faster 12 commits after a +52 %
+    step) is another change, not this one undone. Where the noise is `independent` (two-
+    sided, no spells: noise.independent) a run of fast commits is chance as often as code,
+    and the run must stand a whole `effect` below the level after as well: on such series
+    of 200 and 1,000 commits chance runs had taken back 3 in 40 of the 10 % steps found
+    (5 % noise) and half the 5 % steps. Nor a run with two commits more than `effect` below
+    the level before: a median of six between a fast cluster and the level after lands on
+    the level before with no commit there (time_numpy_dot's OpenBLAS threads, 0.66x in
+    three commits after a +50 % step: the noise histories end to end, 50 % steps found
+    66.2 -> 68.5 %, when the run's lower median was held; two such commits, not three: in
+    the fourth VM's histories end to end, four fast commits of 0.5-0.7x and two at the
+    level after had made a run of six whose lower median was there, 50 % steps 30.5 / 33.5
+    / 32.2 -> 31.8 / 34.8 / 33.8 %, false steps the same but one in 1,608 series, each
+    history alone the same)."""
+    if after <= before:
+        return None
+    later = raw[at + 1:at + BACK_WITHIN + BACK_RUN]
+    if len(later) < BACK_RUN:
+        return None
+    runs = np.sort(np.lib.stride_tricks.sliding_window_view(later, BACK_RUN), axis=1)
+    low, high = runs[:, (BACK_RUN - 1) // 2], runs[:, BACK_RUN // 2]
+    medians = (low + high) / 2
+    band = min(BACK_SHARE * (after - before), effect)
+    # at the level before, and not there only because part of the run is a reportable
+    # change below it (a machine's fast cluster: another speed, not the level before)
+    second_fastest = runs[:, 1]
+    close = (np.abs(medians - before) <= band) & (second_fastest >= before - effect)
+    if independent:
+        close &= after - medians >= effect
+    back = np.flatnonzero(close)
+    if not len(back):
+        return None
+    # the run's median is at the level before; name its first commit that is too
+    run = later[back[0]:back[0] + BACK_RUN]
+    return at + 1 + int(back[0]) + int(np.argmax(np.abs(run - before) <= band))
