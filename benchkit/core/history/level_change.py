@@ -74,6 +74,8 @@ FLIP_SPELL = 20            # ... and one the other way this close to a flip, the
 TWO_SPEED_SLACK = 3.0       # a cut within this many commits' deviation of the best fits
 TWO_SPEED_FIT = 0.8         # share of commits two speeds must fit to read fine levels' flips
 SLOWER_QUANTILE = 0.75      # the quantile that stands for a two-speed series' slower runs
+CLUSTER = 30                # commits at the slower speed in a row, at most, read as a cluster
+CLUSTERS = 2                # clusters a read of fine levels needs (one and a return: a revert)
 
 
 def two_speed_read(raw: np.ndarray, logs: np.ndarray, levels_of: Sequence[tuple[int, int]],
@@ -89,12 +91,19 @@ def two_speed_read(raw: np.ndarray, logs: np.ndarray, levels_of: Sequence[tuple[
     xarray's), so the fit decides; of the series not two-speed by their merged levels,
     0.58-0.76 beside a busy neighbour, 0.59-0.75 on the second noise history, 0.65-0.83 on
     the idle one, 0.67 the real one (0.75, 0.8, 0.85 measured:
-    benchmarks/perf_history_detection.py, docs/performance.md)."""
+    benchmarks/perf_history_detection.py, docs/performance.md). A quiet series fits any two
+    speeds a few noises apart, so a read of fine levels must also find CLUSTERS clusters of
+    slower commits: a regression reverted and landed again returns twice, and its one
+    stretch at the level after read as slower runs hid the regression. A read with no
+    slower commit is no read."""
     if flips:
-        return two_speed(raw, levels_of, 2 * flips)
+        read = two_speed(raw, levels_of, 2 * flips)
+        return read if read.slower.any() else None
     flips = flip_noise(logs, levels_of, same)
     read = two_speed(raw, levels_of, 2 * flips) if flips else None
-    return read if read is not None and read.fit >= TWO_SPEED_FIT else None
+    if read is None or read.fit < TWO_SPEED_FIT or len(_runs(read.slower)) < CLUSTERS:
+        return None
+    return read
 
 
 class TwoSpeed(NamedTuple):
@@ -183,9 +192,13 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
     is decided over all levels at once, as the labels that make the faster speed move the
     least (Viterbi over the levels, each move costing its square root: one step is cheaper
     than two that add up to it, so a cluster just before a real step is not read as the
-    step's start); a level that holds both speeds shows which is the faster. A commit above
-    its level's faster speed by more than half the gap ran slow. Measured on this VM's
-    noise histories: benchmarks/perf_history_detection.py (docs/performance.md)."""
+    step's start); a level that holds both speeds shows which is the faster, and so does a
+    run of levels longer than CLUSTER commits (no cluster of slower commits in this VM's
+    noise histories without a step is longer than 26: a longer one is the code's level; a
+    regression landed again after its revert, 131 commits at +30 %, was read as slower runs
+    12 % above the level before and named as +17 %). A commit above its level's faster
+    speed by more than half the gap ran slow. Measured on this VM's noise histories:
+    benchmarks/perf_history_detection.py (docs/performance.md)."""
     gaps = height * GAPS
     fitted, costs = faster_speeds(raw, levels_of, gaps)          # per level, per gap
     totals = costs.sum(axis=0)
@@ -195,25 +208,45 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
     near = [(np.abs(raw[a:b] - speed) <= gap / 4, np.abs(raw[a:b] - speed - gap) <= gap / 4)
             for (a, b), speed in zip(levels_of, speeds)]
     mixed = [min(np.mean(fast), np.mean(slow)) > MIXED for fast, slow in near]
-    # label 1: the level's one speed is the slower; a tie goes to the faster (a small cost)
-    tie = gap / 100
-    cost = [0.0, math.inf if mixed[0] else tie]
-    came: list[tuple[int, int]] = []
-    for k in range(1, len(speeds)):
-        steps = [[cost[t] + math.sqrt(abs(speeds[k] - gap * s - speeds[k - 1] + gap * t))
-                  + (math.inf if s and mixed[k] else tie * s) for t in (0, 1)] for s in (0, 1)]
-        came.append((int(steps[0][1] < steps[0][0]), int(steps[1][1] < steps[1][0])))
-        cost = [min(steps[0]), min(steps[1])]
-    label = int(cost[1] < cost[0])
+    sizes = [b - a for a, b in levels_of]
+    labels = _speed_labels(speeds, gap, mixed)
+    while long_runs := [k for first, last in _runs(labels) if sum(sizes[first:last]) > CLUSTER
+                        for k in range(first, last)]:
+        # levels at the slower speed for longer than a cluster of slow runs lasts: a level
+        # of the code's, at its faster speed
+        mixed = [m or k in long_runs for k, m in enumerate(mixed)]
+        labels = _speed_labels(speeds, gap, mixed)
     faster = np.empty(len(raw))
-    for k in range(len(speeds) - 1, -1, -1):
-        a, b = levels_of[k]
-        faster[a:b] = speeds[k] - gap * label
-        if k:
-            label = came[k - 1][label]
+    for (a, b), speed, label in zip(levels_of, speeds, labels):
+        faster[a:b] = speed - gap * label
     slower = raw > faster + gap / 2
     fit = float(np.mean(np.concatenate([fast | slow for fast, slow in near])))
     return TwoSpeed(raw - gap * slower, slower, gap, fit)
+
+
+def _runs(labels: Sequence[int]) -> list[tuple[int, int]]:
+    """(first, last + 1) of each run of 1s in `labels`."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], labels, [0]])))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
+def _speed_labels(speeds: Sequence[float], gap: float, faster: Sequence[bool]) -> list[int]:
+    """Per level (its faster of two `speeds` fitted, `gap` apart), 1 where its one speed is
+    the slower, 0 where it is the faster (always where `faster`): the labels that make the
+    faster speed move the least (Viterbi, each move costing its square root); a tie goes to
+    the faster (a small cost)."""
+    tie = gap / 100
+    cost = [0.0, math.inf if faster[0] else tie]
+    came: list[tuple[int, int]] = []
+    for k in range(1, len(speeds)):
+        steps = [[cost[t] + math.sqrt(abs(speeds[k] - gap * s - speeds[k - 1] + gap * t))
+                  + (math.inf if s and faster[k] else tie * s) for t in (0, 1)] for s in (0, 1)]
+        came.append((int(steps[0][1] < steps[0][0]), int(steps[1][1] < steps[1][0])))
+        cost = [min(steps[0]), min(steps[1])]
+    labels = [int(cost[1] < cost[0])]
+    for k in range(len(speeds) - 1, 0, -1):
+        labels.append(came[k - 1][labels[-1]])
+    return labels[::-1]
 
 
 def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,

@@ -38,6 +38,8 @@ SPELL_HEIGHT = 2.0  # ... when it stands this many times its net change from the
 BACK_RUN = 6        # commits whose median at the level before a slower step takes it back ...
 BACK_WITHIN = 60    # ... starting within this many commits after it ...
 BACK_SHARE = 0.25   # ... to within this share of the step (and the least change reported)
+RELAND_BEFORE = 10  # ... unless this many commits or more at the level after stand before
+RELAND_AFTER = 30   # ... and this many after its commits back (a revert, then a reland)
 NEWEST_REACH = 30     # commits after a step within which the series' spells may hold it
 SPELL_SHARE = 0.5     # a spell this share of a step's height out stands as far out as it
 
@@ -201,7 +203,8 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     the fourth VM's histories end to end, four fast commits of 0.5-0.7x and two at the
     level after had made a run of six whose lower median was there, 50 % steps 30.5 / 33.5
     / 32.2 -> 31.8 / 34.8 / 33.8 %, false steps the same but one in 1,608 series, each
-    history alone the same)."""
+    history alone the same). Nor a revert between two clean stretches at the level after
+    (`relanded`)."""
     if after <= before:
         return None
     later = raw[at + 1:at + BACK_WITHIN + BACK_RUN]
@@ -218,8 +221,25 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     if independent:
         close &= after - medians >= effect
     back = np.flatnonzero(close)
-    if not len(back):
+    if not len(back) or relanded(raw, at, at + 1 + int(back[0]), before, after):
         return None
     # the run's median is at the level before; name its first commit that is too
     run = later[back[0]:back[0] + BACK_RUN]
     return at + 1 + int(back[0]) + int(np.argmax(np.abs(run - before) <= band))
+
+
+def relanded(raw: np.ndarray, at: int, run: int, before: float, after: float) -> bool:
+    """Whether the commits back at the level before (`before`, log) from the run starting at
+    `run` are a revert between two clean stretches at the level after (`after`): RELAND_BEFORE
+    commits or more from the step (first commit after it `at`) to them and RELAND_AFTER after
+    them, not one of them nearer the level before. A regression reverted for a few commits
+    and landed again (a spell: too short a level to be named) was taken back by its revert,
+    and nothing was named while the series stood slower to its end. A machine's fast runs
+    among its slow ones leave no such clean stretches: on every recorded history of this
+    VM, every position, the steps found were the same to the last case
+    (benchmarks/perf_history_detection.py, docs/performance.md)."""
+    below = raw <= (before + after) / 2
+    first = run + int(np.argmax(below[run:]))
+    last = first + int(np.argmax(~below[first:])) if not below[first:].all() else len(raw)
+    return (first - at >= RELAND_BEFORE and len(raw) - last >= RELAND_AFTER
+            and not below[at:first].any() and not below[last:last + RELAND_AFTER].any())
