@@ -209,13 +209,14 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
             for (a, b), speed in zip(levels_of, speeds)]
     mixed = [min(np.mean(fast), np.mean(slow)) > MIXED for fast, slow in near]
     sizes = [b - a for a, b in levels_of]
-    labels = _speed_labels(speeds, gap, mixed)
+    at_faster = mixed           # levels whose faster speed is their fit's own
+    labels = _speed_labels(speeds, gap, at_faster)
     while long_runs := [k for first, last in _runs(labels) if sum(sizes[first:last]) > CLUSTER
                         for k in range(first, last)]:
         # levels at the slower speed for longer than a cluster of slow runs lasts: a level
         # of the code's, at its faster speed
-        mixed = [m or k in long_runs for k, m in enumerate(mixed)]
-        labels = _speed_labels(speeds, gap, mixed)
+        at_faster = [known or k in long_runs for k, known in enumerate(at_faster)]
+        labels = _speed_labels(speeds, gap, at_faster)
     faster = np.empty(len(raw))
     for (a, b), speed, label in zip(levels_of, speeds, labels):
         faster[a:b] = speed - gap * label
