@@ -580,3 +580,18 @@ def test_a_regression_reverted_and_landed_again_is_named_at_its_full_height(nois
             wrong.append((commits, kept, revert, spread, seed,
                           [(s.commit.sha, round(s.change, 3)) for s in named]))
     assert wrong == []
+
+
+def test_a_step_is_reported_between_its_neighbours_commits_as_placed():
+    # +30 % for five commits, then +13 % to the end: the spike's far boundary was found at
+    # commit 70 and placed at 65, and the first step's level after took commits 65-69 from
+    # the next level: +22 % reported for +30 %
+    rng = np.random.default_rng(2)
+    level = np.zeros(139)
+    level[60:] = math.log(1.3)
+    level[65:] = math.log(1.13)
+    values = np.exp(level + np.abs(rng.normal(0, 0.01, 139)))
+    steps = time_steps(_series(values))
+    assert [s.commit.sha for s in steps] == ["c60", "c65"]
+    assert steps[0].change == pytest.approx(0.3, abs=0.02)
+    assert steps[1].change == pytest.approx(1.13 / 1.3 - 1, abs=0.02)

@@ -324,11 +324,11 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
             break
         del bounds[max(failing, key=lambda i: (judged[i].p, -abs(judged[i].change)))]
         judged = []
-    edges = [0, *bounds, len(raw)]
+    edges = [0, *(b.at for b in judged), len(raw)]    # the neighbours as placed, not as found
     steps: list[Step] = []
     positions: list[int] = []
     for i, (at, change, p, _, _) in enumerate(judged):
-        start, end = edges[i], edges[i + 2]
+        start, end = min(edges[i], at - 1), max(edges[i + 2], at + 1)
         before, after = raw[max(start, at - WINDOW):at], raw[at:min(end, at + WINDOW)]
         low, high = shift_interval(before, after, alpha)
         kind = ", half the height of its flips" if flips else ", no spells" if iid else ""
