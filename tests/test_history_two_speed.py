@@ -238,7 +238,7 @@ def test_a_regression_reverted_and_relanded_is_named_at_its_full_height():
     # were read as a cluster of slower runs: the reland was named as +17 %. No cluster of
     # slower runs in this VM's noise histories is longer than 26 commits
     rng = np.random.default_rng(1)
-    rng.normal(0, 0.02, 200)
+    rng.normal(0, 0.02, 200)        # the case as first drawn: its second 200 draws
     level = np.zeros(200)
     level[60:100] = level[109:] = math.log(1.3)
     values = np.exp(level + np.abs(rng.normal(0, 0.02, 200)))
