@@ -595,3 +595,9 @@ def test_a_step_is_reported_between_its_neighbours_commits_as_placed():
     assert [s.commit.sha for s in steps] == ["c60", "c65"]
     assert steps[0].change == pytest.approx(0.3, abs=0.02)
     assert steps[1].change == pytest.approx(1.13 / 1.3 - 1, abs=0.02)
+
+
+def test_runs_of_gives_each_run_of_true_values_first_and_end():
+    assert placement.runs_of([False, True, True, False, True]) == [(1, 3), (4, 5)]
+    assert placement.runs_of(np.array([True, True])) == [(0, 2)]
+    assert placement.runs_of([]) == [] and placement.runs_of([0, 0]) == []

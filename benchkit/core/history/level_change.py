@@ -101,7 +101,7 @@ def two_speed_read(raw: np.ndarray, logs: np.ndarray, levels_of: Sequence[tuple[
         return read if read.slower.any() else None
     flips = flip_noise(logs, levels_of, same)
     read = two_speed(raw, levels_of, 2 * flips) if flips else None
-    if read is None or read.fit < TWO_SPEED_FIT or len(_runs(read.slower)) < CLUSTERS:
+    if read is None or read.fit < TWO_SPEED_FIT or len(placement.runs_of(read.slower)) < CLUSTERS:
         return None
     return read
 
@@ -211,8 +211,8 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
     sizes = [b - a for a, b in levels_of]
     at_faster = mixed           # levels whose faster speed is their fit's own
     labels = _speed_labels(speeds, gap, at_faster)
-    while long_runs := [k for first, last in _runs(labels) if sum(sizes[first:last]) > CLUSTER
-                        for k in range(first, last)]:
+    while long_runs := {k for first, last in placement.runs_of(labels)
+                        if sum(sizes[first:last]) > CLUSTER for k in range(first, last)}:
         # levels at the slower speed for longer than a cluster of slow runs lasts: a level
         # of the code's, at its faster speed
         at_faster = [known or k in long_runs for k, known in enumerate(at_faster)]
@@ -223,12 +223,6 @@ def two_speed(raw: np.ndarray, levels_of: Sequence[tuple[int, int]], height: flo
     slower = raw > faster + gap / 2
     fit = float(np.mean(np.concatenate([fast | slow for fast, slow in near])))
     return TwoSpeed(raw - gap * slower, slower, gap, fit)
-
-
-def _runs(labels: Sequence[int]) -> list[tuple[int, int]]:
-    """(first, last + 1) of each run of 1s in `labels`."""
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], labels, [0]])))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
 
 
 def _speed_labels(speeds: Sequence[float], gap: float, faster: Sequence[bool]) -> list[int]:

@@ -54,6 +54,13 @@ def median(values: np.ndarray) -> float:
     return float(ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2)
 
 
+
+def runs_of(flags: Sequence[bool] | np.ndarray) -> list[tuple[int, int]]:
+    """(first, end) of each run of true values in `flags`, in order."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], np.asarray(flags, dtype=int), [0]])))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
 def refined(logs: np.ndarray, start: int, at: int, end: int, reach: int = 2,
             costs: Callable[[np.ndarray, Sequence[int]], Sequence[float]] | None = None) -> int:
     """The boundary near `at` that best splits logs[start:end] into two levels (least

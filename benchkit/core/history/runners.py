@@ -17,7 +17,7 @@ from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
-from benchkit.core.history.placement import median
+from benchkit.core.history.placement import median, runs_of
 from benchkit.core.history.series import Points, Series, commits_of, relatives_of, values_of
 
 # Measured on pools made of real histories (benchmarks/perf_history_detection.py --runners),
@@ -99,8 +99,7 @@ def _off_the_ends(on_slow: np.ndarray) -> np.ndarray:
     end: there a running median, cut short, cannot tell them from a step all the series
     take (a step a few commits before the newest reads as a block of slower runs)."""
     out = on_slow.copy()
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], on_slow.astype(int), [0]])))
-    for first, end in zip(edges[::2], edges[1::2]):
+    for first, end in runs_of(on_slow):
         if end - first >= 3 and (first >= len(on_slow) - KIND_WINDOW or end <= KIND_WINDOW):
             out[first:end] = False
     return out

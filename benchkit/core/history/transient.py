@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from benchkit.core.history.noise import level_filter, outliers
-from benchkit.core.history.placement import median
+from benchkit.core.history.placement import median, runs_of
 from benchkit.core.history.series import Point, values_at_one_speed
 from benchkit.core.history.step import Step
 
@@ -49,10 +49,7 @@ def longest_spell(logs: np.ndarray, level: float, height: float) -> int:
     `height` (log; its sign the side) beyond `level` and came back (a run still out at the
     end of `logs` has not come back and does not count)."""
     out = (logs - level) * math.copysign(1.0, height) > SPELL_SHARE * abs(height)
-    longest = run = 0
-    for beyond in out.tolist():
-        longest, run = (longest, run + 1) if beyond else (max(longest, run), 0)
-    return longest
+    return max((end - first for first, end in runs_of(out) if end < len(out)), default=0)
 
 
 def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback: int
