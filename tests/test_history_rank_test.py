@@ -48,3 +48,15 @@ def test_apart():
     assert apart(np.array([0.2, 0.3]), np.array([0.0, 0.1]))
     assert not apart(np.array([0.0, 0.25]), np.array([0.2, 0.3]))
     assert not apart(np.array([0.0]), np.array([0.2, 0.3]))
+
+
+def test_holm_steps_down_where_bonferroni_would_lose_a_step():
+    """Holm's step-down: the smallest p against alpha / m, the next against alpha / (m - 1),
+    ...; the first that fails stops it. Two real steps at p 0.01 and 0.02 both hold at 0.05
+    (Bonferroni's 0.025 for each would lose the second); 0.03 fails its 0.05 / 3 and so
+    does every larger p, though 0.04 < 0.05 / 2."""
+    from benchkit.core.decisions.rank_test import holm_rejected
+    assert holm_rejected([0.02, 0.01], 0.05) == [True, True]
+    assert holm_rejected([0.001, 0.04, 0.03, 0.5], 0.05) == [True, False, False, False]
+    assert holm_rejected([0.05], 0.05) == [False]                 # at alpha: not below it
+    assert holm_rejected([], 0.01) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
@@ -14,6 +15,9 @@ from benchkit.core.history.level_change import flip_noise
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import instruction_steps, lower_envelope, time_steps
 from benchkit.core.history.noise import level_filter, noise_of, one_sided, outliers
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "history"
 
 
 def _series(values, metric="time", bands=None):
@@ -210,6 +214,43 @@ def test_a_level_of_a_few_commits_at_an_end_needs_more_noises():
             found[change] += any(s.commit.sha in ("c36", "c37", "c38") and s.change > 0
                                  for s in steps)
     assert found[0.1] <= 25 and found[0.2] >= 75, found
+
+
+def test_median_wander_is_the_spread_of_long_runs_medians_inside_a_level():
+    """Two runs of 20 commits, 20 apart, inside one level: 0, then 1, then 0 again gives
+    21 pairs, 20 of them 1 apart (the one in the middle: 0.5 and 0.5), so a median
+    difference of 1, as a standard deviation of one median 1 / (0.6745 sqrt(2)); levels
+    too short for WANDER_PAIRS pairs measure nothing."""
+    from benchkit.core.history.noise import median_wander
+    logs = np.array([0.0] * 20 + [1.0] * 20 + [0.0] * 20)
+    assert median_wander(logs, [(0, 60)], 20) == 1 / (0.6745 * np.sqrt(2))
+    assert median_wander(logs, [(0, 30), (30, 60)], 20) == 0.0
+    assert median_wander(logs, [(0, 58)], 20) == 0.0         # 19 pairs
+    rng = np.random.default_rng(1)                            # independent: ~1.25 / sqrt(20)
+    assert 0.2 < median_wander(rng.normal(0, 1, 4000), [(0, 4000)], 20) < 0.33
+
+
+def test_beside_long_slow_spells_a_step_must_clear_how_far_long_medians_wander():
+    """Beside a busy neighbour, slow spells last tens of commits, and the medians of 20
+    commits wander about as far as single commits (`noise.median_wander`; 1.04 times the
+    noise, the median of that history's 8 series): between long levels a step must clear
+    WANDER_SIGMAS times that too (`effect_for`). A +25 % step put into the third VM's busy
+    `time_sorted` (real noise, the code never changed) at commits 21-23 and 49-50 was named
+    10-16 commits away, in a span that does not hold it; now nothing is named. On the
+    fourth VM's busy history, every position, false steps per series 0.0105 -> 0.0067
+    (benchmarks/perf_history_detection.py, docs/performance.md)."""
+    from benchkit.core.history.time_steps import LONG_LEVEL, SIGMAS, WANDER_SIGMAS, effect_for
+    need = effect_for(0.02, 0.1, wander=0.2)
+    assert need(80, 80) == WANDER_SIGMAS * 0.2 * np.sqrt(2 * LONG_LEVEL / 60)
+    assert need(40, 10) == SIGMAS * 0.1                    # a short level: its own noise
+    assert effect_for(0.02, 0.1, wander=0.01)(80, 80) == SIGMAS * 0.1 * np.sqrt(20 / 60)
+    values = np.array(json.loads((FIXTURES / "third-vm-busy-time-sorted.json").read_text())[
+        "series"]["busy/time_sorted"])
+    for at in (21, 22, 23, 49, 50):
+        stepped = values.copy()
+        stepped[at:] *= 1.25
+        claimed = [s for s in time_steps(_series(stepped)) if s.to_act_on and s.change > 0]
+        assert claimed == [], (at, claimed)
 
 
 def test_a_long_series_is_judged_by_the_noise_around_each_step():

@@ -1,6 +1,7 @@
 """Two runs of log values compared by their ranks (pure): Mann-Whitney's test, whether the
-runs overlap at all, and the interval of the shift between them. A history's steps pass
-this test (core/history/time_steps.py): ranks, so one very slow commit weighs as one rank."""
+runs overlap at all, and the interval of the shift between them; Holm's step-down for the
+tests of a series. A history's steps pass this test (core/history/time_steps.py): ranks, so
+one very slow commit weighs as one rank."""
 from __future__ import annotations
 
 import math
@@ -61,3 +62,17 @@ def apart(before: np.ndarray, after: np.ndarray) -> bool:
     so they pass even where that floor is above alpha (measured: no more false steps)."""
     return len(before) >= 2 and len(after) >= 2 and (
         before.max() < after.min() or before.min() > after.max())
+
+
+def holm_rejected(ps: list[float], alpha: float) -> list[bool]:
+    """Whether each of a family of tests' `ps` is rejected by Holm's step-down at `alpha`:
+    the smallest p against alpha / m, the next against alpha / (m - 1), ...; the first that
+    fails, and every larger p, is not rejected. A series with several real steps does not
+    lose one to the others, as with Bonferroni's alpha / m for all."""
+    order = sorted(range(len(ps)), key=ps.__getitem__)
+    rejected = [False] * len(ps)
+    for k, i in enumerate(order):
+        if ps[i] >= alpha / (len(ps) - k):
+            break
+        rejected[i] = True
+    return rejected

@@ -23,6 +23,7 @@ INDEPENDENT_MIN = 100      # commits a series needs before its noise can read as
 INDEPENDENT_NEAR = (1, 2)  # ... when commits this close differ as much as ...
 INDEPENDENT_FAR = (6, 7, 8, 9, 10)  # ... commits this far apart ...
 INDEPENDENT_SHARE = 0.85   # ... or nearly: at least this share (spells make neighbours alike)
+WANDER_PAIRS = 20          # median_wander: pairs of medians it needs (fewer: not measured)
 
 
 def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
@@ -41,6 +42,27 @@ def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
         if len(pairs) >= 2:
             mad = max(mad, placement.median(pairs))
     return max(mad / (0.6745 * math.sqrt(2)), NOISE_FLOOR)
+
+
+def median_wander(logs: np.ndarray, levels_of: Sequence[tuple[int, int]], length: int
+                  ) -> float:
+    """How far the median of `length` commits wanders inside one level (log scale, as a
+    standard deviation): the median absolute difference of every two such medians `length`
+    commits apart inside one of `levels_of` ((start, end) slices), over 0.6745 sqrt(2); 0.0
+    where the levels hold fewer than WANDER_PAIRS pairs. The noise of single commits does not
+    tell it: where slow spells last for tens of commits, the median of 20 wanders about as
+    far as a single commit (beside this VM's busy neighbour 1.04 times its noise, the median
+    of 8 series); where runs of every speed come and go within a few commits it hardly
+    wanders (the third noise history, 0.13 times); normal noise independent of its
+    neighbours, 0.26."""
+    pairs = [np.abs(medians[length:] - medians[:-length])
+             for a, b in levels_of if b - a >= 2 * length
+             for medians in [np.median(np.lib.stride_tricks.sliding_window_view(
+                 logs[a:b], length), axis=1)]]
+    pairs = np.concatenate(pairs) if pairs else np.empty(0)
+    if len(pairs) < WANDER_PAIRS:
+        return 0.0
+    return placement.median(pairs) / (0.6745 * math.sqrt(2))
 
 
 def lower_envelope(logs: np.ndarray) -> np.ndarray:

@@ -3,27 +3,25 @@
 Wall time, measured on shared machines, has one-sided noise that comes in spells: a busy
 neighbour makes runs slower, never faster, for minutes or nights at a time. So:
 
-1. levels are found in a filtered log(median): where the series' own noise is one-sided (its
-   slow outliers reach further than its fast ones: `noise.one_sided`), the *lower envelope*
-   (each commit as the lowest of it and its two neighbours), where a cluster of slow commits
-   with a fast one among every three does not move; where it is not (a quiet machine whose
-   runs scatter both ways), the running median of three, where a fast outlier does not
-   widen into a level either; ruptures' PELT (linear kernel, in C) proposes generously;
+1. levels are found in a filtered log(median): the *lower envelope* (each commit as the
+   lowest of it and its two neighbours: a cluster of slow commits with a fast one among
+   every three does not move it) where the noise is one-sided (`noise.one_sided`), else the
+   running median of three (a fast outlier does not widen into a level either); ruptures'
+   PELT (linear kernel, in C) proposes generously;
 2. a stretch shorter than MIN_LEVEL commits inside the series is a spell, not a level, and
    joins its closer neighbour (MIN_NEWEST at the newest end); neighbouring levels closer
    than the minimum effect are one;
 3. each boundary left is tested on the raw values of up to WINDOW commits on either side
    (Mann-Whitney, so a very slow commit is one rank; or no overlap at all, which is as
-   much as a short level can show), alpha shared among the boundaries of the series by
-   Holm's step-down (a series with several real steps does not lose one), and its change
-   must clear the user's minimum effect (`noise`) and SIGMAS times the series' own noise
-   (`noise.noise_of`; fewer noises between levels longer than LONG_LEVEL, or MIN_LEVEL
-   where the noise has no spells, `noise.independent`; more beside a level shorter than
-   MIN_LEVEL at an end: `effect_for`; a series longer than STRETCH commits with spells is
-   judged in stretches: the noise around each step); the weakest failing boundary is dropped and
-   its neighbours judged again until all pass. A series that keeps returning to earlier
-   levels (two speeds, in clusters: `level_change.flip_noise`, `two_speed_read`) is
-   judged at its faster speed;
+   much as a short level can show), alpha shared by Holm's step-down (a series with several
+   real steps does not lose one), and its change must clear the user's minimum effect
+   (`noise`) and SIGMAS times the series' own noise (`effect_for`: fewer between long
+   levels, more beside a short one at an end; and as far as its long runs' medians wander,
+   `noise.median_wander`; a series longer than STRETCH commits with spells is judged in
+   stretches: the noise around each step); the weakest failing boundary is dropped and its
+   neighbours judged again until all pass. A series that keeps returning to earlier levels
+   (two speeds, in clusters: `level_change.flip_noise`, `two_speed_read`) is judged at its
+   faster speed;
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step the data fits about as well 4 or more commits away (or its floors put there;
@@ -48,12 +46,12 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from benchkit.core.decisions.rank_test import apart, rank_p, shift_interval
+from benchkit.core.decisions.rank_test import apart, holm_rejected, rank_p, shift_interval
 from benchkit.core.history import placement, transient
 from benchkit.core.history.level_change import (at_faster_speed_steps, evidence_decision,
                                                 flip_noise, two_speed_read)
-from benchkit.core.history.noise import (independent_values, LAGS, level_filter, noise_of,
-                                         outliers, two_sided_independent)
+from benchkit.core.history.noise import (independent_values, LAGS, level_filter, median_wander,
+                                         noise_of, outliers, two_sided_independent)
 from benchkit.core.history.series import Point, Series, values_at_one_speed
 from benchkit.core.history.step import Step
 
@@ -66,6 +64,7 @@ SIGMAS = 2.25              # a step must be this many times the series' noise, a
 WINDOW = 30                # commits on each side that judge a step
 LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
 LONG_COUNTED = 60          # ... counting at most this many of their commits
+WANDER_SIGMAS = 3.0        # ... and this many times what their medians' wander gives
 STRETCH = 200              # commits judged together (a longer series: stretches of this)
 SEAM = 10                  # ... a step named this close to where two meet is named once
 
@@ -87,16 +86,20 @@ def proposed_steps(logs: np.ndarray, penalty: float = PENALTY_PER_LOG_N,
 
 
 def effect_for(floor: float, sigma: float, min_level: int = MIN_LEVEL,
-               long_level: int = LONG_LEVEL) -> Callable[[int, int], float]:
+               long_level: int = LONG_LEVEL, wander: float = 0.0) -> Callable[[int, int], float]:
     """The change a boundary between levels of n and m commits must clear: `floor` (the
-    user's minimum effect) and SIGMAS noises, fewer where both levels are longer than
-    `long_level` (LONG_LEVEL, a spell's length; `min_level` where the noise is independent),
-    more where one is shorter than `min_level` (at an end of the series): a level's median
-    is known to 1/sqrt(its commits), up to LONG_COUNTED of them, and a slow spell is short."""
+    user's minimum effect), SIGMAS noises (fewer where both levels are longer than
+    `long_level`, a spell's length, or `min_level` where the noise is independent: a median
+    is known to 1/sqrt(its commits), up to LONG_COUNTED; more beside one shorter than
+    `min_level`) and, between levels of LONG_LEVEL or more, WANDER_SIGMAS times the
+    difference of two medians of LONG_LEVEL commits that `wander` (`noise.median_wander`)
+    gives: spells tens of commits long move them as far as single commits."""
     def need(n: int, m: int) -> float:
         shorter = max(min(n, m, LONG_COUNTED), 1)
         scale = min(max(shorter, min_level), long_level) / shorter
-        return max(floor, SIGMAS * sigma * math.sqrt(scale))
+        spells = WANDER_SIGMAS * wander * math.sqrt(2 * LONG_LEVEL / shorter) if (
+            shorter >= LONG_LEVEL) else 0.0
+        return max(floor, SIGMAS * sigma * math.sqrt(scale), spells)
     return need
 
 
@@ -215,16 +218,11 @@ def _judge(raw: np.ndarray, logs: np.ndarray, start: int, at: int, end: int,
 
 
 def _failing(judged: Sequence[_Boundary], alpha: float) -> list[int]:
-    """The boundaries that fail: a change within its `effect`, or a rank test that fails Holm's
-    step-down at `alpha` for the series (the smallest p against alpha / m, the next against
-    alpha / (m - 1), ...; the first that fails fails all after it) and sides that overlap."""
-    failing = {i for i, b in enumerate(judged) if abs(b.change) <= b.effect}
-    order = sorted(range(len(judged)), key=lambda i: judged[i].p)
-    for k, i in enumerate(order):
-        if judged[i].p >= alpha / (len(judged) - k):
-            failing |= {j for j in order[k:] if not judged[j].apart}
-            break
-    return sorted(failing)
+    """The boundaries that fail: a change within its `effect`, or a rank test that Holm's
+    step-down at `alpha` for the series does not reject and sides that overlap."""
+    held = holm_rejected([b.p for b in judged], alpha)
+    return [i for i, b in enumerate(judged)
+            if abs(b.change) <= b.effect or not (held[i] or b.apart)]
 
 
 def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None = None, *,
@@ -310,8 +308,9 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     # no spells (a two-speed fold's are folded out, not absent): a long level is a level
     iid = at_faster_speed and two_sided_independent(raw, deviations)
     tamed = placement.tamed(raw, deviations, sigma) if iid else None   # None: not near normal
-    need = (lambda n, m: effect) if flips else effect_for(math.log1p(noise), sigma, min_level,
-                                                          min_level if iid else LONG_LEVEL)
+    need = (lambda n, m: effect) if flips else effect_for(
+        math.log1p(noise), sigma, min_level, min_level if iid else LONG_LEVEL,
+        0.0 if iid else median_wander(logs, found, LONG_LEVEL))
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
                                            effect=need)[1:]]
     # backward elimination in Holm's order (Bonferroni lost one of astropy's 4 real steps)
