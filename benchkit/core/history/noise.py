@@ -2,8 +2,9 @@
 
 Timing noise on a shared machine is one-sided (a busy neighbour makes runs slower, never
 faster) and comes in spells; a quiet machine's scatters both ways. `level_filter` gives the
-values levels are found in for either kind, `noise_of` the noise a step must clear
-(time_steps.py decides the steps).
+values levels are found in for either kind, `noise_of` the noise a step must clear and
+`median_wander` how far the medians of long runs wander with the spells (time_steps.py
+decides the steps).
 """
 from __future__ import annotations
 

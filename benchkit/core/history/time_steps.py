@@ -64,7 +64,7 @@ SIGMAS = 2.25              # a step must be this many times the series' noise, a
 WINDOW = 30                # commits on each side that judge a step
 LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
 LONG_COUNTED = 60          # ... counting at most this many of their commits
-WANDER_SIGMAS = 3.0        # ... and this many times what their medians' wander gives
+WANDER_SIGMAS = 3.0        # ... and this many times two of their medians' spread (wander)
 STRETCH = 200              # commits judged together (a longer series: stretches of this)
 SEAM = 10                  # ... a step named this close to where two meet is named once
 
