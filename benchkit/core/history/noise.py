@@ -56,14 +56,15 @@ def median_wander(logs: np.ndarray, levels_of: Sequence[tuple[int, int]], length
     of 8 series); where runs of every speed come and go within a few commits it hardly
     wanders (the third noise history, 0.13 times); normal noise independent of its
     neighbours, 0.26."""
-    pairs = [np.abs(medians[length:] - medians[:-length])
-             for a, b in levels_of if b - a >= 2 * length
-             for medians in [np.median(np.lib.stride_tricks.sliding_window_view(
-                 logs[a:b], length), axis=1)]]
-    pairs = np.concatenate(pairs) if pairs else np.empty(0)
-    if len(pairs) < WANDER_PAIRS:
+    pairs = []
+    for a, b in levels_of:
+        if b - a >= 2 * length:
+            medians = np.median(np.lib.stride_tricks.sliding_window_view(logs[a:b], length),
+                                axis=1)
+            pairs.append(np.abs(medians[length:] - medians[:-length]))
+    if sum(len(p) for p in pairs) < WANDER_PAIRS:
         return 0.0
-    return placement.median(pairs) / (0.6745 * math.sqrt(2))
+    return placement.median(np.concatenate(pairs)) / (0.6745 * math.sqrt(2))
 
 
 def lower_envelope(logs: np.ndarray) -> np.ndarray:

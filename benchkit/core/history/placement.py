@@ -54,7 +54,6 @@ def median(values: np.ndarray) -> float:
     return float(ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2)
 
 
-
 def runs_of(flags: Sequence[bool] | np.ndarray) -> list[tuple[int, int]]:
     """(first, end) of each run of true values in `flags`, in order."""
     edges = np.flatnonzero(np.diff(np.concatenate([[0], np.asarray(flags, dtype=int), [0]])))
