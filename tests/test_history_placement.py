@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from benchkit.core.history import placement, transient
 from benchkit.core.history.series import Commit, Observation, Point, Series
-from benchkit.core.history.step import steps_from_records, steps_to_records
+from benchkit.core.history.step import Step, steps_from_records, steps_to_records
 from benchkit.core.history.steps import time_steps
 from benchkit.system.history_db import HistoryDB
 from test_cli import cli
@@ -230,12 +230,13 @@ def test_comes_back_finds_the_first_run_of_commits_back_at_the_level_before():
     assert transient.comes_back(late, 10, before, after, 1.0) is None
     # three commits as far below the level before as the level after is above it, among
     # commits at the level after (a machine's fast cluster: time_numpy_dot's OpenBLAS
-    # threads): the run's median is at the level before, but none of its commits are; half
-    # the run a reportable change (0.3) below the level before is another speed
+    # threads): the run's median is at the level before, but none of its commits are (half
+    # must be), and half the run a reportable change (0.3) below the level before is
+    # another speed
     cluster = np.log([1.0] * 10 + [1.5] * 10 + [1.5, 1.5, 1 / 1.5, 1 / 1.5, 1 / 1.5]
                      + [1.5] * 10)
     assert transient.comes_back(cluster, 10, before, after, 0.3) is None
-    assert transient.comes_back(cluster, 10, before, after, 0.5) == 19
+    assert transient.comes_back(cluster, 10, before, after, 0.5) is None
     # two fast commits are enough: two at the level after and four faster, two of them 0.7x
     # (more than the reportable 0.25 below the level before), put the run's lower median at
     # the level before (time_numpy_dot in the busy history); one such commit does not make
@@ -244,6 +245,45 @@ def test_comes_back_finds_the_first_run_of_commits_back_at_the_level_before():
     assert transient.comes_back(two, 10, before, after, 0.25) is None
     one = np.log([1.0] * 10 + [1.5] * 12 + [0.95, 0.97, 0.7, 1.0] + [1.5] * 10)
     assert transient.comes_back(one, 10, before, after, 0.25) == 22
+    # a run whose median lands on the level before between fast and slow commits, one of
+    # six there: the third noise history of the fifth VM (time_dict_build, a +50 % step at
+    # commit 150; after it 0.55x and 0.64x runs sit at 0.83x and 0.97x of the level before)
+    between = np.log([1.0] * 10 + [1.5] * 12 + [1.5, 0.83, 0.83, 0.97, 1.5, 1.13] + [1.5] * 10)
+    assert transient.comes_back(between, 10, before, after, 0.21) is None
+    half = np.log([1.0] * 10 + [1.5] * 12 + [1.5, 0.97, 1.02, 0.97, 1.5, 1.13] + [1.5] * 10)
+    assert transient.comes_back(half, 10, before, after, 0.21) == 23
+
+
+def _level_steps(logs, positions):
+    return [Step("b", "time", "m", Commit(f"c{p - 1}", ""), Commit(f"c{p}", ""),
+                 math.exp(logs[p - 1]), math.exp(logs[p]), math.exp(logs[p] - logs[p - 1]) - 1,
+                 0.0, 0.0) for p in positions]
+
+
+def test_an_excursion_leaves_a_level_and_comes_back_to_one_not_to_a_spell():
+    # three commits at a faster speed at the start, a long level, three faster commits,
+    # then the long level again (the fifth VM's third noise history, time_dict_build read
+    # at its faster speed): the three faster commits inside are the spell; from the first
+    # three commits (no level) the long level had been the excursion, and the spell's end
+    # a step
+    logs = np.array([-0.6] * 3 + [0.0] * 56 + [-0.6] * 3 + [0.0] * 40)
+    steps = _level_steps(logs, [3, 59, 62])
+    found = transient.excursions(steps, logs, [3, 59, 62], 0.1, min_level=6)
+    assert [s.transient for s in found] == [False, True, True]
+    assert found[1].evidence == "; transient: undone by c62"
+    assert [s.transient for s in transient.excursions(steps, logs, [3, 59, 62], 0.1)] == [
+        True, True, False]
+    # a +50 % step 27 commits before three fast commits back near the level before it: the
+    # step stays, the three commits are the spell
+    logs = np.array([0.0] * 32 + [0.4] * 27 + [0.05] * 3 + [0.4] * 40)
+    found = transient.excursions(_level_steps(logs, [32, 59, 62]), logs, [32, 59, 62], 0.1,
+                                 min_level=6)
+    assert [s.transient for s in found] == [False, True, True]
+    # a spell that came back to the newest commits is one, however few they are
+    logs = np.array([0.0] * 40 + [0.6] * 9 + [0.0] * 3)
+    found = transient.excursions(_level_steps(logs, [40, 49]), logs, [40, 49], 0.1,
+                                 min_level=6)
+    assert [s.transient for s in found] == [True, True]
 
 
 def test_a_slower_step_whose_level_before_is_back_soon_after_is_transient():

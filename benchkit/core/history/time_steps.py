@@ -389,7 +389,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
         return low, high, (f"levels of {a - start} and {end - b} commits either side (noise "
                            f"{sigma:.1%}); rank test p={p:.2g}")
     steps = transient.excursions(steps, logs, positions, effect, reach, net_change,
-                                 need if iid else None)
+                                 need if iid else None, MIN_LEVEL)
     for i, (step, at) in enumerate(zip(steps, positions)):
         back = None if step.transient else transient.comes_back(
             raw, at, math.log(step.before), math.log(step.after), effect, iid)

@@ -92,7 +92,8 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
                reach: tuple[float, float] = (math.inf, math.inf),
                net_change: Callable[[int, int], tuple[float, float, str] | None] = (
                    lambda i, j: (math.nan, math.nan, "")),
-               back_within: Callable[[int, int], float] | None = None) -> list[Step]:
+               back_within: Callable[[int, int], float] | None = None,
+               min_level: int = 0) -> list[Step]:
     """The steps (at `positions` in `logs`), with those that a later step takes back marked
     transient: a shared runner's slow spells look like that, and so does a change reverted
     later; neither is a step a team can act on now (asv reports neither).
@@ -106,6 +107,17 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
       dip that came back, two steps taken back (the idle noise history, every position: 50
       % steps found 52.4 -> 55.7 %, false steps 0.0232 -> 0.0247 a series, asv's 25.5 %
       and 0.0301; for spelly noise too, beside the busy neighbour false steps rose more).
+      Back to a level of `min_level` commits or more (or to the newest commits, where the
+      series stands now), not to a few commits inside the series; and from the first few
+      commits of a series only for a spell (at most SPELL commits out). The fifth VM's third
+      noise history (docs/performance.md), time_dict_build: three commits at 0.55x, 56 at
+      the median, three at 0.55x, the rest at the median; the first step was paired with
+      the second, and the third (the three fast commits' end) named; a +50 % step 27
+      commits before the three fast commits was taken back by them (every position, with
+      the half-run rule of `comes_back`: false steps a series 0.0584 -> 0.0421; the
+      histories end to end 0.0379 / 0.0454 / 0.0535 -> 0.0398 / 0.0479 / 0.0553, within
+      their sampling error; drifting noise, PHI 0.6, 0.0412 -> 0.0424; the other recorded
+      sets the same).
     - Back the way it came, but not all the way, after a spell of at most SPELL commits
       that stands SPELL_HEIGHT times higher than the net change: the steps out and between
       are transient, and the step back becomes the net change, not placed: it may lie
@@ -140,7 +152,10 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
             within = effect if back_within is None else back_within(
                 edges[i + 1] - edges[i], edges[j + 2] - edges[j + 1])
             if abs(level[j + 1] - level[i]) <= within:
-                undone |= {k: j for k in range(i, j)} | {j: i}
+                if ((edges[i + 1] - edges[i] >= min_level or positions[j] - positions[i] <= SPELL)
+                        and (edges[j + 2] - edges[j + 1] >= min_level
+                             or j + 1 == len(positions))):
+                    undone |= {k: j for k in range(i, j)} | {j: i}
                 break
             height = min((level[k] - level[i]) * side for k in range(i + 1, j + 1))
             if ((level[j + 1] - level[j]) * side < 0 and positions[j] - positions[i] <= SPELL
@@ -200,7 +215,13 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     the fourth VM's histories end to end, four fast commits of 0.5-0.7x and two at the
     level after had made a run of six whose lower median was there, 50 % steps 30.5 / 33.5
     / 32.2 -> 31.8 / 34.8 / 33.8 %, false steps the same but one in 1,608 series, each
-    history alone the same). Nor a revert between two clean stretches at the level after
+    history alone the same). Where the noise has spells, half the run's commits must be
+    at the level before (within the band), not a median that falls there between faster and
+    slower commits: the fifth VM's third noise history, where most commits run at one
+    speed and the rest at 0.3-0.9x of it, after a +50 % step its 0.55x and 0.64x commits at
+    0.83x and 0.97x of the level before (every position: 25 / 50 % steps found 2.4 / 13.7
+    -> 4.5 / 19.0 %; numpy's releases, false steps 0.0057 -> 0.0059 a series; the other
+    sets the same). Nor a revert between two clean stretches at the level after
     (`relanded`)."""
     if after <= before:
         return None
@@ -217,6 +238,9 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     close = (np.abs(medians - before) <= band) & (second_fastest >= before - effect)
     if independent:
         close &= after - medians >= effect
+    else:
+        # half the run at the level before, not a median between faster and slower commits
+        close &= (np.abs(runs - before) <= band).sum(axis=1) >= BACK_RUN // 2
     back = np.flatnonzero(close)
     if not len(back) or relanded(raw, at, at + 1 + int(back[0]), before, after):
         return None
