@@ -115,9 +115,9 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
       the second, and the third (the three fast commits' end) named; a +50 % step 27
       commits before the three fast commits was taken back by them (every position, with
       the half-run rule of `comes_back`: false steps a series 0.0584 -> 0.0421; the
-      histories end to end 0.0379 / 0.0454 / 0.0535 -> 0.0398 / 0.0479 / 0.0553, within
-      their sampling error; drifting noise, PHI 0.6, 0.0412 -> 0.0424; the other recorded
-      sets the same).
+      histories end to end 0.0379 / 0.0454 / 0.0535 -> 0.0398 / 0.0479 / 0.0553; drifting
+      noise, PHI 0.6, 0.0412 -> 0.0424; numpy's releases 0.0057 -> 0.0059; the other sets
+      the same).
     - Back the way it came, but not all the way, after a spell of at most SPELL commits
       that stands SPELL_HEIGHT times higher than the net change: the steps out and between
       are transient, and the step back becomes the net change, not placed: it may lie
