@@ -273,6 +273,11 @@ def test_an_excursion_leaves_a_level_and_comes_back_to_one_not_to_a_spell():
     assert found[1].evidence == "; transient: undone by c62"
     assert [s.transient for s in transient.excursions(steps, logs, [3, 59, 62], 0.1)] == [
         True, True, False]
+    # from the first three commits a spell of up to SPELL commits is still one (asv's astropy
+    # results: 8 commits 87x slow between three commits at either end)
+    logs = np.array([0.0] * 3 + [4.5] * 8 + [0.0] * 20)
+    found = transient.excursions(_level_steps(logs, [3, 11]), logs, [3, 11], 0.1, min_level=6)
+    assert [s.transient for s in found] == [True, True]
     # a +50 % step 27 commits before three fast commits back near the level before it: the
     # step stays, the three commits are the spell
     logs = np.array([0.0] * 32 + [0.4] * 27 + [0.05] * 3 + [0.4] * 40)

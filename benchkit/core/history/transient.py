@@ -220,8 +220,9 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     slower commits: the fifth VM's third noise history, where most commits run at one
     speed and the rest at 0.3-0.9x of it, after a +50 % step its 0.55x and 0.64x commits at
     0.83x and 0.97x of the level before (every position: 25 / 50 % steps found 2.4 / 13.7
-    -> 4.5 / 19.0 %; numpy's releases, false steps 0.0057 -> 0.0059 a series; the other
-    sets the same). Nor a revert between two clean stretches at the level after
+    -> 4.5 / 19.0 %, false steps 0.0584 -> 0.0610 a series alone, 0.0421 with the levels
+    rule of `excursions`; numpy's releases, false steps 0.0057 -> 0.0059; the other sets
+    the same). Nor a revert between two clean stretches at the level after
     (`relanded`)."""
     if after <= before:
         return None
