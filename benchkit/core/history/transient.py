@@ -152,9 +152,10 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
             within = effect if back_within is None else back_within(
                 edges[i + 1] - edges[i], edges[j + 2] - edges[j + 1])
             if abs(level[j + 1] - level[i]) <= within:
-                if ((edges[i + 1] - edges[i] >= min_level or positions[j] - positions[i] <= SPELL)
-                        and (edges[j + 2] - edges[j + 1] >= min_level
-                             or j + 1 == len(positions))):
+                from_level = (edges[i + 1] - edges[i] >= min_level
+                              or positions[j] - positions[i] <= SPELL)
+                to_level = edges[j + 2] - edges[j + 1] >= min_level or j + 1 == len(positions)
+                if from_level and to_level:
                     undone |= {k: j for k in range(i, j)} | {j: i}
                 break
             height = min((level[k] - level[i]) * side for k in range(i + 1, j + 1))
