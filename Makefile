@@ -55,6 +55,9 @@ bench: $(VENV)/.installed
 # suites on their releases, recorded on this machine, then step detection and scale beside
 # asv (figures in results/, the README and docs/performance.md).
 HISTORY_DATA := .bench-data
+# the machine the histories were recorded on names the figures' files (the README quotes
+# the fifth VM's; on another machine: make bench-history HISTORY_VM=sixth_vm)
+HISTORY_VM ?= fifth_vm
 NUMPY_BENCHMARKS = bench_core.Core or bench_core.Temporaries or bench_core.PackBits
 XARRAY_BENCHMARKS = (merge. or renaming. or reindexing.Reindex. or repr. or unstacking.Unstacking.) and time_
 SCIPY_BENCHMARKS = (special. or cluster. or cluster_hierarchy_disjoint_set. or signal_filtering.Lfilter or signal_filtering.Sosfilt) and time_
@@ -115,24 +118,24 @@ bench-history: $(VENV)/.installed
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
 		$(HISTORY_DATA)/numpy-releases $(HISTORY_DATA)/xarray-releases $(HISTORY_DATA)/noise-vm \
 		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --trials 400 \
-		-o results/history_detection_third_vm.json
+		-o results/history_detection_$(HISTORY_VM).json
 	# the noise histories as recorded, then a step put in at every commit of every series
 	$(PY) benchmarks/perf_history_detection.py --no-steps $(HISTORY_DATA)/noise-vm \
 		$(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy --trials 400 \
-		-o results/history_detection_third_vm_as_recorded.json
+		-o results/history_detection_$(HISTORY_VM)_as_recorded.json
 	$(PY) benchmarks/perf_history_detection.py $(HISTORY_DATA)/astropy-cheetah \
 		$(HISTORY_DATA)/numpy-releases $(HISTORY_DATA)/xarray-releases --no-steps \
 		$(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \
-		--every-position -o results/history_detection_every_position_third_vm.json
+		--every-position -o results/history_detection_every_position_$(HISTORY_VM).json
 	# years of CI runs in one series: the three noise histories end to end, in three orders
 	$(PY) benchmarks/perf_history_detection.py --trials 400 \
 		--join $(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \
 		--join $(HISTORY_DATA)/noise-busy $(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 \
 		--join $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy $(HISTORY_DATA)/noise-vm \
-		-o results/history_detection_joined_third_vm.json
+		-o results/history_detection_joined_$(HISTORY_VM).json
 	$(PY) benchmarks/perf_history_detection.py --every-position \
 		--join $(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \
-		-o results/history_detection_every_position_joined_third_vm.json
+		-o results/history_detection_every_position_joined_$(HISTORY_VM).json
 	# a quiet machine's noise, independent from commit to commit (drawn: none recorded has it)
 	$(PY) benchmarks/perf_history_detection.py --independent 50 200 0.05 \
 		--independent 50 200 0.02 --independent 10 1000 0.05 --trials 400 --seed 1 2 3 \
