@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 
 from benchkit.core.history.level_change import (GAP_LIKE, _TRIED, TIE, _quantiles,
                                                 faster_speeds, slower_runs_disagree, two_speed,
-                                                two_speed_cuts)
+                                                taken_back_past_a_flip, two_speed_cuts)
+from benchkit.core.history import transient
 from benchkit.core.history.placement import cut_costs, median
 from benchkit.core.history.series import Commit, Point, Series
+from benchkit.core.history.step import Step
 from benchkit.core.history.steps import time_steps
 
 
@@ -32,6 +34,8 @@ BUSY_SORTED = _fixture("third-vm-busy-time-sorted.json")
 BUSY_JSON = _fixture("busy-time-json-dumps.json")
 # ... and idle, its two speeds 1.8x apart (idle-time-re-findall.json)
 IDLE_RE = _fixture("idle-time-re-findall.json")
+# ... and the fifth VM's three histories end to end: crowded, busy, idle (600 commits)
+JOINED_SUM = _fixture("joined-time-numpy-sum.json")
 
 
 def _series(values):
@@ -179,6 +183,39 @@ def test_slower_runs_that_move_against_a_step_at_the_faster_speed_disagree():
     later = np.r_[two, two[:10] + math.log(1.25), np.full(30, -1.0)]
     assert not slower_runs_disagree(later, 40, 0, 50, slower=True)
     assert slower_runs_disagree(later, 40, 0, 80, slower=True)
+
+
+def _step(at: int, change: float, transient: bool = False) -> Step:
+    return Step("b", "time", "m", Commit(f"c{at - 1}", ""), Commit(f"c{at}", ""), 1.0,
+                1 + change, change, change, change, transient=transient)
+
+
+def test_a_step_taken_back_past_a_flip_left_out_is_transient():
+    effect = 0.07
+    up, back = _step(346, 0.216), _step(367, -0.22)
+    # a flip between them was left out (kept: 0 and 2 of the steps found)
+    out = taken_back_past_a_flip([up, back], [0, 2], [346, 367], effect)
+    assert [s.transient for s in out] == [True, True]
+    assert "past a flip left out" in out[0].evidence
+    # ... not where nothing was left out between them: transient.excursions judged them
+    assert not any(s.transient for s in taken_back_past_a_flip([up, back], [0, 1],
+                                                               [346, 367], effect))
+    # ... nor the same way, nor back further than the effect, nor after a spell
+    for pair, at in (([up, _step(367, 0.2)], 367), ([up, _step(367, -0.4)], 367),
+                     ([up, back], 346 + transient.SPELL + 1)):
+        assert not any(s.transient for s in taken_back_past_a_flip(pair, [0, 2], [346, at],
+                                                                    effect))
+
+
+def test_a_step_out_and_back_with_a_flip_between_is_not_named():
+    # real: the busy part of the histories end to end, ten commits alternating 0.6x / 1x
+    # then 2x: +22 % at 346, a flip, -22 % at 367; named wherever a step was put in
+    values = np.array(JOINED_SUM["joined/time_numpy_sum"])
+    for at in (306, 452, 456):
+        stepped = values.copy()
+        stepped[at:] *= 1.05
+        named = [int(s.commit.sha[1:]) for s in _claimed(stepped) if s.change > 0]
+        assert all(abs(i - at) <= 2 for i in named), (at, named)
 
 
 def test_two_speeds_that_meet_are_not_a_step():
