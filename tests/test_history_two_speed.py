@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchkit.core.history import transient
 from benchkit.core.history.level_change import (GAP_LIKE, _TRIED, TIE, _quantiles,
                                                 faster_speeds, slower_runs_disagree, two_speed,
                                                 taken_back_past_a_flip, two_speed_cuts)
-from benchkit.core.history import transient
 from benchkit.core.history.placement import cut_costs, median
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.step import Step
@@ -185,9 +185,9 @@ def test_slower_runs_that_move_against_a_step_at_the_faster_speed_disagree():
     assert slower_runs_disagree(later, 40, 0, 80, slower=True)
 
 
-def _step(at: int, change: float, transient: bool = False) -> Step:
+def _step(at: int, change: float) -> Step:
     return Step("b", "time", "m", Commit(f"c{at - 1}", ""), Commit(f"c{at}", ""), 1.0,
-                1 + change, change, change, change, transient=transient)
+                1 + change, change, change, change)
 
 
 def test_a_step_taken_back_past_a_flip_left_out_is_transient():

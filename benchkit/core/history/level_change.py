@@ -324,10 +324,10 @@ def taken_back_past_a_flip(steps: list[Step], kept: Sequence[int], positions: Se
                            effect: float) -> list[Step]:
     """`steps` (each the `kept`-th of those found at the faster speed, first commit at
     `positions`) with a step and the next one marked transient where steps between them
-    were left out (a flip, a cluster's edge), the next goes the other way within
-    transient.SPELL commits, and the two add up to less than `effect` (log): an excursion
-    that the left-out flip hid from `transient.excursions` (which paired them in the folded
-    values, flip and all). The three noise histories end to end, third first:
+    were left out (a flip, a cluster's edge, one the slower runs move against), the next
+    goes the other way within transient.SPELL commits, and the two add up to less than
+    `effect` (log): an excursion that the left-out flip hid from `transient.excursions`
+    (which paired them in the folded values, flip and all). The three noise histories end to end, third first:
     `time_numpy_sum`, +22 % at a stretch of the busy history, a flip up and -22 % back 21
     commits later, the first named in 66 of its 127 false cases (every second position).
     Measured (benchmarks/perf_history_detection.py): joined false steps 0.0398 / 0.0479 /
