@@ -326,10 +326,13 @@ def taken_back_past_a_flip(steps: list[Step], kept: Sequence[int], positions: Se
     `positions`) with a step and the next one marked transient where steps between them
     were left out (a flip, a cluster's edge, one the slower runs move against), the next
     goes the other way within transient.SPELL commits, and the two add up to less than
-    `effect` (log): an excursion that the left-out flip hid from `transient.excursions`
-    (which paired them in the folded values, flip and all). The three noise histories end to end, third first:
-    `time_numpy_sum`, +22 % at a stretch of the busy history, a flip up and -22 % back 21
-    commits later, the first named in 66 of its 127 false cases (every second position).
+    `effect` (log): an excursion that the left-out flip hid from `transient.excursions`,
+    which paired them in the folded values, flip and all. Judged by the two steps' own
+    changes, not by levels: around a flip's cluster the folded levels are read anew, and the
+    level after the step back need not match the level before the step out. The three noise
+    histories end to end, third first: `time_numpy_sum`, +22 % at a stretch of the busy
+    history, a flip up and -22 % back 21 commits later, the first named in 66 of its 127
+    false cases (every second position).
     Measured (benchmarks/perf_history_detection.py): joined false steps 0.0398 / 0.0479 /
     0.0553 -> 0.0398 / 0.0454 / 0.0547 a series, recall the same; every position, no set's
     figures moved."""
