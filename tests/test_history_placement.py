@@ -191,7 +191,7 @@ BIMODAL = json.loads((Path(__file__).parent / "fixtures" / "history" / "new-vm-b
 def test_a_series_that_flips_between_two_levels_holds_no_step(name):
     # real noise of a VM (the code never changed): each snippet ran at one of two speeds,
     # in clusters; the clusters read as levels, all flips but one paired as transient, and
-    # the one left was named. The flips are the noise (level_change.flip_noise)
+    # the one left was named. The flips are the noise (two_speed.read.flip_noise)
     assert [s for s in time_steps(_series(BIMODAL[name])) if not s.transient] == []
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchkit.core.history.level_change import flip_noise
+from benchkit.core.history.two_speed.read import flip_noise
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import instruction_steps, lower_envelope, time_steps
 from benchkit.core.history.noise import level_filter, noise_of, one_sided, outliers

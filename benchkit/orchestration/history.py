@@ -272,8 +272,8 @@ def _series_key(item: Series | Step) -> tuple:
 # (tests/test_history_cache.py checks that every one `steps` imports is here).
 STEP_FINDERS = tuple(f"benchkit.core.history.{name}" for name in (
     "changes", "level_change", "noise", "placement", "runners", "step", "steps", "time_steps",
-    "transient")) + tuple(f"benchkit.core.decisions.{name}" for name in (
-        "bands", "rank_test", "verdicts"))
+    "transient", "two_speed.read", "two_speed.steps")) + tuple(
+        f"benchkit.core.decisions.{name}" for name in ("bands", "rank_test", "verdicts"))
 
 
 @functools.lru_cache(maxsize=1)

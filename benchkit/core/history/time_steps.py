@@ -20,8 +20,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    `noise.median_wander`; a series longer than STRETCH commits with spells is judged in
    stretches: the noise around each step); the weakest failing boundary is dropped and its
    neighbours judged again until all pass. A series that keeps returning to earlier levels
-   (two speeds, in clusters: `level_change.flip_noise`, `two_speed_read`) is judged at its
-   faster speed;
+   (two speeds, in clusters: `two_speed.read.flip_noise`, `two_speed_read`) is judged at
+   its faster speed (`two_speed.steps.at_faster_speed_steps`);
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step the data fits about as well 4 or more commits away (or its floors put there;
@@ -48,8 +48,9 @@ import numpy as np
 
 from benchkit.core.decisions.rank_test import apart, holm_rejected, rank_p, shift_interval
 from benchkit.core.history import placement, transient
-from benchkit.core.history.level_change import (at_faster_speed_steps, evidence_decision,
-                                                flip_noise, two_speed_read)
+from benchkit.core.history.level_change import evidence_decision
+from benchkit.core.history.two_speed.read import flip_noise, two_speed_read
+from benchkit.core.history.two_speed.steps import at_faster_speed_steps
 from benchkit.core.history.noise import (independent_values, LAGS, level_filter, median_wander,
                                          noise_of, outliers, two_sided_independent)
 from benchkit.core.history.series import Point, Series, values_at_one_speed

@@ -1,0 +1,2 @@
+"""A series a shared machine runs at two speeds, in clusters (pure): its flips as its noise
+and the series read at its faster speed (`read`), and its steps found there (`steps`)."""

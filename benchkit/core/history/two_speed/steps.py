@@ -1,0 +1,178 @@
+"""The steps of a series a shared machine runs at two speeds (pure): found in its values
+read at the faster speed (`read.two_speed_read`), with the steps that are a change of
+speed left out (a flip, a cluster's other edge, one the slower runs move against), each
+placed on the raw values at two speeds (`two_speed_cuts`), and a step taken back past a
+left-out flip marked transient (`taken_back_past_a_flip`)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from benchkit.core.history import placement, transient
+from benchkit.core.history.noise import noise_of
+from benchkit.core.history.series import Points, Series, commits_of
+from benchkit.core.history.step import Step
+from benchkit.core.history.two_speed.read import TIE, TwoSpeed, faster_speeds
+
+GAP_LIKE = 0.33             # a step this close to the gap (share of it) reads as a flip
+FLIP_SPELL = 20            # ... and one the other way this close to a flip, the cluster's edge
+TWO_SPEED_SLACK = 3.0       # a cut within this many commits' deviation of the best fits
+SLOWER_QUANTILE = 0.75      # the quantile that stands for a two-speed series' slower runs
+
+
+def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
+                          steps_in: Callable[[Series], list[Step]], sigmas: float
+                          ) -> list[Step]:
+    """The steps of a two-speed series (log values `raw`), found (`steps_in`) in its
+    values at the faster speed (`read`: `two_speed_read`). A step about as high as the gap
+    between the speeds (within GAP_LIKE of it, and within `sigmas` noises of the values at
+    the faster speed: a height further from the gap is measured, not a flip) is a cluster
+    of slower commits as much as a change, and is left out; so is a step the other way
+    fewer than FLIP_SPELL commits from it, the cluster's other edge (the fold can take a
+    real step for a change of speed: a +50 % step at commit 95 of this VM's noise beside a
+    busy neighbour, the commits after it read as slower, was named as +198 % at a spell 13
+    commits later, between a step up and a flip down; 15 of 108 false cases of that
+    history, every position). A step the slower runs move against is left out
+    (`slower_runs_disagree`: the machine's speeds met). Each other step is placed on the
+    raw values, as two levels of two speeds each (`two_speed_cuts`): at the best cut, or not
+    placed (a span) where cuts SEPARATION or more commits apart fit about as well. The
+    folded values can put a step at the wrong commit: where a level after a step is as fast
+    as the slower speed before it, the fold reads the commits next to the step with one
+    faster speed for both sides (measured on this VM's idle history, benchmarks/
+    perf_history_detection.py: false steps 0.0204 -> 0.0155 a series, all of them real
+    steps named 3-8 commits away)."""
+    points = series.points
+    column = np.exp(read.folded).tolist()
+    folded = dataclasses.replace(series, points=Points(
+        commits_of(points), column, column, column, [1] * len(column), [1] * len(column)))
+    index = {commit.sha: i for i, commit in enumerate(commits_of(points))}
+    note = (f"; two-speed series ({int(read.slower.sum())} commits "
+            f"{math.expm1(read.gap):.0%} slower): read at its faster speed")
+    steps = steps_in(folded)
+    positions = [index[step.commit.sha] for step in steps]
+    # the noise bound: a +50 % step on this VM's idle history (gap 0.59, log), its folded
+    # levels 6 % noisy, had a height 0.17 from the gap and was left out as a flip; every
+    # position, 50 % steps 55.7 -> 63.0 % (asv 25.5), false 0.0186 -> 0.0189; joined, 50 %
+    # 31.8 / 34.8 / 33.8 -> 34.0 / 36.0 / 35.5 %, false steps the same; no other set moved
+    # (3 noises in place of 2.25: 60.1 %, 33.0 / 35.5 / 35.0 %)
+    like = min(GAP_LIKE * read.gap, sigmas * noise_of(read.folded))
+    flips = [step.placed and not step.transient and abs(
+        abs(math.log(step.after) - math.log(step.before)) - read.gap) < like
+        for step in steps]
+
+    def edge_of_a_cluster(k: int) -> bool:
+        # a step the other way within FLIP_SPELL commits of a flip: the level between them
+        # is a cluster, and the step its other edge
+        return any(0 <= j < len(steps) and flips[j] and abs(positions[j] - positions[k])
+                   < FLIP_SPELL and (steps[j].change > 0) != (steps[k].change > 0)
+                   for j in (k - 1, k + 1))
+
+    out, kept = [], []          # the steps kept, and the index of each in `steps`
+    for k, step in enumerate(steps):
+        step = dataclasses.replace(step, evidence=step.evidence + note)
+        # the commits between its neighbouring steps judge it
+        at, low = positions[k], positions[k - 1] if k else 0
+        high = positions[k + 1] if k + 1 < len(positions) else len(raw)
+        if not step.transient and slower_runs_disagree(raw, at, low, high, step.change > 0):
+            continue
+        if step.placed and not step.transient:
+            if flips[k] or edge_of_a_cluster(k):
+                continue
+            cuts = two_speed_cuts(raw, at, max(low, at - placement.WINDOW),
+                                  min(high, at + placement.WINDOW), read.gap)
+            if cuts is not None:
+                best, first, last = cuts
+                if last - first < placement.SEPARATION:
+                    step = dataclasses.replace(step, previous=points[best - 1].commit,
+                                               commit=points[best].commit)
+                else:
+                    step = dataclasses.replace(
+                        step, span=(points[first - 1].commit, points[last].commit),
+                        evidence=step.evidence + f"; not placed: {last - first + 1} "
+                        "commits fit it at either speed")
+        out.append(step)
+        kept.append(k)
+    return taken_back_past_a_flip(out, kept, [index[s.commit.sha] for s in out],
+                                  sigmas * noise_of(read.folded))
+
+
+def taken_back_past_a_flip(steps: list[Step], kept: Sequence[int], positions: Sequence[int],
+                           effect: float) -> list[Step]:
+    """`steps` (each the `kept`-th of those found at the faster speed, first commit at
+    `positions`) with a step and the next one marked transient where steps between them
+    were left out (a flip, a cluster's edge, one the slower runs move against), the next
+    goes the other way within transient.SPELL commits, and the two add up to less than
+    `effect` (log): an excursion that the left-out flip hid from `transient.excursions`,
+    which paired them in the folded values, flip and all. Judged by the two steps' own
+    changes, not by levels: around a flip's cluster the folded levels are read anew, and the
+    level after the step back need not match the level before the step out. The three noise
+    histories end to end, third first: `time_numpy_sum`, +22 % at a stretch of the busy
+    history, a flip up and -22 % back 21 commits later, the first named in 66 of its 127
+    false cases (every second position).
+    Measured (benchmarks/perf_history_detection.py): joined false steps 0.0398 / 0.0479 /
+    0.0553 -> 0.0398 / 0.0454 / 0.0547 a series, recall the same; every position, no set's
+    figures moved."""
+    out = list(steps)
+    for i in range(len(out) - 1):
+        a, b = out[i], out[i + 1]
+        if (a.transient or kept[i + 1] == kept[i] + 1 or (a.change > 0) == (b.change > 0)
+                or positions[i + 1] - positions[i] > transient.SPELL
+                or abs(math.log1p(a.change) + math.log1p(b.change)) > effect):
+            continue
+        out[i] = dataclasses.replace(a, transient=True, evidence=a.evidence + (
+            f"; transient: undone by {b.commit.sha[:12]} (past a flip left out)"))
+        if not b.transient:
+            out[i + 1] = dataclasses.replace(b, transient=True, evidence=b.evidence + (
+                f"; transient: undoes {a.commit.sha[:12]}"))
+    return out
+
+
+def slower_runs_disagree(raw: np.ndarray, at: int, low: int, high: int, slower: bool
+                         ) -> bool:
+    """Whether the slower runs of a two-speed series (log values `raw`) moved against a
+    step found at its faster speed, first commit `at` (slower: up): the SLOWER_QUANTILE of
+    the raw values up to placement.WINDOW commits on each side, within (low, high), moved
+    the other way. A change in the code moves runs at either speed alike; a machine whose
+    two speeds meet (its slow runs end, the rest settle between the speeds: this VM's busy
+    history's `time_json_dumps`, the same median before and after) raises its faster speed
+    only. Measured (benchmarks/perf_history_detection.py, the three noise histories joined,
+    three orders): false steps 0.051, 0.060, 0.058 -> 0.034, 0.049, 0.045 a series, 25 %
+    steps found 17.5, 20.0, 19.5 -> 15.8, 19.5, 18.8 % (asv 10.8, 15.2, 18.0); every
+    position of the idle history: 25 % steps 38.0 -> 32.9 % (asv 9.1; the lost ones are
+    steps where the slow runs fell from about 60 to 20 % of the commits), false 0.0196 ->
+    0.0186; no other set's recall or false steps moved. The median would not do: in a
+    series about half slow it jumps between the speeds."""
+    before = raw[max(low, at - placement.WINDOW):at]
+    after = raw[at:min(high, at + placement.WINDOW)]
+    if not len(before) or not len(after):
+        return False
+    moved = float(np.quantile(after, SLOWER_QUANTILE) - np.quantile(before, SLOWER_QUANTILE))
+    return moved < 0 if slower else moved > 0
+
+
+def two_speed_cuts(raw: np.ndarray, at: int, low: int, high: int, gap: float
+                   ) -> tuple[int, int, int] | None:
+    """Where a step of a two-speed series (first commit after it near `at`) lies, scored
+    on raw[low:high] (log) as two levels at two speeds `gap` apart each (least absolute
+    deviation of each commit from the nearer speed of its side): (best, first, last), the
+    first commit after the step at the best cut and the first and last of those that fit
+    within TWO_SPEED_SLACK times the mean deviation of a commit at the best cut (measured:
+    1, 2, 3, 5 kept 31.9, 30.6, 27.6, 18.1 % of 25 % steps at their commit, and put
+    0.0189, 0.0169, 0.0155, 0.0150 false steps a series, on this VM's idle history); None
+    where no cut can be scored."""
+    stretch = raw[low:high]
+    cuts = range(max(2, at - low - placement.REACH),
+                 min(len(stretch) - 2, at - low + placement.REACH) + 1)
+    _, fits = faster_speeds(stretch, [side for cut in cuts for side in ((0, cut), (cut, len(
+        stretch)))], np.array([gap]))
+    costs = dict(zip(cuts, (fits[0::2, 0] + fits[1::2, 0]).tolist()))
+    if not costs:
+        return None
+    least = min(costs.values())
+    best = next(cut for cut, cost in costs.items() if cost <= least + TIE)
+    slack = TWO_SPEED_SLACK * costs[best] / len(stretch)
+    fitting = [cut for cut, cost in costs.items() if cost - costs[best] <= slack]
+    return low + best, low + min(fitting), low + max(fitting)
