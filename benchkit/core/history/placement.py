@@ -6,7 +6,8 @@ either side. Naming one commit there blames the wrong change (on real series wit
 steps, most of benchkit's wrong steps were right-sized steps named 3-8 commits away). So
 the cuts near a step are scored as two levels each (least absolute deviation from each
 side's median, on the log values levels were found in: the lower envelope where the noise
-is one-sided, else the raw values), and every cut that fits within SLACK times the
+is one-sided, else the raw values; in a long series each commit's at most `deviation_cap`,
+so that a spell far off both levels does not decide), and every cut that fits within SLACK times the
 series' noise of the best one is a place the step may be. When such a cut is SEPARATION or
 more commits from the best, or when none is within a commit of the step's own, the step
 is *not placed*: it is reported with the span of those cuts, to bisect or re-measure, and is
@@ -41,6 +42,8 @@ TAME = 3.0          # ... on values whose commits stray at most this many noises
 NORMAL_SHARE = 0.05  # ... where no more than this share strayed further (near normal noise)
 FLOOR_QUANTILE = 0.25  # a level's floor: this quantile of its commits ...
 FLOOR_SHARE = 0.35  # ... and a commit below this share of the way to the other's is fast
+CAP_HEIGHTS = 1.5   # no commit is further off a side than this many heights of the step ...
+CAP_NOISES = 4.0    # ... or this many noises, where more (a series longer than SHORT_SERIES)
 
 
 def median(values: np.ndarray) -> float:
@@ -60,23 +63,44 @@ def runs_of(flags: Sequence[bool] | np.ndarray) -> list[tuple[int, int]]:
     return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
 
 
+def deviation_cap(height: float, sigma: float, length: int) -> float | None:
+    """The most a commit may cost a cut (absolute deviation, log) near a step of `height`
+    (log) in a series of `length` commits and noise `sigma`: CAP_HEIGHTS heights, or
+    CAP_NOISES noises where more; None (no cap) in a series of at most SHORT_SERIES commits.
+    A commit far off both levels (a spell beside the step, 30 % fast or 2x slow) is then
+    as far from either side and does not decide where the step lies: uncapped, it pulled
+    the cut past itself and the step was named 3-6 commits away. Measured (benchmarks/
+    perf_history_detection.py, docs/performance.md): the three noise histories joined,
+    false steps 0.0398 / 0.0454 / 0.0547 -> 0.0354 / 0.0354 / 0.0479 a series; every
+    position, third history 0.0421 -> 0.0373, busy 0.0212 -> 0.0201. Releases (21-39
+    commits) lost recall with a cap (astropy's 10 % steps 14.7 -> 12.1 %, asv 12.6): there
+    a cut is few commits, and each commit's full deviation tells."""
+    if length <= SHORT_SERIES:
+        return None
+    return max(CAP_HEIGHTS * abs(height), CAP_NOISES * sigma)
+
+
 def refined(logs: np.ndarray, start: int, at: int, end: int, reach: int = 2,
-            costs: Callable[[np.ndarray, Sequence[int]], Sequence[float]] | None = None) -> int:
+            costs: Callable[[np.ndarray, Sequence[int]], Sequence[float]] | None = None,
+            cap: float | None = None) -> int:
     """The boundary near `at` that best splits logs[start:end] into two levels (least
-    absolute deviation from each side's median, or `costs` (`least_squares`); of cuts
-    within 1e-12, the first): the envelope moves a step by a commit."""
+    absolute deviation from each side's median, each capped at `cap`, or `costs`
+    (`least_squares`); of cuts within 1e-12, the first): the envelope moves a step by a
+    commit."""
     cuts = range(max(start + 1, at - reach), min(end - 1, at + reach) + 1)
     best, best_cost = at, math.inf
-    for cut, cost in zip(cuts, (costs or cut_costs)(logs[start:end],
-                                                    [c - start for c in cuts])):
+    scored = costs(logs[start:end], [c - start for c in cuts]) if costs else cut_costs(
+        logs[start:end], [c - start for c in cuts], cap)
+    for cut, cost in zip(cuts, scored):
         if cost < best_cost - 1e-12:
             best, best_cost = cut, cost
     return best
 
 
-def cut_costs(logs: np.ndarray, cuts: Sequence[int]) -> list[float]:
+def cut_costs(logs: np.ndarray, cuts: Sequence[int], cap: float | None = None) -> list[float]:
     """For each cut, the least absolute deviation of logs[:cut] and logs[cut:] from their
-    own medians: the same figures as np.median and a sum per cut (checked bit for bit),
+    own medians (each commit's at most `cap`: `deviation_cap`): the same figures as
+    np.median and a sum per cut (checked bit for bit),
     with every cut's medians from one sort (8x faster: this was a fifth of the time of a
     noise series)."""
     ends = np.asarray(cuts, dtype=np.intp)
@@ -90,6 +114,8 @@ def cut_costs(logs: np.ndarray, cuts: Sequence[int]) -> list[float]:
         return (ordered[rows, (sizes - 1) // 2] + ordered[rows, sizes // 2]) / 2
     deviations = np.abs(logs[None, :] - np.where(
         left, medians(left, ends)[:, None], medians(~left, len(logs) - ends)[:, None]))
+    if cap is not None:
+        deviations = np.minimum(deviations, cap)
     return [float(deviations[i, :cut].sum() + deviations[i, cut:].sum())
             for i, cut in enumerate(ends.tolist())]
 
@@ -174,7 +200,10 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
     0.002 / 0.002 / 0.001), astropy's 0.002 / 0.004 / 0.002 -> 0.001 / 0 / 0; 9 is the
     largest slack whose recall stays at or above asv's at every size and seed (at 10,
     astropy's 10 % steps fell below); scipy's and xarray's releases, held out: 0.000 and
-    0.001. The noise histories (200 commits) do not change. Where the noise is
+    0.001. The noise histories (200 commits) do not change. Beyond SHORT_SERIES commits
+    each commit costs a cut at most `deviation_cap` (a spell beside a step fits it as well
+    on either side of itself, so the step is placed at its commit or given the span). Where
+    the noise is
     `independent` (noise.independent: no spells, so a level's every commit tells where it
     ends) a step is placed by the likelihood of each cut between its neighbours instead
     (`likely_span`, on `tamed` values)."""
@@ -189,7 +218,9 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
         high = min(edges[k + 2], at + WINDOW)
         stretch = logs[low:high]
         cuts = range(max(2, at - low - REACH), min(len(stretch) - 2, at - low + REACH) + 1)
-        costs = dict(zip(cuts, cut_costs(stretch, cuts)))
+        cap = deviation_cap(median(stretch[at - low:]) - median(stretch[:at - low]), sigma,
+                            len(logs)) if 0 < at - low < len(stretch) else None
+        costs = dict(zip(cuts, cut_costs(stretch, cuts, cap)))
         if not costs:
             out.append(None)
             continue

@@ -42,13 +42,14 @@ import dataclasses
 import heapq
 import math
 import statistics
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from benchkit.core.decisions.rank_test import apart, holm_rejected, rank_p, shift_interval
+from benchkit.core.decisions.rank_test import apart, rank_p, shift_interval
 from benchkit.core.history import placement, transient
-from benchkit.core.history.level_change import evidence_decision
+from benchkit.core.history.level_change import (WINDOW, Boundary, Judging, evidence_decision,
+                                                failing, judged_boundaries)
 from benchkit.core.history.two_speed.read import flip_noise, two_speed_read
 from benchkit.core.history.two_speed.steps import at_faster_speed_steps
 from benchkit.core.history.noise import (independent_values, LAGS, level_filter, median_wander,
@@ -62,7 +63,6 @@ PENALTY_PER_LOG_N = 1.0    # the penalty of one proposed step: this many times l
 MIN_LEVEL = 6              # commits a level needs inside a series (shorter: a spell)
 MIN_NEWEST = 3             # commits a level needs at either end of a series
 SIGMAS = 2.25              # a step must be this many times the series' noise, at least
-WINDOW = 30                # commits on each side that judge a step
 LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
 LONG_COUNTED = 60          # ... counting at most this many of their commits
 WANDER_SIGMAS = 3.0        # ... and this many times two of their medians' spread (wander)
@@ -166,66 +166,6 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
     return [(a, b) for a, b in pieces]
 
 
-class _Boundary(NamedTuple):
-    """A boundary between two levels, as judged: the first commit after it (refined), the
-    change of the filtered level (log), the rank test's p (1.0: not tested) and whether
-    the sides do not overlap at all."""
-
-    at: int
-    change: float
-    p: float
-    apart: bool
-    effect: float          # the change it must clear
-
-
-def _judged(raw: np.ndarray, logs: np.ndarray, bounds: list[int],
-            effect: Callable[[int, int], float], envelope_shift: bool,
-            known: dict[tuple[int, int, int], _Boundary], tamed: np.ndarray | None
-            ) -> list[_Boundary]:
-    """Each boundary judged between its neighbours; `known` keeps the judgements by (start,
-    boundary, end), so a dropped boundary's two neighbours alone are judged anew."""
-    edges = [0, *bounds, len(raw)]
-    out = []
-    for i, at in enumerate(bounds):
-        key = (edges[i], at, edges[i + 2])
-        if key not in known:
-            known[key] = _judge(raw, logs, *key, effect, envelope_shift, tamed)
-        out.append(known[key])
-    return out
-
-
-def _judge(raw: np.ndarray, logs: np.ndarray, start: int, at: int, end: int,
-           effect: Callable[[int, int], float], envelope_shift: bool,
-           tamed: np.ndarray | None) -> _Boundary:
-    """The boundary at `at` between levels from `start` and to `end` (cut on `tamed` if given)."""
-    change = (placement.median(logs[at:min(end, at + WINDOW)])
-              - placement.median(logs[max(start, at - WINDOW):at]))
-    need = effect(at - start, end - at)
-    if abs(change) <= need:
-        return _Boundary(at, change, 1.0, False, need)
-    # the filtered values' best split (independent noise: the raw's least squares, tamed),
-    # then the commit it stands for: a rise shows in the envelope one commit late
-    cut = (placement.refined(logs, start, at, end, MIN_LEVEL) if tamed is None else
-           placement.refined(tamed, start, at, end, MIN_LEVEL, placement.least_squares))
-    if envelope_shift:
-        cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
-    before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
-    moved = placement.median(after) - placement.median(before)
-    if moved * change <= 0:
-        # at the commit it stands for, the raw values do not move that way: a mixed
-        # stretch (two steps closer than a level), not one step at this commit
-        return _Boundary(cut, change, 1.0, False, need)
-    return _Boundary(cut, change, rank_p(before, after), apart(before, after), need)
-
-
-def _failing(judged: Sequence[_Boundary], alpha: float) -> list[int]:
-    """The boundaries that fail: a change within its `effect`, or a rank test that Holm's
-    step-down at `alpha` for the series does not reject and sides that overlap."""
-    held = holm_rejected([b.p for b in judged], alpha)
-    return [i for i, b in enumerate(judged)
-            if abs(b.change) <= b.effect or not (held[i] or b.apart)]
-
-
 def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None = None, *,
                alpha: float = DEFAULT_ALPHA, noise: float = DEFAULT_NOISE,
                penalty: float = PENALTY_PER_LOG_N, min_level: int = MIN_LEVEL,
@@ -315,14 +255,15 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
                                            effect=need)[1:]]
     # backward elimination in Holm's order (Bonferroni lost one of astropy's 4 real steps)
-    judged: list[_Boundary] = []
-    known: dict[tuple[int, int, int], _Boundary] = {}
+    whole = noise_of(raw, (), LAGS)
+    how_judged = Judging(need, envelope, tamed, MIN_LEVEL, whole)
+    judged: list[Boundary] = []
+    known: dict[tuple[int, int, int], Boundary] = {}
     while bounds:
-        judged = _judged(raw, logs, bounds, need, envelope, known, tamed)
-        failing = _failing(judged, alpha)
-        if not failing:
+        judged = judged_boundaries(raw, logs, bounds, how_judged, known)
+        if not (fails := failing(judged, alpha)):
             break
-        del bounds[max(failing, key=lambda i: (judged[i].p, -abs(judged[i].change)))]
+        del bounds[max(fails, key=lambda i: (judged[i].p, -abs(judged[i].change)))]
         judged = []
     edges = [0, *(b.at for b in judged), len(raw)]    # the neighbours as placed, not as found
     steps: list[Step] = []
@@ -355,7 +296,6 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     # placed on the values levels were found in where those are the lower envelope (one-sided
     # noise: the raw values' slow spells fit a step anywhere near them), in raw noise units
     placed_on = logs if envelope else raw if tamed is None else tamed
-    whole = noise_of(raw, (), LAGS)
     # ... and on the raw values' floors, which a slow spell beside the step does not move (not
     # a two-speed series' read at its faster speed: placed on its raw values at two speeds)
     floors = (placement.floor_spans(raw, positions, [step.change > 0 for step in steps])
