@@ -1,18 +1,19 @@
 """Where a wall-time step lies (pure): one commit, or a span the data cannot narrow.
 
-A step found on a shared runner's series is sometimes clear in size and unclear in place:
-a slow spell of a few commits next to it, or a short real stretch, fits about as well on
+A step found on a shared runner's series is sometimes clear in size and unclear in place: a
+slow spell of a few commits next to it, or a short real stretch, fits about as well on
 either side. Naming one commit there blames the wrong change (on real series with injected
-steps, most of benchkit's wrong steps were right-sized steps named 3-8 commits away). So
-the cuts near a step are scored as two levels each (least absolute deviation from each
-side's median, on the log values levels were found in: the lower envelope where the noise
-is one-sided, else the raw values; in a long series each commit's at most `deviation_cap`,
-so that a spell far off both levels does not decide), and every cut that fits within SLACK times the
-series' noise of the best one is a place the step may be. When such a cut is SEPARATION or
-more commits from the best, or when none is within a commit of the step's own, the step
-is *not placed*: it is reported with the span of those cuts, to bisect or re-measure, and is
-not a step at one commit. Where the noise has no spells (a quiet machine's) the chance that
-a step lies at each commit is known, each cut as likely as its least-squares fit: it places.
+steps, most of benchkit's wrong steps were right-sized steps named 3-8 commits away). So the
+cuts near a step are scored as two levels each (least absolute deviation from each side's
+median, on the log values levels were found in: the lower envelope where the noise is
+one-sided, else the raw values; in a long series each commit's at most `deviation_cap`, so
+that a spell far off both levels does not decide), and every cut that fits within SLACK
+times the series' noise of the best one is a place the step may be. When such a cut is
+SEPARATION or more commits from the best, or when none is within a commit of the step's own,
+the step is *not placed*: it is reported with the span of those cuts, to bisect or
+re-measure, and is not a step at one commit. Where the noise has no spells (a quiet
+machine's) the chance that a step lies at each commit is known, each cut as likely as its
+least-squares fit: it places.
 
 SLACK, REACH and SEPARATION were measured, not picked: benchmarks/perf_history_detection.py
 scores placed steps beside asv's on five sets of real series (results/history_detection*);
@@ -100,9 +101,8 @@ def refined(logs: np.ndarray, start: int, at: int, end: int, reach: int = 2,
 def cut_costs(logs: np.ndarray, cuts: Sequence[int], cap: float | None = None) -> list[float]:
     """For each cut, the least absolute deviation of logs[:cut] and logs[cut:] from their
     own medians (each commit's at most `cap`: `deviation_cap`): the same figures as
-    np.median and a sum per cut (checked bit for bit),
-    with every cut's medians from one sort (8x faster: this was a fifth of the time of a
-    noise series)."""
+    np.median and a sum per cut (checked bit for bit), with every cut's medians from one
+    sort (8x faster: this was a fifth of the time of a noise series)."""
     ends = np.asarray(cuts, dtype=np.intp)
     if not len(ends):
         return []
@@ -203,10 +203,9 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
     0.001. The noise histories (200 commits) do not change. Beyond SHORT_SERIES commits
     each commit costs a cut at most `deviation_cap` (a spell beside a step fits it as well
     on either side of itself, so the step is placed at its commit or given the span). Where
-    the noise is
-    `independent` (noise.independent: no spells, so a level's every commit tells where it
-    ends) a step is placed by the likelihood of each cut between its neighbours instead
-    (`likely_span`, on `tamed` values)."""
+    the noise is `independent` (noise.independent: no spells, so a level's every commit
+    tells where it ends) a step is placed by the likelihood of each cut between its
+    neighbours instead (`likely_span`, on `tamed` values)."""
     out: list[tuple[int, int] | None] = []
     edges = [0, *positions, len(logs)]
     for k, at in enumerate(positions):

@@ -50,12 +50,12 @@ from benchkit.core.decisions.rank_test import apart, rank_p, shift_interval
 from benchkit.core.history import placement, transient
 from benchkit.core.history.level_change import (WINDOW, Boundary, Judging, evidence_decision,
                                                 failing, judged_boundaries)
-from benchkit.core.history.two_speed.read import flip_noise, two_speed_read
-from benchkit.core.history.two_speed.steps import at_faster_speed_steps
 from benchkit.core.history.noise import (independent_values, LAGS, level_filter, median_wander,
                                          noise_of, outliers, two_sided_independent)
 from benchkit.core.history.series import Point, Series, values_at_one_speed
 from benchkit.core.history.step import Step
+from benchkit.core.history.two_speed.read import flip_noise, two_speed_read
+from benchkit.core.history.two_speed.steps import at_faster_speed_steps
 
 DEFAULT_ALPHA = 0.01       # the rank tests' for a whole series (Holm's step-down)
 DEFAULT_NOISE = 0.02       # the smallest step reported unless the series is noisier
