@@ -37,8 +37,8 @@ class Judging(NamedTuple):
     of n and m commits must clear), whether the filtered values are the lower envelope
     (`envelope_shift`: a rise shows there one commit late), the `tamed` values a cut is
     placed on by least squares (independent noise) or None, the `reach` (commits) a cut
-    may move, and the series' `noise` (log), below which no commit's deviation is capped
-    (placement.deviation_cap)."""
+    may move, and the series' `noise` (log): no commit's deviation is capped below
+    placement.CAP_NOISES of it (`placement.deviation_cap`)."""
 
     effect: Callable[[int, int], float]
     envelope_shift: bool
