@@ -2,6 +2,7 @@
 each commit's deviation from its side's level is capped (placement.deviation_cap)."""
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -40,8 +41,9 @@ def test_a_spell_far_off_both_levels_does_not_pull_the_cut_past_itself():
     # +10 % at 20, two commits at the new level, then four 30 % fast, then the new level
     logs = np.log([1.0] * 20 + [1.1] * 2 + [0.7] * 4 + [1.1] * 20)
     assert placement.refined(logs, 0, 23, len(logs), reach=6) == 26
+    cap = placement.deviation_cap(math.log(1.1), 0.01, 200)
     assert placement.refined(logs, 0, 23, len(logs), reach=6,
-                             cap=placement.deviation_cap(math.log(1.1), 0.01, 200)) == 20
+                             costs=functools.partial(placement.cut_costs, cap=cap)) == 20
 
 
 @given(st.lists(st.floats(-20, 5, allow_nan=False), min_size=2, max_size=120), st.data(),

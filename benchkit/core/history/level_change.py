@@ -6,6 +6,7 @@ band while the processes measured on either side say no change; then the step is
 claimed). A series a shared machine runs at two speeds: `two_speed`."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -73,9 +74,12 @@ def judge_boundary(raw: np.ndarray, logs: np.ndarray, start: int, at: int, end: 
         return Boundary(at, change, 1.0, False, need)
     # the filtered values' best split (independent noise: the raw's least squares, tamed),
     # then the commit it stands for: a rise shows in the envelope one commit late
-    cut = (placement.refined(logs, start, at, end, how.reach, cap=placement.deviation_cap(
-        change, how.noise, len(logs))) if how.tamed is None else
-           placement.refined(how.tamed, start, at, end, how.reach, placement.least_squares))
+    if how.tamed is None:
+        cap = placement.deviation_cap(change, how.noise, len(logs))
+        cut = placement.refined(logs, start, at, end, how.reach,
+                                functools.partial(placement.cut_costs, cap=cap))
+    else:
+        cut = placement.refined(how.tamed, start, at, end, how.reach, placement.least_squares)
     if how.envelope_shift:
         cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
     before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]

@@ -82,17 +82,14 @@ def deviation_cap(height: float, sigma: float, length: int) -> float | None:
 
 
 def refined(logs: np.ndarray, start: int, at: int, end: int, reach: int = 2,
-            costs: Callable[[np.ndarray, Sequence[int]], Sequence[float]] | None = None,
-            cap: float | None = None) -> int:
+            costs: Callable[[np.ndarray, Sequence[int]], Sequence[float]] | None = None) -> int:
     """The boundary near `at` that best splits logs[start:end] into two levels (least
-    absolute deviation from each side's median, each capped at `cap`, or `costs`
-    (`least_squares`); of cuts within 1e-12, the first): the envelope moves a step by a
-    commit."""
+    absolute deviation from each side's median, or `costs` (`least_squares`, capped
+    `cut_costs`); of cuts within 1e-12, the first): the envelope moves a step by a commit."""
     cuts = range(max(start + 1, at - reach), min(end - 1, at + reach) + 1)
     best, best_cost = at, math.inf
-    scored = costs(logs[start:end], [c - start for c in cuts]) if costs else cut_costs(
-        logs[start:end], [c - start for c in cuts], cap)
-    for cut, cost in zip(cuts, scored):
+    for cut, cost in zip(cuts, (costs or cut_costs)(logs[start:end],
+                                                    [c - start for c in cuts])):
         if cost < best_cost - 1e-12:
             best, best_cost = cut, cost
     return best
