@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchkit.core.history import transient
-from benchkit.core.history.two_speed.read import _TRIED, TIE, _quantiles, faster_speeds, two_speed
-from benchkit.core.history.two_speed.steps import (GAP_LIKE, slower_runs_disagree,
-                                                   taken_back_past_a_flip, two_speed_cuts)
 from benchkit.core.history.placement import cut_costs, median
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.step import Step
 from benchkit.core.history.steps import time_steps
+from benchkit.core.history.two_speed.read import _TRIED, TIE, _quantiles, faster_speeds, two_speed
+from benchkit.core.history.two_speed.steps import (GAP_LIKE, slower_runs_disagree,
+                                                   taken_back_past_a_flip, two_speed_cuts)
 
 
 def _fixture(name):
