@@ -25,6 +25,7 @@ INDEPENDENT_NEAR = (1, 2)  # ... when commits this close differ as much as ...
 INDEPENDENT_FAR = (6, 7, 8, 9, 10)  # ... commits this far apart ...
 INDEPENDENT_SHARE = 0.85   # ... or nearly: at least this share (spells make neighbours alike)
 WANDER_PAIRS = 20          # median_wander: pairs of medians it needs (fewer: not measured)
+CORE_QUARTILE = 0.4506     # core_noise: the first quartile of |a - b|, a and b normal, in sds
 
 
 def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
@@ -43,6 +44,20 @@ def noise_of(logs: np.ndarray, levels_of: Sequence[tuple[int, int]] = (),
         if len(pairs) >= 2:
             mad = max(mad, placement.median(pairs))
     return max(mad / (0.6745 * math.sqrt(2)), NOISE_FLOOR)
+
+
+def core_noise(logs: np.ndarray) -> float:
+    """The noise (log, as a standard deviation) of the commits that run at one speed: the
+    first quartile of the absolute differences of commits 1 and 2 apart, over its value
+    for normal noise (0.4506); 0.0 for fewer than four commits. Normal noise gives its
+    standard deviation, as `noise_of` does; a machine that runs a snippet at a few distinct
+    speeds (the fifth VM's third noise history: 1.0x, and 0.33x, 0.52x and 0.66x of it in 1
+    commit of 4) gives the spread at one of them, which `noise_of`'s median of the
+    differences counts the jumps between speeds in."""
+    if len(logs) < 4:
+        return 0.0
+    differences = np.concatenate([np.abs(logs[lag:] - logs[:-lag]) for lag in (1, 2)])
+    return float(np.quantile(differences, 0.25)) / CORE_QUARTILE
 
 
 def median_wander(logs: np.ndarray, levels_of: Sequence[tuple[int, int]], length: int

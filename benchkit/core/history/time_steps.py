@@ -333,7 +333,8 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
                                  need if iid else None, MIN_LEVEL)
     for i, (step, at) in enumerate(zip(steps, positions)):
         back = None if step.transient else transient.comes_back(
-            raw, at, math.log(step.before), math.log(step.after), effect, iid)
+            raw, at, math.log(step.before), math.log(step.after), effect, iid,
+            positions[i - 1] if i else 0)
         if back is not None:
             steps[i] = dataclasses.replace(step, transient=True, evidence=step.evidence + (
                 f"; transient: the level before it is back at {points[back].commit.sha[:12]}"))

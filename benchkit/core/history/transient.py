@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from benchkit.core.history.noise import level_filter, outliers
+from benchkit.core.history.noise import core_noise, level_filter, outliers
 from benchkit.core.history.placement import median, runs_of
 from benchkit.core.history.series import Point, values_at_one_speed
 from benchkit.core.history.step import Step
@@ -40,6 +40,8 @@ BACK_WITHIN = 60    # ... starting within this many commits after it ...
 BACK_SHARE = 0.25   # ... to within this share of the step (and the least change reported)
 RELAND_BEFORE = 10  # ... unless this many commits or more at the level after stand before
 RELAND_AFTER = 30   # ... and this many after its commits back (a revert, then a reland)
+OWN_RUNS_CORES = 8  # ... nor where the level before has runs as far below it, this many
+                    # core noises below (the machine's own fast runs at a distinct speed)
 NEWEST_REACH = 30     # commits after a step within which the series' spells may hold it
 SPELL_SHARE = 0.5     # a spell this share of a step's height out stands as far out as it
 
@@ -189,7 +191,7 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
 
 
 def comes_back(raw: np.ndarray, at: int, before: float, after: float,
-               effect: float, independent: bool = False) -> int | None:
+               effect: float, independent: bool = False, since: int = 0) -> int | None:
     """Where the level before a slower step (`before` -> `after`, log, first commit after it
     `at`) comes back: in the first run of BACK_RUN commits, starting within BACK_WITHIN
     commits after the step, whose median lies within `effect` (the least change reported,
@@ -224,31 +226,62 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     -> 4.5 / 19.0 %, false steps 0.0584 -> 0.0610 a series alone, 0.0421 with the levels
     rule of `excursions`; numpy's releases, false steps 0.0057 -> 0.0059; the other sets
     the same). Nor a revert between two clean stretches at the level after
-    (`relanded`)."""
+    (`relanded`), nor where the level before (from `since`) already ran as far below
+    itself (`own_fast_runs`)."""
     if after <= before:
         return None
     later = raw[at + 1:at + BACK_WITHIN + BACK_RUN]
     if len(later) < BACK_RUN:
         return None
-    runs = np.sort(np.lib.stride_tricks.sliding_window_view(later, BACK_RUN), axis=1)
-    low, high = runs[:, (BACK_RUN - 1) // 2], runs[:, BACK_RUN // 2]
-    medians = (low + high) / 2
     band = min(BACK_SHARE * (after - before), effect)
-    # at the level before, and not there only because part of the run is a reportable
-    # change below it (a machine's fast cluster: another speed, not the level before)
-    second_fastest = runs[:, 1]
-    close = (np.abs(medians - before) <= band) & (second_fastest >= before - effect)
+    close, medians = _runs_at(later, before, band, effect, not independent)
     if independent:
         close &= after - medians >= effect
-    else:
-        # half the run at the level before, not a median between faster and slower commits
-        close &= (np.abs(runs - before) <= band).sum(axis=1) >= BACK_RUN // 2
+    elif own_fast_runs(raw[since:at], before, after, band, effect):
+        return None
     back = np.flatnonzero(close)
     if not len(back) or relanded(raw, at, at + 1 + int(back[0]), before, after):
         return None
     # the run's median is at the level before; name its first commit that is too
     run = later[back[0]:back[0] + BACK_RUN]
     return at + 1 + int(back[0]) + int(np.argmax(np.abs(run - before) <= band))
+
+
+def _runs_at(values: np.ndarray, level: float, band: float, effect: float, half: bool
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """For each run of BACK_RUN commits of `values` (log), whether it stands at `level`, and
+    its median: the median within `band` of it, and not there only because part of the run
+    is a reportable change (`effect`) below it (a machine's fast cluster: another speed, not
+    the level); where `half`, half the run's commits within `band` too, not a median that
+    falls there between faster and slower commits."""
+    runs = np.sort(np.lib.stride_tricks.sliding_window_view(values, BACK_RUN), axis=1)
+    medians = (runs[:, (BACK_RUN - 1) // 2] + runs[:, BACK_RUN // 2]) / 2
+    close = (np.abs(medians - level) <= band) & (runs[:, 1] >= level - effect)
+    if half:
+        close &= (np.abs(runs - level) <= band).sum(axis=1) >= BACK_RUN // 2
+    return close, medians
+
+
+def own_fast_runs(level: np.ndarray, before: float, after: float, band: float, effect: float
+                  ) -> bool:
+    """Whether the commits of the level before a slower step (`level`, log; `before` ->
+    `after`) already hold a run as far below it as the step is high (`_runs_at` the level
+    `before - (after - before)`, within `band`), and the step stands OWN_RUNS_CORES core
+    noises (`noise.core_noise` of the level) or more above it: a machine that runs the
+    snippet at distinct faster speeds at times, whose runs after the step at one of them
+    land on the level before and are no revert. The fifth VM's third noise history runs
+    `time_sum_range` at 1.0x, and at 0.31x, 0.52x and 0.66x of it in 1 commit of 4, often
+    a few in a row; 0.66x after a +50 % step is the level before, and such runs took back
+    36 of its 189 steps of 50 % (every position). The level must be longer than a SPELL:
+    a short one is no measure of its own noise (a step 13 commits into a series took
+    its start's fast commits for the level before). The height in core noises keeps drift
+    out: where the level before wanders (drawn AR(1) noise), a run below it is noise of
+    the level, and steps it took back were false (benchmarks/perf_history_detection.py,
+    docs/performance.md)."""
+    height = after - before
+    if len(level) <= SPELL or height < OWN_RUNS_CORES * core_noise(level):
+        return False
+    return bool(_runs_at(level, before - height, band, effect, True)[0].any())
 
 
 def relanded(raw: np.ndarray, at: int, run: int, before: float, after: float) -> bool:
