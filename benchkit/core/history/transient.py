@@ -40,8 +40,8 @@ BACK_WITHIN = 60    # ... starting within this many commits after it ...
 BACK_SHARE = 0.25   # ... to within this share of the step (and the least change reported)
 RELAND_BEFORE = 10  # ... unless this many commits or more at the level after stand before
 RELAND_AFTER = 30   # ... and this many after its commits back (a revert, then a reland)
-OWN_RUNS_CORES = 8  # ... nor where the level before has runs as far below it, this many
-                    # core noises below (the machine's own fast runs at a distinct speed)
+OWN_RUNS_CORES = 8  # ... nor where the level before ran as far below itself and a step
+                    # this many core noises high stands apart (own_fast_runs)
 NEWEST_REACH = 30     # commits after a step within which the series' spells may hold it
 SPELL_SHARE = 0.5     # a spell this share of a step's height out stands as far out as it
 
@@ -273,11 +273,11 @@ def own_fast_runs(level: np.ndarray, before: float, after: float, band: float, e
     `time_sum_range` at 1.0x, and at 0.31x, 0.52x and 0.66x of it in 1 commit of 4, often
     a few in a row; 0.66x after a +50 % step is the level before, and such runs took back
     36 of its 189 steps of 50 % (every position). The level must be longer than a SPELL:
-    a short one is no measure of its own noise (a step 13 commits into a series took
-    its start's fast commits for the level before). The height in core noises keeps drift
-    out: where the level before wanders (drawn AR(1) noise), a run below it is noise of
-    the level, and steps it took back were false (benchmarks/perf_history_detection.py,
-    docs/performance.md)."""
+    a short one is no measure of its own noise (the third history's `time_dict_build`
+    starts with 13 commits, fast ones among them, and a step after them was kept, and
+    false). The height in core noises keeps drift out: where the level before wanders
+    (drawn AR(1) noise), a run below it is noise of the level, and steps it took back were
+    false (benchmarks/perf_history_detection.py, docs/performance.md)."""
     height = after - before
     if len(level) <= SPELL or height < OWN_RUNS_CORES * core_noise(level):
         return False
