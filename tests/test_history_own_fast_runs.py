@@ -21,12 +21,24 @@ SUM_RANGE = np.array(json.loads(
     .read_text(encoding="utf-8"))["series"]["third/time_sum_range"])
 
 
-def _named(values) -> list[tuple[int, bool]]:
-    """Each slower step placed at a commit: (its commit, whether it is transient)."""
+def _slower(values) -> list:
     points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), v, v, v, 1, 1)
                    for i, v in enumerate(values))
-    return [(int(s.commit.sha[1:]), s.transient)
-            for s in time_steps(Series("b", "time", "m", points)) if s.placed and s.change > 0]
+    return [s for s in time_steps(Series("b", "time", "m", points)) if s.change > 0]
+
+
+def _named(values) -> list[tuple[int, bool]]:
+    """Each slower step placed at a commit: (its commit, whether it is transient)."""
+    return [(int(s.commit.sha[1:]), s.transient) for s in _slower(values) if s.placed]
+
+
+def test_the_step_says_why_a_run_back_did_not_take_it_back():
+    values = SUM_RANGE.copy()
+    values[120:] *= 1.5
+    (step,) = [s for s in _slower(values) if s.commit.sha == "c121"]
+    assert not step.transient
+    assert ("; the run back at the level before from c151 is the machine's own: the level "
+            "before ran as far below itself;") in step.evidence
 
 
 @pytest.mark.parametrize("at, named", [(100, 100), (120, 121), (135, 134)])
@@ -76,9 +88,10 @@ def test_comes_back_keeps_a_step_whose_level_before_ran_as_fast():
     height = math.log(1.5)
     after = _level_with_fast_runs(30) + height
     raw = np.concatenate([_level_with_fast_runs(40), after])
-    assert transient.comes_back(raw, 40, 0.0, height, 0.05) is None
+    assert transient.comes_back(raw, 40, 0.0, height, 0.05, since=0) is None
     # judged on the last SPELL commits only, the level before is no measure: taken back
     assert transient.comes_back(raw, 40, 0.0, height, 0.05, since=40 - transient.SPELL) == 45
-    # a level before with no fast runs: the run at 0.66x after the step takes it back
+    # no level before given, or one with no fast runs: the run at 0.66x takes the step back
+    assert transient.comes_back(raw, 40, 0.0, height, 0.05) == 45
     clean = np.concatenate([np.zeros(40), after])
-    assert transient.comes_back(clean, 40, 0.0, height, 0.05) == 45
+    assert transient.comes_back(clean, 40, 0.0, height, 0.05, since=0) == 45

@@ -332,10 +332,15 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     steps = transient.excursions(steps, logs, positions, effect, reach, net_change,
                                  need if iid else None, MIN_LEVEL)
     for i, (step, at) in enumerate(zip(steps, positions)):
-        back = None if step.transient else transient.comes_back(
-            raw, at, math.log(step.before), math.log(step.after), effect, iid,
-            positions[i - 1] if i else 0)
+        if step.transient:
+            continue
+        sides = (math.log(step.before), math.log(step.after))
+        back = transient.comes_back(raw, at, *sides, effect, iid, positions[i - 1] if i else 0)
         if back is not None:
             steps[i] = dataclasses.replace(step, transient=True, evidence=step.evidence + (
                 f"; transient: the level before it is back at {points[back].commit.sha[:12]}"))
+        elif (own := transient.comes_back(raw, at, *sides, effect, iid)) is not None:
+            steps[i] = dataclasses.replace(step, evidence=step.evidence + (
+                f"; the run back at the level before from {points[own].commit.sha[:12]} is the "
+                "machine's own: the level before ran as far below itself"))
     return steps

@@ -191,7 +191,8 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
 
 
 def comes_back(raw: np.ndarray, at: int, before: float, after: float,
-               effect: float, independent: bool = False, since: int = 0) -> int | None:
+               effect: float, independent: bool = False, since: int | None = None
+               ) -> int | None:
     """Where the level before a slower step (`before` -> `after`, log, first commit after it
     `at`) comes back: in the first run of BACK_RUN commits, starting within BACK_WITHIN
     commits after the step, whose median lies within `effect` (the least change reported,
@@ -226,8 +227,8 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     -> 4.5 / 19.0 %, false steps 0.0584 -> 0.0610 a series alone, 0.0421 with the levels
     rule of `excursions`; numpy's releases, false steps 0.0057 -> 0.0059; the other sets
     the same). Nor a revert between two clean stretches at the level after
-    (`relanded`), nor where the level before (from `since`) already ran as far below
-    itself (`own_fast_runs`)."""
+    (`relanded`), nor where the level before (from commit `since`, where given) already
+    ran as far below itself (`own_fast_runs`)."""
     if after <= before:
         return None
     later = raw[at + 1:at + BACK_WITHIN + BACK_RUN]
@@ -237,10 +238,10 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     close, medians = _runs_at(later, before, band, effect, not independent)
     if independent:
         close &= after - medians >= effect
-    elif own_fast_runs(raw[since:at], before, after, band, effect):
-        return None
     back = np.flatnonzero(close)
-    if not len(back) or relanded(raw, at, at + 1 + int(back[0]), before, after):
+    if not len(back) or relanded(raw, at, at + 1 + int(back[0]), before, after) or (
+            since is not None and not independent
+            and own_fast_runs(raw[since:at], before, after, band, effect)):
         return None
     # the run's median is at the level before; name its first commit that is too
     run = later[back[0]:back[0] + BACK_RUN]
