@@ -64,15 +64,13 @@ def _level_with_fast_runs(length: int) -> np.ndarray:
 
 
 def test_fast_runs_as_deep_as_the_step_in_a_long_level_are_the_machines():
-    height = math.log(1.5)
-    band, effect = 0.25 * height, 0.05
-    assert transient.own_fast_runs(_level_with_fast_runs(40), 0.0, height, band, effect)
+    height, effect = math.log(1.5), 0.05
+    assert transient.own_fast_runs(_level_with_fast_runs(40), 0.0, height, effect)
     # not as deep as the step: a +25 % step's level before has no run at 0.8x
-    assert not transient.own_fast_runs(_level_with_fast_runs(40), 0.0, math.log(1.25),
-                                       0.25 * math.log(1.25), effect)
+    assert not transient.own_fast_runs(_level_with_fast_runs(40), 0.0, math.log(1.25), effect)
     # a level no longer than a spell is no measure of its own noise
     assert not transient.own_fast_runs(_level_with_fast_runs(transient.SPELL), 0.0, height,
-                                       band, effect)
+                                       effect)
 
 
 def test_a_level_that_wanders_as_far_has_no_distinct_speed():
@@ -81,17 +79,20 @@ def test_a_level_that_wanders_as_far_has_no_distinct_speed():
     drift = np.log(1 - 0.33 * np.abs(np.sin(np.arange(60) / 6)))
     height = math.log(1.5)
     assert height < transient.OWN_RUNS_CORES * noise.core_noise(drift)
-    assert not transient.own_fast_runs(drift, 0.0, height, 0.25 * height, 0.05)
+    assert not transient.own_fast_runs(drift, 0.0, height, 0.05)
 
 
-def test_comes_back_keeps_a_step_whose_level_before_ran_as_fast():
+def test_a_run_back_is_the_machines_own_where_the_level_before_ran_as_fast():
     height = math.log(1.5)
     after = _level_with_fast_runs(30) + height
     raw = np.concatenate([_level_with_fast_runs(40), after])
-    assert transient.comes_back(raw, 40, 0.0, height, 0.05, since=0) is None
-    # judged on the last SPELL commits only, the level before is no measure: taken back
-    assert transient.comes_back(raw, 40, 0.0, height, 0.05, since=40 - transient.SPELL) == 45
-    # no level before given, or one with no fast runs: the run at 0.66x takes the step back
+    # the run at 0.66x after the step is back at the level before ...
     assert transient.comes_back(raw, 40, 0.0, height, 0.05) == 45
+    # ... and the level before ran as fast: the machine's own, the step is kept
+    assert transient.own_fast_runs(raw[:40], 0.0, height, 0.05)
+    # judged on the last SPELL commits only, the level before is no measure: taken back
+    assert not transient.own_fast_runs(raw[40 - transient.SPELL:40], 0.0, height, 0.05)
+    # a level before with no fast runs: the run at 0.66x takes the step back
     clean = np.concatenate([np.zeros(40), after])
-    assert transient.comes_back(clean, 40, 0.0, height, 0.05, since=0) == 45
+    assert transient.comes_back(clean, 40, 0.0, height, 0.05) == 45
+    assert not transient.own_fast_runs(clean[:40], 0.0, height, 0.05)

@@ -332,15 +332,18 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     steps = transient.excursions(steps, logs, positions, effect, reach, net_change,
                                  need if iid else None, MIN_LEVEL)
     for i, (step, at) in enumerate(zip(steps, positions)):
-        if step.transient:
-            continue
         sides = (math.log(step.before), math.log(step.after))
-        back = transient.comes_back(raw, at, *sides, effect, iid, positions[i - 1] if i else 0)
-        if back is not None:
-            steps[i] = dataclasses.replace(step, transient=True, evidence=step.evidence + (
-                f"; transient: the level before it is back at {points[back].commit.sha[:12]}"))
-        elif (own := transient.comes_back(raw, at, *sides, effect, iid)) is not None:
+        back = None if step.transient else transient.comes_back(raw, at, *sides, effect, iid)
+        if back is None:
+            continue
+        sha = points[back].commit.sha[:12]
+        # the level before: from the step before this one
+        if not iid and transient.own_fast_runs(raw[positions[i - 1] if i else 0:at], *sides,
+                                               effect):
             steps[i] = dataclasses.replace(step, evidence=step.evidence + (
-                f"; the run back at the level before from {points[own].commit.sha[:12]} is the "
-                "machine's own: the level before ran as far below itself"))
+                f"; the run back at the level before from {sha} is the machine's own: the "
+                "level before ran as far below itself"))
+        else:
+            steps[i] = dataclasses.replace(step, transient=True, evidence=step.evidence + (
+                f"; transient: the level before it is back at {sha}"))
     return steps

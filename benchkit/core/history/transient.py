@@ -191,8 +191,7 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
 
 
 def comes_back(raw: np.ndarray, at: int, before: float, after: float,
-               effect: float, independent: bool = False, since: int | None = None
-               ) -> int | None:
+               effect: float, independent: bool = False) -> int | None:
     """Where the level before a slower step (`before` -> `after`, log, first commit after it
     `at`) comes back: in the first run of BACK_RUN commits, starting within BACK_WITHIN
     commits after the step, whose median lies within `effect` (the least change reported,
@@ -227,25 +226,29 @@ def comes_back(raw: np.ndarray, at: int, before: float, after: float,
     -> 4.5 / 19.0 %, false steps 0.0584 -> 0.0610 a series alone, 0.0421 with the levels
     rule of `excursions`; numpy's releases, false steps 0.0057 -> 0.0059; the other sets
     the same). Nor a revert between two clean stretches at the level after
-    (`relanded`), nor where the level before (from commit `since`, where given) already
-    ran as far below itself (`own_fast_runs`)."""
+    (`relanded`). Where the level before already ran as far below itself, the run back
+    is the machine's own (`own_fast_runs`, which the caller asks)."""
     if after <= before:
         return None
     later = raw[at + 1:at + BACK_WITHIN + BACK_RUN]
     if len(later) < BACK_RUN:
         return None
-    band = min(BACK_SHARE * (after - before), effect)
+    band = _band(before, after, effect)
     close, medians = _runs_at(later, before, band, effect, not independent)
     if independent:
         close &= after - medians >= effect
     back = np.flatnonzero(close)
-    if not len(back) or relanded(raw, at, at + 1 + int(back[0]), before, after) or (
-            since is not None and not independent
-            and own_fast_runs(raw[since:at], before, after, band, effect)):
+    if not len(back) or relanded(raw, at, at + 1 + int(back[0]), before, after):
         return None
     # the run's median is at the level before; name its first commit that is too
     run = later[back[0]:back[0] + BACK_RUN]
     return at + 1 + int(back[0]) + int(np.argmax(np.abs(run - before) <= band))
+
+
+def _band(before: float, after: float, effect: float) -> float:
+    """How near the level before (log) a run back must stand: BACK_SHARE of the step
+    (`before` -> `after`), and no more than the least change reported (`effect`)."""
+    return min(BACK_SHARE * (after - before), effect)
 
 
 def _runs_at(values: np.ndarray, level: float, band: float, effect: float, half: bool
@@ -263,12 +266,12 @@ def _runs_at(values: np.ndarray, level: float, band: float, effect: float, half:
     return close, medians
 
 
-def own_fast_runs(level: np.ndarray, before: float, after: float, band: float, effect: float
-                  ) -> bool:
+def own_fast_runs(level: np.ndarray, before: float, after: float, effect: float) -> bool:
     """Whether the commits of the level before a slower step (`level`, log; `before` ->
     `after`) already hold a run as far below it as the step is high (`_runs_at` the level
-    `before - (after - before)`, within `band`), and the step stands OWN_RUNS_CORES core
-    noises (`noise.core_noise` of the level) or more above it: a machine that runs the
+    `before - (after - before)`, as near as `comes_back` asks), and the step stands
+    OWN_RUNS_CORES core noises (`noise.core_noise` of the level) or more above it: a
+    machine that runs the
     snippet at distinct faster speeds at times, whose runs after the step at one of them
     land on the level before and are no revert. The fifth VM's third noise history runs
     `time_sum_range` at 1.0x, and at 0.31x, 0.52x and 0.66x of it in 1 commit of 4, often
@@ -282,6 +285,7 @@ def own_fast_runs(level: np.ndarray, before: float, after: float, band: float, e
     height = after - before
     if len(level) <= SPELL or height < OWN_RUNS_CORES * core_noise(level):
         return False
+    band = _band(before, after, effect)
     return bool(_runs_at(level, before - height, band, effect, True)[0].any())
 
 
