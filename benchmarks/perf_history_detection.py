@@ -16,7 +16,11 @@ detectors run on the same values:
   counted apart (`benchkit_unplaced`), neither found nor false; one whose span does not
   is a false step. A step benchkit lists as pending (fewer than its MIN_LEVEL commits after
   it, at the newest end: a slow spell there cannot be told from a step yet) is not a claim:
-  counted apart too (`benchkit_pending_per_series`; no step is injected there).
+  counted apart too (`benchkit_pending_per_series`; no step is injected there). benchkit
+  is given each commit's first quartile as well (asv's `stats_q_25`, as `history
+  import-asv` stores it; its real steps taken out as the median's) and reads it where it
+  is the quieter, as `history regressions` does; asv reads its result, the median, as
+  `asv publish` does (`--asv-first-quartile`: the first quartile too).
 
 Recall: a slower step reported within --tolerance commits of the injected one. False steps
 per series: slower steps reported anywhere else (at a commit, or in a span that does not
@@ -95,6 +99,11 @@ from benchkit.system.history_db import HistoryDB
 SIZES = (0.05, 0.10, 0.25, 0.50)
 NEAR = 8          # false steps this close to an injected one are that step, misplaced
 SHAS: dict[str, list[str]] = {}     # each loaded series' commits (a piece's: its slice)
+# each series of load_series' last call: its commits' first quartiles over their values
+# (asv's stats_q_25 over its result, the median). benchkit reads a commit's first quartile
+# where that is quieter (time_steps), asv its median; a step scales both alike, so the
+# ratio goes with a series through flattening, injected steps and pieces unchanged
+LAST_QUARTILES: dict[str, np.ndarray] = {}
 
 
 # what load_series left out of each set it read: (wall-time series, shorter than
@@ -106,6 +115,7 @@ def load_series(dirs: list[Path], min_points: int) -> list[tuple[str, np.ndarray
     """(label, values) of every wall-time series with enough points."""
     out: list[tuple[str, np.ndarray]] = []
     counted, short, longest = 0, 0, 0
+    LAST_QUARTILES.clear()
     with tempfile.TemporaryDirectory() as tmp:
         with HistoryDB(Path(tmp) / "h.db") as db:
             for d in dirs:
@@ -118,6 +128,9 @@ def load_series(dirs: list[Path], min_points: int) -> list[tuple[str, np.ndarray
                 if len(values) >= min_points:
                     out.append((f"{s.machine}/{s.environment}/{s.benchmark}", values))
                     SHAS[out[-1][0]] = [p.commit.sha for p in s.points]
+                    lows = np.array([p.low or 0.0 for p in s.points], dtype=float)
+                    if np.all(lows > 0):
+                        LAST_QUARTILES[out[-1][0]] = lows / values
                 else:
                     short += 1
     LEFT_OUT["+".join(map(str, dirs))] = (counted, short, longest)
@@ -166,6 +179,27 @@ def joined(histories: list[list[tuple[str, np.ndarray]]]) -> list[tuple[str, np.
     found = [dict(history) for history in histories]
     return [(label, np.concatenate([h[label] for h in found])) for label, _ in histories[0]
             if all(label in h for h in found)]
+
+
+def joined_quartiles(quartiles: list[dict[str, np.ndarray]], labels: list[str]
+                     ) -> dict[str, np.ndarray]:
+    """The first quartiles (LAST_QUARTILES of each history) of the joined series `labels`:
+    end to end where every history has them."""
+    return {label: np.concatenate([q[label] for q in quartiles]) for label in labels
+            if all(label in q for q in quartiles)}
+
+
+def quartiles_of(quartiles: dict[str, np.ndarray], label: str, length: int
+                 ) -> np.ndarray | None:
+    """The first quartiles over the values of series `label` (a piece `label@start`: its
+    slice, unless the piece has its own), or None where its history has none."""
+    if label in quartiles:
+        return quartiles[label]
+    whole, _, start = label.rpartition("@") if "@" in label else (label, "", "0")
+    ratios = quartiles.get(whole)
+    if ratios is None:
+        return None
+    return ratios[int(start):int(start) + length]
 
 
 def asv_steps(values: np.ndarray) -> list[tuple[int, float]]:
@@ -257,12 +291,14 @@ def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: 
     return np.array(values_of(found[at].points), dtype=float)
 
 
-def benchkit_report(values: np.ndarray) -> tuple[list[tuple[int, float]],
-                                                 list[tuple[int, int, float]]]:
+def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None
+                    ) -> tuple[list[tuple[int, float]], list[tuple[int, int, float]]]:
     """The steps benchkit places, as (index, relative change), and those it reports
-    without a place, as (first, last index the step may be at, relative change)."""
-    points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(v), float(v), 1, 1)
-                   for i, v in enumerate(values))
+    without a place, as (first, last index the step may be at, relative change); each
+    commit's first quartile is its value times `quartiles` (None: the value)."""
+    lows = values if quartiles is None else values * quartiles
+    points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(low), float(v), 1, 1)
+                   for i, (v, low) in enumerate(zip(values, lows)))
     series = Series("b", "time", "m", points)
     index = {p.commit.sha: i for i, p in enumerate(points)}
     found = steps_of(series)
@@ -279,6 +315,17 @@ def benchkit_report(values: np.ndarray) -> tuple[list[tuple[int, float]],
 LAST_PENDING: list[tuple[int, float]] = []
 # each: the steps at a commit, (index, change), and those given a span, (first, last, change)
 DETECTORS = {"asv": asv_report, "benchkit": benchkit_report}
+# --asv-first-quartile: asv reads each commit's first quartile too, not its result (the
+# median): how much of benchkit's lead is the figure it reads, how much the method
+ASV_AT_FIRST_QUARTILE = [False]
+
+
+def read_by(name: str, values: np.ndarray, quartiles: np.ndarray | None) -> np.ndarray:
+    """The values a detector other than benchkit judges: asv's result (the median), or
+    with --asv-first-quartile each commit's first quartile where the series has them."""
+    if name == "asv" and ASV_AT_FIRST_QUARTILE[0] and quartiles is not None:
+        return values * quartiles
+    return values
 
 
 def flatten(values: np.ndarray, keep_spells: int) -> np.ndarray:
@@ -383,9 +430,15 @@ def injected_cases(usable, trials: int, margin: int, rng, every_position: bool):
 
 
 def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_spells: int,
-          seed: int, runners: tuple[float, float] | None = None, every_position: bool = False):
+          seed: int, runners: tuple[float, float] | None = None, every_position: bool = False,
+          quartiles: dict[str, np.ndarray] | None = None):
     rng = np.random.default_rng(seed)
     flat = [(label, flatten(values, keep_spells)) for label, values in series] + flat_series
+    # the real steps of what each tool reads are taken out: of the first quartiles too
+    quartiles = dict(quartiles or {})
+    for (label, values), (_, flattened) in zip(series, flat):
+        if (ratios := quartiles_of(quartiles, label, len(values))) is not None:
+            quartiles[label] = flatten(values * ratios, keep_spells) / flattened
     if runners is not None:
         flat = on_runners(flat, *runners, seed)
     usable = [(label, v) for label, v in flat if len(v) >= 2 * margin + 1]
@@ -423,7 +476,9 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
             # benchkit looks for kinds of runner once per history, not per series: not timed
             seen = on_one_kind_values(usable, label, values) if name == "benchkit" else values
             began = time.perf_counter()
-            placed, spans = detect(seen)
+            ratios = quartiles_of(quartiles, label, len(seen))
+            placed, spans = detect(read_by(name, seen, ratios)) if name != "benchkit" else (
+                detect(seen, ratios))
             seconds[name] += time.perf_counter() - began
             if name == "benchkit":
                 pending += weight * sum(1 for _, c in LAST_PENDING if c > 0)
@@ -503,14 +558,15 @@ def over_seeds(data: list[dict]) -> dict:
     return out
 
 
-def real_steps(series) -> list[dict]:
+def real_steps(series, quartiles: dict[str, np.ndarray] | None = None) -> list[dict]:
     """The steps each tool reports in the original series (both directions for benchkit,
     regressions for asv, as each reports them)."""
     out = []
     for label, values in series:
         for name, detect in DETECTORS.items():
-            placed, spans = detect(on_one_kind_values(series, label, values)
-                                   if name == "benchkit" else values)
+            ratios = quartiles_of(quartiles or {}, label, len(values))
+            placed, spans = detect(read_by(name, values, ratios)) if name != "benchkit" else (
+                detect(on_one_kind_values(series, label, values), ratios))
             out += [{"series": label, "tool": name, "index": int(i),
                      "change": round(float(change), 4), "points": len(values)}
                     for i, change in placed]
@@ -608,8 +664,13 @@ def main() -> None:
     parser.add_argument("--e-divisive-p", type=float, nargs="+", default=[0.05], metavar="P",
                         help="E-divisive's permutation test at P (default the library's "
                              "0.05); several: a column each")
+    parser.add_argument("--asv-first-quartile", action="store_true",
+                        help="asv reads each commit's first quartile (stats_q_25) where a "
+                             "series has them, as benchkit may, in place of its result (the "
+                             "median): what the figure read gives either tool")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
+    ASV_AT_FIRST_QUARTILE[0] = args.asv_first_quartile
     if args.e_divisive:
         if shutil.which(args.e_divisive) is None:
             parser.error(f"--e-divisive {args.e_divisive}: not an interpreter that can be "
@@ -643,27 +704,30 @@ def main() -> None:
         if not d.is_dir():
             parser.error(f"{d}: not a directory; pass an asv results directory (one with "
                          "benchmarks.json and a folder per machine)")
-    loaded = [(d, load_series([d], args.min_points), d in args.no_steps)
+    # (directory, its series, whether it holds no steps, its series' first quartiles)
+    loaded = [(d, load_series([d], args.min_points), d in args.no_steps, dict(LAST_QUARTILES))
               for d in args.dirs + args.no_steps]
     for count, commits, sigma in args.independent:
         rng = np.random.default_rng([int(count), int(commits), round(sigma * 1e6)])
         loaded.append((Path(f"independent noise {sigma:.0%}, {int(commits)} commits"),
                        [(f"independent/{k}", np.exp(rng.normal(0, sigma, int(commits))))
-                        for k in range(int(count))], True))
+                        for k in range(int(count))], True, {}))
     for count, commits, sigma, phi in args.autocorrelated:
         loaded.append((Path(f"autocorrelated noise {sigma:.0%}, phi {phi:g}, {int(commits)} "
                             "commits"), autocorrelated(int(count), int(commits), sigma, phi),
-                       True))
+                       True, {}))
     for join in args.join:
-        shared = joined([load_series([d], args.min_points) for d in join])
+        histories = [(load_series([d], args.min_points), dict(LAST_QUARTILES)) for d in join]
+        shared = joined([series for series, _ in histories])
         if not shared:
             parser.error("--join: no series that " + ", ".join(map(str, join)) + " all "
                          "hold (the same machine, environment and benchmark in each)")
-        loaded.append((Path("+".join(map(str, join))), shared, False))
+        loaded.append((Path("+".join(map(str, join))), shared, False, joined_quartiles(
+            [quartiles for _, quartiles in histories], [label for label, _ in shared])))
     groups = [(d, size, seed, [] if no_steps else windows(series, size),
-               windows(series, size) if no_steps else [])
+               windows(series, size) if no_steps else [], quartiles)
               for seed in args.seed for size in args.window or [None]
-              for d, series, no_steps in loaded]
+              for d, series, no_steps, quartiles in loaded]
     groups = [g for g in groups if g[3] or g[4]]
     said = [line for d in args.dirs + args.no_steps
             if (line := left_out_line(str(d), args.min_points))]
@@ -678,12 +742,12 @@ def main() -> None:
               "left_out_shorter_than_min_points": {
                   d: {"series": c, "left_out": n, "longest": m}
                   for d, (c, n, m) in LEFT_OUT.items() if n}}
-    for directory, size, seed, real, flat in groups:
+    for directory, size, seed, real, flat, quartiles in groups:
         scored = score(real, flat, args.trials, args.margin, args.tolerance,
-                       args.keep_spells, seed, args.runners, args.every_position)
+                       args.keep_spells, seed, args.runners, args.every_position, quartiles)
         scored.update({"directory": str(directory), "truth": "no steps" if flat else
                        "real steps taken out",
-                       "real_steps": real_steps(real) if size is None
+                       "real_steps": real_steps(real, quartiles) if size is None
                        and seed == args.seed[0] else []})
         if scored["real_steps"]:
             scored["real_steps_agreement"] = agreement(scored["real_steps"], args.tolerance)

@@ -4,6 +4,7 @@ until someone next measures with it."""
 from __future__ import annotations
 
 import ast
+import json
 import importlib
 import importlib.util
 import subprocess
@@ -290,3 +291,45 @@ def test_autocorrelated_noise_carries_phi_of_each_commit_to_the_next():
                           "--autocorrelated", "2", "50", "0.03", "1.5"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and "--autocorrelated 2 50 0.03 1.5" in out.stderr
+
+
+def test_first_quartiles_follow_a_series_into_pieces_and_joins():
+    """perf_history_detection.py gives benchkit each commit's first quartile as a ratio
+    to its value (a step scales both): a piece `label@start` takes its slice, a joined
+    series the histories' end to end, and asv reads them only with --asv-first-quartile."""
+    import numpy as np
+    script = _script("perf_history_detection")
+    ratios = {"m/e/b": np.array([0.9, 0.8, 0.7, 0.6, 0.5])}
+    assert script.quartiles_of(ratios, "m/e/b@2", 3).tolist() == [0.7, 0.6, 0.5]
+    assert script.quartiles_of(ratios, "m/e/b", 5).tolist() == [0.9, 0.8, 0.7, 0.6, 0.5]
+    assert script.quartiles_of(ratios, "m/e/other", 5) is None
+    own = {**ratios, "m/e/b@1": np.array([0.1, 0.2])}      # a piece's own is taken first
+    assert script.quartiles_of(own, "m/e/b@1", 2).tolist() == [0.1, 0.2]
+    joined = script.joined_quartiles([{"a": np.array([0.9]), "b": np.array([0.8])},
+                                      {"a": np.array([0.7, 0.6])}], ["a", "b"])
+    assert list(joined) == ["a"] and joined["a"].tolist() == [0.9, 0.7, 0.6]
+    values = np.array([2.0, 4.0, 5.0, 5.0, 10.0])
+    assert script.read_by("asv", values, ratios["m/e/b"]) is values
+    script.ASV_AT_FIRST_QUARTILE[0] = True
+    try:
+        assert script.read_by("asv", values, ratios["m/e/b"]).tolist() == [1.8, 3.2, 3.5, 3.0,
+                                                                            5.0]
+        assert script.read_by("asv", values, None) is values
+    finally:
+        script.ASV_AT_FIRST_QUARTILE[0] = False
+
+
+def test_benchkit_is_scored_on_the_first_quartile_where_it_is_quieter():
+    """The real busy-neighbour series of tests/test_history_first_quartile.py: a +25 % step
+    at commit 120 that the medians hide, found through benchkit_report's quartiles."""
+    import numpy as np
+    script = _script("perf_history_detection")
+    data = json.loads((ROOT / "tests" / "fixtures" / "history" / "busy-vm-re-findall.json")
+                      .read_text(encoding="utf-8"))["series"]["busy/time_re_findall"]
+    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
+    values[120:] *= 1.25
+    lows[120:] *= 1.25
+    placed, _ = script.benchkit_report(values, lows / values)
+    assert [i for i, change in placed if change > 0 and abs(i - 120) <= 2]
+    placed, _ = script.benchkit_report(values)
+    assert not [i for i, change in placed if change > 0 and abs(i - 120) <= 2]

@@ -233,6 +233,23 @@ def relatives_of(points: Sequence[Point]) -> list[float] | None:
     return list(found) if found and all(found) else None
 
 
+def at_first_quartile(points: Sequence[Point]) -> "Points | None":
+    """The points with each value its first quartile (`low`: the 25th percentile of the
+    runs a commit's time rests on, asv's `stats_q_25`), or None where a point has no first
+    quartile above zero apart from its value, or a speed probe (its relative is of the
+    median). What a shared machine's steals slow is some of a commit's runs: its first
+    quartile is often quieter than its median."""
+    if relatives_of(points) is not None:
+        return None
+    columns = points if isinstance(points, Points) else Points.of(points)
+    lows = np.frombuffer(columns._low, dtype=float) if len(columns) else np.zeros(0)
+    if (not len(lows) or not np.all(lows > 0) or not np.all(columns.values > 0)
+            or np.array_equal(lows, columns.values)):
+        return None
+    return Points(columns.commits, columns._low, columns._low, columns._high,
+                  columns._units, columns._observations)
+
+
 def values_at_one_speed(points: Sequence[Point]) -> np.ndarray:
     """The points' values in units of the machine's speed when each was measured (time over
     the speed probe), scaled back to seconds by their median ratio; the values as they are

@@ -3,7 +3,11 @@
 Wall time, measured on shared machines, has one-sided noise that comes in spells: a busy
 neighbour makes runs slower, never faster, for minutes or nights at a time. So:
 
-1. levels are found in a filtered log(median): the *lower envelope* (each commit as the
+0. a commit's time is its median, or its first quartile (the 25th percentile of its runs,
+   asv's `stats_q_25`) where that is the quieter across the series
+   (`series.at_first_quartile`): steals on a shared machine slow some of a commit's runs
+   and move its median, less often its first quartile;
+1. levels are found in a filtered log(time): the *lower envelope* (each commit as the
    lowest of it and its two neighbours: a cluster of slow commits with a fast one among
    every three does not move it) where the noise is one-sided (`noise.one_sided`), else the
    running median of three (a fast outlier does not widen into a level either); ruptures'
@@ -52,7 +56,8 @@ from benchkit.core.history.level_change import (WINDOW, Boundary, Judging, evide
                                                 failing, judged_boundaries)
 from benchkit.core.history.noise import (independent_values, LAGS, level_filter, median_wander,
                                          noise_of, outliers, two_sided_independent)
-from benchkit.core.history.series import Point, Series, values_at_one_speed
+from benchkit.core.history.series import (Point, Series, at_first_quartile, values_at_one_speed,
+                                          values_of)
 from benchkit.core.history.step import Step
 from benchkit.core.history.two_speed.read import flip_noise, two_speed_read
 from benchkit.core.history.two_speed.steps import at_faster_speed_steps
@@ -183,6 +188,16 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
     whose noise is independent throughout (`noise.independent_values`) is judged whole."""
     options = dict(alpha=alpha, noise=noise, penalty=penalty, min_level=min_level,
                    at_faster_speed=at_faster_speed)
+    # a time's first quartile (not a track_'s or peakmem's low: their least value)
+    if at_faster_speed and series.metric == "time" and (
+            quartiles := at_first_quartile(series.points)) is not None:
+        quiet, usual = (noise_of(np.log(values_of(p))) for p in (quartiles, series.points))
+        if quiet < usual:
+            # judged on the quieter: each commit's first quartile
+            note = (f"; judged on each commit's first quartile (noise {quiet:.1%}, its "
+                    f"median's {usual:.1%})")
+            return [dataclasses.replace(s, evidence=s.evidence + note) for s in time_steps(
+                dataclasses.replace(series, points=quartiles), evidence, **options)]
     n = len(series.points)
     if n <= STRETCH or (at_faster_speed and independent_values(values_at_one_speed(series.points))):
         return transient.pending(series.points, _steps_of_stretch(series, evidence, **options),
