@@ -18,9 +18,9 @@ detectors run on the same values:
   it, at the newest end: a slow spell there cannot be told from a step yet) is not a claim:
   counted apart too (`benchkit_pending_per_series`; no step is injected there). benchkit
   is given each commit's first quartile as well (asv's `stats_q_25`, as `history
-  import-asv` stores it; its real steps taken out as the median's) and reads it where it
-  is the quieter, as `history regressions` does; asv reads its result, the median, as
-  `asv publish` does (`--asv-first-quartile`: the first quartile too).
+  import-asv` stores it; its own real steps taken out, as the median's are) and reads it
+  where it is the quieter, as `history regressions` does; asv reads its result, the median,
+  as `asv publish` does (`--asv-first-quartile`: the first quartile too).
 
 Recall: a slower step reported within --tolerance commits of the injected one. False steps
 per series: slower steps reported anywhere else (at a commit, or in a span that does not
@@ -102,7 +102,8 @@ SHAS: dict[str, list[str]] = {}     # each loaded series' commits (a piece's: it
 # each series of load_series' last call: its commits' first quartiles over their values
 # (asv's stats_q_25 over its result, the median). benchkit reads a commit's first quartile
 # where that is quieter (time_steps), asv its median; a step scales both alike, so the
-# ratio goes with a series through flattening, injected steps and pieces unchanged
+# ratio goes with a series through injected steps, runners and pieces unchanged (score
+# takes a real history's steps out of its first quartiles on their own, as of its medians)
 LAST_QUARTILES: dict[str, np.ndarray] = {}
 
 
