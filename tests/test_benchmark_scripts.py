@@ -179,7 +179,6 @@ def test_scale_measures_a_projects_own_results_directory_as_it_is(tmp_path):
     directory as a project keeps it, commit order from a bare clone of its repository, and
     nothing written into the directory."""
     import hashlib
-    import json
     import shutil
     if shutil.which("asv", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("asv is not installed (the [test] extra has it)")
@@ -262,7 +261,6 @@ def test_placement_calibration_runs_and_writes_its_three_measurements(tmp_path):
                           "--draws", "200", "--heavy-draws", "4", "-o", str(out)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    import json
     result = json.loads(out.read_text())
     one = result["calibration"]["1 noises"]
     assert one["placed"] + one["spans"] == 200

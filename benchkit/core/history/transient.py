@@ -270,18 +270,17 @@ def own_fast_runs(level: np.ndarray, before: float, after: float, effect: float)
     """Whether the commits of the level before a slower step (`level`, log; `before` ->
     `after`) already hold a run as far below it as the step is high (`_runs_at` the level
     `before - (after - before)`, as near as `comes_back` asks), and the step stands
-    OWN_RUNS_CORES core noises (`noise.core_noise` of the level) or more above it: a
-    machine that runs the
-    snippet at distinct faster speeds at times, whose runs after the step at one of them
-    land on the level before and are no revert. The fifth VM's third noise history runs
-    `time_sum_range` at 1.0x, and at 0.31x, 0.52x and 0.66x of it in 1 commit of 4, often
-    a few in a row; 0.66x after a +50 % step is the level before, and such runs took back
-    36 of its 189 steps of 50 % (every position). The level must be longer than a SPELL:
-    a short one is no measure of its own noise (the third history's `time_dict_build`
+    OWN_RUNS_CORES core noises (`noise.core_noise` of the level) or more above it: a machine
+    that runs the snippet at distinct faster speeds at times, whose runs after the step at
+    one of them land on the level before and are no revert. The fifth VM's third noise
+    history runs `time_sum_range` at 1.0x, and at 0.31x, 0.52x and 0.66x of it in 1 commit
+    of 4, often a few in a row; 0.66x after a +50 % step is the level before, and such runs
+    took back 36 of its 189 steps of 50 % (every position). The level must be longer than a
+    SPELL: a short one is no measure of its own noise (the third history's `time_dict_build`
     starts with 13 commits, fast ones among them, and a step after them was kept, and
-    false). The height in core noises keeps drift out: where the level before wanders
-    (drawn AR(1) noise), a run below it is noise of the level, and steps it took back were
-    false (benchmarks/perf_history_detection.py, docs/performance.md)."""
+    false). The height in core noises keeps drift out: where the level before wanders (drawn
+    AR(1) noise), a run below it is noise of the level, and steps it took back were false
+    (benchmarks/perf_history_detection.py, docs/performance.md)."""
     height = after - before
     if len(level) <= SPELL or height < OWN_RUNS_CORES * core_noise(level):
         return False
