@@ -2,11 +2,12 @@
 
 Each results directory (asv's layout) is imported with `benchkit history import-asv`; every
 wall-time series with at least --min-points values becomes a test series. Its real steps are
-taken out first (asv's piecewise-constant fit, pieces shorter than --keep-spells merged into
-their neighbours, each remaining piece divided by its median), so what is left is the
-series' own noise, short slow spells included. Then, per trial, one step of 5, 10, 25 or 50 %
-(slower) is put in at a random commit at least --margin commits from either end, and both
-detectors run on the same values:
+taken out first (`flatten_together`: ruptures' change points with a strict penalty, found on
+a series' medians and first quartiles at once; pieces shorter than --keep-spells kept as
+spells or joined to the level after them; each level divided by its median), so what is
+left is the series' own noise, short slow spells included. Then, per trial, one step of 5,
+10, 25 or 50 % (slower) is put in at a random commit at least --margin commits from either
+end, and both detectors run on the same values:
 
 - asv: `detect_steps` then `detect_regressions(steps, threshold=0.05)`, as `asv publish`
   reports regressions by default;
@@ -103,7 +104,7 @@ SHAS: dict[str, list[str]] = {}     # each loaded series' commits (a piece's: it
 # (asv's stats_q_25 over its result, the median). benchkit reads a commit's first quartile
 # where that is quieter (time_steps), asv its median; a step scales both alike, so the
 # ratio goes with a series through injected steps, runners and pieces unchanged (score
-# takes a real history's steps out of its first quartiles on their own, as of its medians)
+# takes a real history's steps out of its first quartiles and its medians at the same commits)
 LAST_QUARTILES: dict[str, np.ndarray] = {}
 
 
@@ -330,21 +331,32 @@ def read_by(name: str, values: np.ndarray, quartiles: np.ndarray | None) -> np.n
 
 
 def flatten(values: np.ndarray, keep_spells: int) -> np.ndarray:
-    """The series with its real level changes taken out (module docstring). The pieces
-    come from neither detector under test: ruptures' least-squares change points on the
-    log values with a strict penalty (5 log n, in units of the series' own noise)."""
+    """The series with its real level changes taken out (module docstring)."""
+    return flatten_together([values], keep_spells)[0]
+
+
+def flatten_together(figures: list[np.ndarray], keep_spells: int) -> list[np.ndarray]:
+    """Figures of the same commits (a series' medians and first quartiles) with their real
+    level changes taken out at the same commits: pieces found on all of them at once, each
+    piece of each figure divided by its median. The pieces come from neither detector
+    under test: ruptures' least-squares change points on the log values (each figure in
+    units of its own noise) with a strict penalty (5 log n). A short piece (under
+    `keep_spells` commits, not at the newest end) within 2.5x of the level before is a
+    spell, kept; one left before a level begins it."""
     import ruptures
-    logs = np.log(values)
-    sigma = max(float(np.median(np.abs(np.diff(logs)))) / (0.6745 * math.sqrt(2)), 1e-3)
-    ends = ruptures.KernelCPD(kernel="linear", min_size=1).fit(
-        (logs / sigma).reshape(-1, 1)).predict(pen=5 * math.log(len(logs)))
+    logs = np.column_stack([np.log(figure) for figure in figures])
+    sigma = [max(float(np.median(np.abs(np.diff(column)))) / (0.6745 * math.sqrt(2)), 1e-3)
+             for column in logs.T]
+    ends = ruptures.KernelCPD(kernel="linear", min_size=1).fit(logs / sigma).predict(
+        pen=5 * math.log(len(logs)))
     pieces = [[a, b] for a, b in zip([0, *ends[:-1]], ends)]
 
     def short(piece):     # a piece at the end is a level of its own (too new to tell)
         return piece[1] - piece[0] < keep_spells and piece[1] < len(logs)
 
-    def level(piece):
-        return float(np.median(logs[piece[0]:piece[1]]))
+    def apart(one, other):    # the farthest two pieces' medians are, in any figure (log)
+        return float(np.max(np.abs(np.median(logs[one[0]:one[1]], axis=0)
+                                    - np.median(logs[other[0]:other[1]], axis=0))))
 
     merged: list[list[int]] = []
     i = 0
@@ -357,18 +369,21 @@ def flatten(values: np.ndarray, keep_spells: int) -> np.ndarray:
         # it is a spell, kept as noise; a run as long as a level (e.g. two short pieces of
         # 5 and 4 commits: a 9-commit plateau) or 100x away (a benchmark rewritten) is not
         if (merged and short(run[0]) and run[-1][1] - run[0][0] < keep_spells
-                and all(abs(level(p) - level(merged[-1])) < math.log(2.5) for p in run)):
+                and all(apart(p, merged[-1]) < math.log(2.5) for p in run)):
             merged[-1][1] = run[-1][1]
         elif (merged and not short(run[0]) and merged[-1][0] > 0 and short(merged[-1])
-              and abs(level(run[0]) - level(merged[-1])) < math.log(2.5)):
+              and apart(run[0], merged[-1]) < math.log(2.5)):
             merged[-1][1] = run[0][1]     # a level that began with a short piece
         else:
             merged.extend([list(p) for p in run])
         i = j
-    out = values.copy()
-    for left, right in merged:
-        out[left:right] = values[left:right] / np.median(values[left:right])
-    return out * float(np.median(values))
+    flattened = []
+    for figure in figures:
+        out = figure.copy()
+        for left, right in merged:
+            out[left:right] = figure[left:right] / np.median(figure[left:right])
+        flattened.append(out * float(np.median(figure)))
+    return flattened
 
 
 def recall_interval(hits: int, trials: int) -> list[float]:
@@ -434,12 +449,18 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
           seed: int, runners: tuple[float, float] | None = None, every_position: bool = False,
           quartiles: dict[str, np.ndarray] | None = None):
     rng = np.random.default_rng(seed)
-    flat = [(label, flatten(values, keep_spells)) for label, values in series] + flat_series
-    # the real steps of what each tool reads are taken out: of the first quartiles too
+    # the real steps of what each tool reads are taken out: of the first quartiles too, at
+    # the same commits as the medians' (both figures of a commit come from the same runs)
     quartiles = dict(quartiles or {})
-    for (label, values), (_, flattened) in zip(series, flat):
-        if (ratios := quartiles_of(quartiles, label, len(values))) is not None:
-            quartiles[label] = flatten(values * ratios, keep_spells) / flattened
+    flat = []
+    for label, values in series:
+        if (ratios := quartiles_of(quartiles, label, len(values))) is None:
+            flat.append((label, flatten(values, keep_spells)))
+            continue
+        medians, lows = flatten_together([values, values * ratios], keep_spells)
+        flat.append((label, medians))
+        quartiles[label] = lows / medians
+    flat += flat_series
     if runners is not None:
         flat = on_runners(flat, *runners, seed)
     usable = [(label, v) for label, v in flat if len(v) >= 2 * margin + 1]
