@@ -340,15 +340,17 @@ def flatten_together(figures: list[np.ndarray], keep_spells: int) -> list[np.nda
     level changes taken out at the same commits: pieces found on all of them at once, each
     piece of each figure divided by its median. The pieces come from neither detector
     under test: ruptures' least-squares change points on the log values (each figure in
-    units of its own noise) with a strict penalty (5 log n). A short piece (under
+    units of its own noise) with a strict penalty (5 log n a figure). A short piece (under
     `keep_spells` commits, not at the newest end) within 2.5x of the level before is a
     spell, kept; one left before a level begins it."""
     import ruptures
     logs = np.column_stack([np.log(figure) for figure in figures])
     sigma = [max(float(np.median(np.abs(np.diff(column)))) / (0.6745 * math.sqrt(2)), 1e-3)
              for column in logs.T]
+    # a change of level in d figures is d parameters: the penalty is d times one figure's
+    # (a figure given twice, as astropy's first quartiles that are its values, splits as once)
     ends = ruptures.KernelCPD(kernel="linear", min_size=1).fit(logs / sigma).predict(
-        pen=5 * math.log(len(logs)))
+        pen=5 * logs.shape[1] * math.log(len(logs)))
     pieces = [[a, b] for a, b in zip([0, *ends[:-1]], ends)]
 
     def short(piece):     # a piece at the end is a level of its own (too new to tell)

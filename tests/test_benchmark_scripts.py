@@ -352,9 +352,11 @@ PACKBITS_FIRST_QUARTILES = [
 
 def test_a_series_real_steps_come_out_of_both_figures_at_the_same_commits():
     """flatten_together finds the real levels on a series' medians and first quartiles at
-    once and divides both at the same commits. Flattened apart, the first quartiles of
-    releases 6-11 (flat in both figures) were put 10-12 % below the rest: a step that was
-    never there, seen by benchkit only (it reads the first quartile here)."""
+    once and divides both at the same commits, so asv (reading the medians) and benchkit
+    (reading the first quartiles here) are scored against the same levels. Flattened
+    apart, the first quartiles of releases 6-11 were put 11 % below the rest and the
+    medians' not: a step only benchkit was shown. A figure given twice (astropy's format-1
+    results store a commit's value as its first quartile) is flattened as if given once."""
     import numpy as np
     script = _script("perf_history_detection")
     medians, lows = np.array(PACKBITS_MEDIANS), np.array(PACKBITS_FIRST_QUARTILES)
@@ -363,6 +365,12 @@ def test_a_series_real_steps_come_out_of_both_figures_at_the_same_commits():
     pieces = [np.flatnonzero(np.abs(np.diff(np.log(raw / flat))) > 1e-12) + 1
               for raw, flat in ((medians, flat_medians), (lows, flat_lows))]
     assert pieces[0].tolist() == pieces[1].tolist() and len(pieces[0]) >= 1
-    assert np.all(np.abs(flat_lows[6:12] / np.median(flat_lows) - 1) < 0.03)
-    assert np.all(np.abs(flat_lows[35:] / np.median(flat_lows) - 1) < 0.03)  # the step out
-    assert script.flatten(medians, 6).tolist() == script.flatten_together([medians], 6)[0].tolist()
+    # the real step at release 33 is out of both
+    for flat in (flat_medians, flat_lows):
+        assert np.all(np.abs(flat[35:] / np.median(flat) - 1) < 0.01)
+    # releases 6-11 sit alike in both figures (11 % apart when flattened apart)
+    assert np.all(np.abs(np.log(flat_lows[6:12] / np.median(flat_lows))
+                         - np.log(flat_medians[6:12] / np.median(flat_medians))) < 0.03)
+    once = script.flatten(medians, 6)
+    assert [f.tolist() for f in script.flatten_together([medians, medians], 6)] == [
+        once.tolist(), once.tolist()]
