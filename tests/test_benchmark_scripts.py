@@ -333,7 +333,7 @@ def test_benchkit_is_scored_on_the_first_quartile_where_it_is_quieter():
     assert not [i for i, change in placed if change > 0 and abs(i - 120) <= 2]
 
 
-# numpy's bench_core.PackBits.time_packbits_axis1[dtype=bool] on its 39 releases from 1.22
+# numpy's bench_core.PackBits.time_packbits_axis1[dtype=bool] on its 39 releases from 1.24.0
 # (benchmarks/record_release_history.py on this VM; seconds, 4 digits): medians, first
 # quartiles. Both figures step down by 22 % at release 33; both have slow spells.
 PACKBITS_MEDIANS = [
