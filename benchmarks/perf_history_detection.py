@@ -330,6 +330,15 @@ def read_by(name: str, values: np.ndarray, quartiles: np.ndarray | None) -> np.n
     return values
 
 
+def read_for(name: str, group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray,
+             quartiles: np.ndarray | None) -> tuple:
+    """The arguments detector `name` judges series `label` (of `group`) with: benchkit its
+    values at one kind of runner and the first quartiles, any other what `read_by` gives."""
+    if name == "benchkit":
+        return on_one_kind_values(group, label, values), quartiles
+    return (read_by(name, values, quartiles),)
+
+
 def flatten(values: np.ndarray, keep_spells: int) -> np.ndarray:
     """The series with its real level changes taken out (module docstring)."""
     return flatten_together([values], keep_spells)[0]
@@ -496,13 +505,13 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
         if at is not None:
             values[at:] *= 1 + size
         cut = None if at is None else best_cut(values, at)
+        ratios = quartiles_of(quartiles, label, len(values))
         for name, detect in DETECTORS.items():
-            # benchkit looks for kinds of runner once per history, not per series: not timed
-            seen = on_one_kind_values(usable, label, values) if name == "benchkit" else values
+            # what each tool reads (benchkit looks for kinds of runner once per history, not
+            # per series): not timed
+            arguments = read_for(name, usable, label, values, ratios)
             began = time.perf_counter()
-            ratios = quartiles_of(quartiles, label, len(seen))
-            placed, spans = detect(read_by(name, seen, ratios)) if name != "benchkit" else (
-                detect(seen, ratios))
+            placed, spans = detect(*arguments)
             seconds[name] += time.perf_counter() - began
             if name == "benchkit":
                 pending += weight * sum(1 for _, c in LAST_PENDING if c > 0)
@@ -587,10 +596,9 @@ def real_steps(series, quartiles: dict[str, np.ndarray] | None = None) -> list[d
     regressions for asv, as each reports them)."""
     out = []
     for label, values in series:
+        ratios = quartiles_of(quartiles or {}, label, len(values))
         for name, detect in DETECTORS.items():
-            ratios = quartiles_of(quartiles or {}, label, len(values))
-            placed, spans = detect(read_by(name, values, ratios)) if name != "benchkit" else (
-                detect(on_one_kind_values(series, label, values), ratios))
+            placed, spans = detect(*read_for(name, series, label, values, ratios))
             out += [{"series": label, "tool": name, "index": int(i),
                      "change": round(float(change), 4), "points": len(values)}
                     for i, change in placed]
