@@ -38,6 +38,9 @@ import urllib.request
 from pathlib import Path
 
 FINAL = re.compile(r"\d+(\.\d+)*")      # 2.3.5, not 2.4.0rc1
+# with --pre also a release candidate, beta, alpha or development snapshot: 0.26.0rc1, 0.20.0.dev0
+PRE = re.compile(r"(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+)|\.dev(\d+))?")
+PHASES = {"a": 1, "b": 2, "rc": 3}      # .dev is 0, a final release 4
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SIMPLE = "https://pypi.org/pypi/"         # the JSON's file URLs may be relative to it
 
@@ -48,10 +51,25 @@ def release_files(package: str) -> dict[str, list[dict]]:
         return json.load(r)["releases"]
 
 
-def releases(files_of: dict[str, list[dict]], since: str | None
+def version_key(version: str) -> tuple:
+    """A version's place in release order (PEP 440 for the forms PRE takes): 0.20.0.dev0 <
+    0.20.0rc3 < 0.20.0 = 0.20 < 0.20.1."""
+    match = PRE.fullmatch(version)
+    if match is None:
+        raise ValueError(f"{version!r}: not a version this script orders")
+    release = [int(x) for x in match[1].split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    phase = (PHASES[match[2]], int(match[3])) if match[2] else (
+        (0, int(match[4])) if match[4] is not None else (4, 0))
+    return (tuple(release), *phase)
+
+
+def releases(files_of: dict[str, list[dict]], since: str | None, pre: bool = False
              ) -> list[tuple[str, str, str | None]]:
-    """(version, upload time, source archive URL) of every final release with a wheel for
-    this interpreter on this platform (or a pure-Python one), oldest first."""
+    """(version, upload time, source archive URL) of every final release (with `pre`, every
+    pre-release too) with a wheel for this interpreter on this platform (or a pure-Python
+    one), oldest first."""
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
     out = []
     for version, files in files_of.items():
@@ -59,12 +77,11 @@ def releases(files_of: dict[str, list[dict]], since: str | None
             f["filename"].endswith("-py3-none-any.whl") or (   # a pure-Python package
                 f["filename"].endswith(".whl") and f"-{tag}-" in f["filename"]
                 and "manylinux" in f["filename"] and platform.machine() in f["filename"]))]
-        if FINAL.fullmatch(version) and wheels:
+        if (FINAL if not pre else PRE).fullmatch(version) and wheels:
             out.append((version, min(f["upload_time_iso_8601"] for f in wheels),
                         sdist_of(files)))
-    key = lambda v: tuple(int(x) for x in v.split("."))  # noqa: E731
-    out.sort(key=lambda item: key(item[0]))
-    return [item for item in out if since is None or key(item[0]) >= key(since)]
+    out.sort(key=lambda item: version_key(item[0]))
+    return [item for item in out if since is None or version_key(item[0]) >= version_key(since)]
 
 
 def sdist_of(files: list[dict]) -> str | None:
@@ -105,6 +122,9 @@ def main() -> None:
                         help="interpreter of the scratch environment (benchkit installed)")
     parser.add_argument("-k", default=None, help="benchkit's -k: which benchmarks")
     parser.add_argument("--since", default=None, help="first version (default: all)")
+    parser.add_argument("--pre", action="store_true",
+                        help="release candidates, betas, alphas and development snapshots too: "
+                             "each a snapshot of the development branch between releases")
     parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--min-run-time", type=float, default=0.05)
     parser.add_argument("--timeout", type=float, default=None,
@@ -117,9 +137,11 @@ def main() -> None:
     for option, name in (("--package", args.package), ("--machine", args.machine)):
         if not NAME.fullmatch(name):
             parser.error(f"{option} {name!r}: not a name (letters, digits, . _ -)")
-    for option, version in (("--since", args.since), ("--suite-from", args.suite_from)):
-        if version is not None and not FINAL.fullmatch(version):
-            parser.error(f"{option} {version!r}: give a final release's version, e.g. 1.15.3")
+    for option, version, form in (("--since", args.since, PRE if args.pre else FINAL),
+                                  ("--suite-from", args.suite_from, FINAL)):
+        if version is not None and not form.fullmatch(version):
+            parser.error(f"{option} {version!r}: give a {'' if form is PRE else 'final '}"
+                         "release's version, e.g. 1.15.3")
     if args.timeout is not None and not 0 < args.timeout < math.inf:
         parser.error(f"--timeout {args.timeout:g}: give a positive number of seconds")
     # the runs start in a scratch directory: a relative path (the Makefile's) must not
@@ -141,10 +163,10 @@ def main() -> None:
         held = tempfile.TemporaryDirectory()      # its suite, for the whole run
         args.suite = suite_of(url, args.suite_in_sdist.strip("/"), Path(held.name))
         args.suite_in_sdist = None
-    todo = releases(files_of, args.since)
+    todo = releases(files_of, args.since, args.pre)
     if not todo:
-        parser.error(f"{args.package}: no final release since {args.since} has a wheel for "
-                     "this interpreter and platform")
+        parser.error(f"{args.package}: no {'' if args.pre else 'final '}release since "
+                     f"{args.since} has a wheel for this interpreter and platform")
     folder = args.out / args.machine
     folder.mkdir(parents=True, exist_ok=True)
     benchmarks = {"version": 2}

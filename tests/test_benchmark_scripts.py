@@ -374,3 +374,26 @@ def test_a_series_real_steps_come_out_of_both_figures_at_the_same_commits():
     once = script.flatten(medians, 6)
     assert [f.tolist() for f in script.flatten_together([medians, medians], 6)] == [
         once.tolist(), once.tolist()]
+
+
+def test_release_recording_orders_pre_releases_between_the_finals_only_with_pre():
+    """record_release_history.py --pre takes a project's release candidates and development
+    snapshots as commits between its releases, in PEP 440 order (a dev snapshot before the
+    candidates, these before the final; 0.20 is 0.20.0); without it only finals; a
+    version it cannot order is refused, not put anywhere."""
+    script = _script("record_release_history")
+    wheel = lambda version: [{"filename": f"pkg-{version}-py3-none-any.whl",  # noqa: E731
+                              "upload_time_iso_8601": "2024-01-01T00:00:00Z",
+                              "packagetype": "bdist_wheel", "url": "x"}]
+    versions = ["0.21.0", "0.20.0rc3", "0.20.1", "0.20.0.dev0", "0.20.0rc10", "0.20",
+                "0.21.0b1", "0.21.0a2", "0.19.3"]
+    files = {v: wheel(v) for v in versions}
+    files["0.22.0"] = []                      # no wheel: not installable here
+    assert [v for v, _, _ in script.releases(files, None)] == ["0.19.3", "0.20", "0.20.1",
+                                                                 "0.21.0"]
+    assert [v for v, _, _ in script.releases(files, "0.19.4", pre=True)] == [
+        "0.20.0.dev0", "0.20.0rc3", "0.20.0rc10", "0.20", "0.20.1", "0.21.0a2", "0.21.0b1",
+        "0.21.0"]
+    assert script.version_key("0.20") == script.version_key("0.20.0")
+    with pytest.raises(ValueError, match="0.20.post1"):
+        script.version_key("0.20.post1")
