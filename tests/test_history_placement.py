@@ -646,3 +646,35 @@ def test_runs_of_gives_each_run_of_true_values_first_and_end():
     assert placement.runs_of([False, True, True, False, True]) == [(1, 3), (4, 5)]
     assert placement.runs_of(np.array([True, True])) == [(0, 2)]
     assert placement.runs_of([]) == [] and placement.runs_of([0, 0]) == []
+
+
+# Real: scipy's special.Comb.time_comb_exact[N=10,k=100] on scipy's 23 releases since 1.9.2,
+# recorded on this VM (benchmarks/record_release_history.py), each release's first quartile,
+# its real level change divided out as benchmarks/perf_history_detection.py does, rounded.
+# Releases 8-10 are 1.9x slow (a regression fixed three releases later).
+COMB_EXACT = [
+    1.003, 1.0, 0.996, 1.001, 0.991, 0.991, 0.987, 0.996, 1.867, 1.892, 1.873, 1.002, 1.003,
+    1.001, 1.003, 0.999, 1.001, 0.976, 0.977, 0.974, 0.973, 1.002, 0.998]
+
+
+def test_a_spell_away_and_back_neither_places_nor_judges_the_step_after_it():
+    # +25 % from release 14: the spell, then three releases back at the level before, then
+    # the step. Joined to the closer piece alone, the spell and the three releases back made
+    # a level of their own (releases 8-13), and the step was named at 8 (+88 %) with one
+    # back at 11; the spell now joins both neighbours, and its commits are left out where
+    # the step is placed and tested.
+    values = np.array(COMB_EXACT) * 1e-5
+    values[14:] *= 1.25
+    (step,) = time_steps(_series(values))
+    assert step.placed and step.commit.sha == "c14"
+    assert step.change == pytest.approx(0.25, abs=0.03) and not step.transient
+    # the spell alone (no step after it) is no step to act on
+    assert not [s for s in time_steps(_series(np.array(COMB_EXACT) * 1e-5)) if s.to_act_on]
+
+
+def test_cuts_inside_commits_left_out_stand_where_the_run_begins():
+    keep = np.array([True, True, False, False, True, True])
+    assert placement.kept_cuts(keep, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]) == [
+        (1, 1), (2, 2), (3, 2), (4, 2), (5, 3)]
+    # no kept commit on one side: not a cut
+    assert placement.kept_cuts(np.array([False, True, True]), [1, 2], [1, 2]) == [(2, 1)]

@@ -39,13 +39,16 @@ class Judging(NamedTuple):
     (`envelope_shift`: a rise shows there one commit late), the `tamed` values a cut is
     placed on by least squares (independent noise) or None, the `reach` (commits) a cut
     may move, and the series' `noise` (log): no commit's deviation is capped below
-    placement.CAP_NOISES of it (`placement.deviation_cap`)."""
+    placement.CAP_NOISES of it (`placement.deviation_cap`); `spells`: the commits of spells
+    away from a level and back (`time_steps.levels`' departures), left out where a cut is
+    placed and where it is tested, or None."""
 
     effect: Callable[[int, int], float]
     envelope_shift: bool
     tamed: np.ndarray | None
     reach: int
     noise: float
+    spells: np.ndarray | None = None
 
 
 def judged_boundaries(raw: np.ndarray, logs: np.ndarray, bounds: list[int], how: Judging,
@@ -77,12 +80,16 @@ def judge_boundary(raw: np.ndarray, logs: np.ndarray, start: int, at: int, end: 
     if how.tamed is None:
         cap = placement.deviation_cap(change, how.noise, len(logs))
         cut = placement.refined(logs, start, at, end, how.reach,
-                                functools.partial(placement.cut_costs, cap=cap))
+                                functools.partial(placement.cut_costs, cap=cap),
+                                None if how.spells is None else ~how.spells[start:end])
     else:
         cut = placement.refined(how.tamed, start, at, end, how.reach, placement.least_squares)
     if how.envelope_shift:
         cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
-    before, after = raw[max(start, cut - WINDOW):cut], raw[cut:min(end, cut + WINDOW)]
+    first, last = max(start, cut - WINDOW), min(end, cut + WINDOW)
+    before, after = raw[first:cut], raw[cut:last]
+    if how.spells is not None:     # a spell away from the level and back is not the level
+        before, after = before[~how.spells[first:cut]], after[~how.spells[cut:last]]
     moved = placement.median(after) - placement.median(before)
     if moved * change <= 0:
         # at the commit it stands for, the raw values do not move that way: a mixed

@@ -82,17 +82,33 @@ def deviation_cap(height: float, sigma: float, length: int) -> float | None:
 
 
 def refined(logs: np.ndarray, start: int, at: int, end: int, reach: int = 2,
-            costs: Callable[[np.ndarray, Sequence[int]], Sequence[float]] | None = None) -> int:
+            costs: Callable[[np.ndarray, Sequence[int]], Sequence[float]] | None = None,
+            keep: np.ndarray | None = None) -> int:
     """The boundary near `at` that best splits logs[start:end] into two levels (least
     absolute deviation from each side's median, or `costs` (`least_squares`, capped
-    `cut_costs`); of cuts within 1e-12, the first): the envelope moves a step by a commit."""
+    `cut_costs`); of cuts within 1e-12, the first): the envelope moves a step by a commit.
+    `keep` (over logs[start:end]): only those commits are costed (`kept_cuts`)."""
     cuts = range(max(start + 1, at - reach), min(end - 1, at + reach) + 1)
     best, best_cost = at, math.inf
-    for cut, cost in zip(cuts, (costs or cut_costs)(logs[start:end],
-                                                    [c - start for c in cuts])):
+    values, places = logs[start:end], [c - start for c in cuts]
+    if keep is not None:
+        pairs = kept_cuts(keep, cuts, places)
+        values, cuts, places = values[keep], [c for c, _ in pairs], [p for _, p in pairs]
+    for cut, cost in zip(cuts, (costs or cut_costs)(values, places)):
         if cost < best_cost - 1e-12:
             best, best_cost = cut, cost
     return best
+
+
+def kept_cuts(keep: np.ndarray, cuts: Sequence[int], places: Sequence[int]
+              ) -> list[tuple[int, int]]:
+    """(cut, place among the kept commits) of each cut (`places`: its index in the values
+    `keep` is over) that leaves a kept commit on either side: a cut inside a run of
+    commits left out stands where the run begins."""
+    before = np.concatenate([[0], np.cumsum(keep)])
+    total = int(before[-1])
+    return [(cut, int(before[place])) for cut, place in zip(cuts, places)
+            if 0 < before[place] < total]
 
 
 def cut_costs(logs: np.ndarray, cuts: Sequence[int], cap: float | None = None) -> list[float]:
@@ -172,8 +188,8 @@ def likely_span(logs: np.ndarray, at: int, sigma: float) -> tuple[int, int] | No
 
 
 def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
-          long_level: int | None = None, independent: bool = False
-          ) -> list[tuple[int, int] | None]:
+          long_level: int | None = None, independent: bool = False,
+          spells: np.ndarray | None = None) -> list[tuple[int, int] | None]:
     """For each step (`positions`: the first commit after each, ascending) None when it is
     placed, else (first, last): the step may be at any commit from `first` to `last`. Each
     is judged between its neighbouring steps, at most WINDOW commits either side; `sigma`
@@ -202,7 +218,8 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
     on either side of itself, so the step is placed at its commit or given the span). Where
     the noise is `independent` (noise.independent: no spells, so a level's every commit
     tells where it ends) a step is placed by the likelihood of each cut between its
-    neighbours instead (`likely_span`, on `tamed` values)."""
+    neighbours instead (`likely_span`, on `tamed` values). The commits `spells` marks (a
+    spell away from a level and back) are left out of every cut's cost."""
     out: list[tuple[int, int] | None] = []
     edges = [0, *positions, len(logs)]
     for k, at in enumerate(positions):
@@ -216,7 +233,14 @@ def spans(logs: np.ndarray, positions: Sequence[int], sigma: float,
         cuts = range(max(2, at - low - REACH), min(len(stretch) - 2, at - low + REACH) + 1)
         cap = deviation_cap(median(stretch[at - low:]) - median(stretch[:at - low]), sigma,
                             len(logs)) if 0 < at - low < len(stretch) else None
-        costs = dict(zip(cuts, cut_costs(stretch, cuts, cap)))
+        if spells is not None and spells[low:high].any():
+            keep = ~spells[low:high]
+            kept = dict(kept_cuts(keep, cuts, cuts))
+            unique = sorted(set(kept.values()))
+            of = dict(zip(unique, cut_costs(stretch[keep], unique, cap)))
+            costs = {cut: of[place] for cut, place in kept.items()}
+        else:
+            costs = dict(zip(cuts, cut_costs(stretch, cuts, cap)))
         if not costs:
             out.append(None)
             continue

@@ -14,7 +14,9 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    PELT (linear kernel, in C) proposes generously;
 2. a stretch shorter than MIN_LEVEL commits inside the series is a spell, not a level, and
    joins its closer neighbour (MIN_NEWEST at the newest end); neighbouring levels closer
-   than the minimum effect are one;
+   than the minimum effect are one; in a short series (placement.SHORT_SERIES commits, no
+   deviation capped) a spell away from a level and back joins both neighbours, and its
+   commits neither place nor test the step beside it;
 3. each boundary left is tested on the raw values of up to WINDOW commits on either side
    (Mann-Whitney, so a very slow commit is one rank; or no overlap at all, which is as
    much as a short level can show), alpha shared by Holm's step-down (a series with several
@@ -111,12 +113,18 @@ def effect_for(floor: float, sigma: float, min_level: int = MIN_LEVEL,
 
 def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_LEVEL,
            min_newest: int = MIN_NEWEST,
-           effect: Callable[[int, int], float] = lambda n, m: 0.0) -> list[tuple[int, int]]:
+           effect: Callable[[int, int], float] = lambda n, m: 0.0,
+           departures: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
     """The stretches of commits at one level, as (start, end) slices. A stretch shorter
     than `min_level` inside the series is a spell (a shared runner's slow minutes, a commit
     reverted soon after), not a level: it joins the neighbour whose median is closer. At
     the newest end a stretch needs `min_newest` commits. Neighbouring stretches of n and m
-    commits whose medians differ by no more than `effect(n, m)` (log scale) are one level."""
+    commits whose medians differ by no more than `effect(n, m)` (log scale) are one level.
+    Where `departures` is given, a spell away from one level and back (its neighbours
+    within `effect` of each other, it further than `effect` from both) joins both into one
+    level and is listed there: joined to the closer alone, two spells side by side made a
+    level of their own (scipy's `time_comb_exact`: three releases 1.9x slow, three back,
+    then a step)."""
     edges = [0, *sorted(set(proposals)), len(logs)]
     pieces = [[a, b] for a, b in zip(edges, edges[1:]) if b > a]
     values = logs.tolist()         # medians of short Python lists: ~20x numpy's per call
@@ -132,6 +140,13 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
     def spell(a: int, b: int) -> bool:
         return b - a < (min_newest if a == 0 or b == len(logs) else min_level)
 
+    def length(k: int) -> int:
+        return pieces[k][1] - pieces[k][0]
+
+    def away_and_back(i: int, j: int) -> bool:   # j: the neighbour closer to spell i
+        return (abs(medians[i + 1] - medians[i - 1]) <= effect(length(i - 1), length(i + 1))
+                and abs(medians[i] - medians[j]) > effect(length(i), length(j)))
+
     # spells first, the shortest first (then the oldest); at either end a stretch cannot be
     # seen to come back, and a shorter one is a level. (Merging never makes a stretch
     # shorter, so the levels merged after this leave no spell.) A heap of the spells, not a
@@ -146,6 +161,10 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
         last = len(pieces) - 1
         j = 1 if i == 0 else i - 1 if i == last else min(
             (i - 1, i + 1), key=lambda k: abs(medians[k] - medians[i]))
+        if departures is not None and 0 < i < last and away_and_back(i, j):
+            departures.append((a, b))
+            merge(i - 1)           # the level before, the spell, the level after: one
+            j = i - 1
         merge(min(i, j))
         a, b = pieces[min(i, j)]
         if spell(a, b):
@@ -267,11 +286,23 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     need = (lambda n, m: effect) if flips else effect_for(
         math.log1p(noise), sigma, min_level, min_level if iid else LONG_LEVEL,
         0.0 if iid else median_wander(logs, found, LONG_LEVEL))
+    # a short series (no commit's deviation capped, placement.deviation_cap): a spell away
+    # from a level and back neither places nor judges a step. Not on longer series, which
+    # the cap serves (measured: fewer steps found beside a busy neighbour), nor in the
+    # lower envelope, where one fast commit reads as three away and back (a step beside it
+    # was taken for a slow spell: numpy's time_diagflat_l100)
+    departures: list[tuple[int, int]] | None = (
+        [] if len(raw) <= placement.SHORT_SERIES and not envelope else None)
     bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
-                                           effect=need)[1:]]
+                                           effect=need, departures=departures)[1:]]
+    spells = None
+    if departures:
+        spells = np.zeros(len(raw), dtype=bool)
+        for a, b in departures:
+            spells[a:b] = True
     # backward elimination in Holm's order (Bonferroni lost one of astropy's 4 real steps)
     whole = noise_of(raw, (), LAGS)
-    how_judged = Judging(need, envelope, tamed, MIN_LEVEL, whole)
+    how_judged = Judging(need, envelope, tamed, MIN_LEVEL, whole, spells)
     judged: list[Boundary] = []
     known: dict[tuple[int, int, int], Boundary] = {}
     while bounds:
@@ -316,7 +347,7 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     floors = (placement.floor_spans(raw, positions, [step.change > 0 for step in steps])
               if at_faster_speed and not iid else [None] * len(positions))
     for i, (span, floor) in enumerate(zip(placement.spans(
-            placed_on, positions, whole, LONG_LEVEL, tamed is not None), floors)):
+            placed_on, positions, whole, LONG_LEVEL, tamed is not None, spells), floors)):
         if span is not None or floor is not None:
             first, last = span or floor
             why = (f"its floors put it anywhere in {last - first + 1} commits" if not span else
