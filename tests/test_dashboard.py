@@ -520,7 +520,7 @@ def test_the_front_page_shows_the_chosen_environments_steps_in_a_real_browser(tm
     expected = {env: Counter(s["benchmark"] for s in json.loads(cli(
         "history", "regressions", "--json", "--env", env, "--db", db, cwd=tmp_path,
         check_code=0).stdout) if not s["pending"]) for env in envs}
-    assert sum(expected[envs[0]].values()) == 5 and not expected[envs[1]]
+    assert sum(expected[envs[0]].values()) == 6 and not expected[envs[1]]
     browser = _chromium(tmp_path)
     try:
         browser.get((site / "index.html").as_uri())

@@ -98,15 +98,22 @@ def test_a_step_is_placed_on_the_commit_that_made_it_both_ways():
 
 def test_a_step_in_the_newest_commits_is_pending_until_more_commits_or_confirm_hold_it():
     # inside a series a level of fewer than MIN_LEVEL commits is a spell; at the newest end
-    # nothing tells the two apart yet
-    (step,) = time_steps(_level_series([0] * 40 + [0.6] * 5, 0.01))
+    # nothing tells the two apart yet, where the series has had a slow night as far out
+    (step,) = time_steps(_level_series([0] * 20 + [0.6] + [0] * 19 + [0.6] * 5, 0.01))
     assert (step.commit.sha, step.pending, step.transient, step.to_act_on) == (
         "c40", True, False, False)
     assert step.to_json()["pending"] is True
     assert dataclasses.replace(step, confirmation="confirmed: slower, +60 %").to_act_on
     assert not dataclasses.replace(step, confirmation="rejected: no change").to_act_on
-    (step,) = time_steps(_level_series([0] * 40 + [0.6] * 6, 0.01))
+    (step,) = time_steps(_level_series([0] * 20 + [0.6] + [0] * 19 + [0.6] * 6, 0.01))
     assert (step.commit.sha, step.pending, step.to_act_on) == ("c40", False, True)
+    # where no commit before it ever stood half as far out, no spell of that series could
+    # reach it: not held back (scikit-image's releases: +290 % four releases from the end)
+    (step,) = time_steps(_level_series([0] * 40 + [0.6] * 5, 0.01))
+    assert (step.commit.sha, step.pending, step.to_act_on) == ("c40", False, True)
+    assert "not pending: no commit before it stood half as far out" in step.evidence
+    (step,) = time_steps(_level_series([0] * 20 + [0.25] + [0] * 19 + [0.6] * 5, 0.01))
+    assert (step.commit.sha, step.pending) == ("c40", False)      # 0.25: not half of 0.6
     # a spell that came back is transient, not pending, wherever it is
     steps = time_steps(_level_series([0] * 40 + [0.6] * 9 + [0] * 3, 0.01))
     assert [(s.commit.sha, s.transient, s.pending) for s in steps] == [
