@@ -147,7 +147,10 @@ def test_a_span_always_holds_the_step_and_stays_inside_its_neighbours(values, da
     n = len(logs)
     positions = sorted(set(data.draw(st.lists(st.integers(1, n - 1), min_size=1, max_size=4))))
     sigma = data.draw(st.floats(1e-3, 0.5))
-    spans = placement.spans(logs, positions, sigma, independent=independent)
+    # commits of spells away and back, left out of the cuts' costs (time_steps.levels)
+    spells = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n))) if (
+        not independent and data.draw(st.booleans())) else None
+    spans = placement.spans(logs, positions, sigma, independent=independent, spells=spells)
     assert len(spans) == len(positions)
     edges = [0, *positions, n]
     for k, (at, span) in enumerate(zip(positions, spans)):
@@ -678,3 +681,20 @@ def test_cuts_inside_commits_left_out_stand_where_the_run_begins():
         (1, 1), (2, 2), (3, 2), (4, 2), (5, 3)]
     # no kept commit on one side: not a cut
     assert placement.kept_cuts(np.array([False, True, True]), [1, 2], [1, 2]) == [(2, 1)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.5, 2.0), min_size=4, max_size=60), st.data())
+def test_a_refined_cut_with_commits_left_out_stays_within_its_reach(values, data):
+    logs = np.log(np.array(values))
+    n = len(logs)
+    start = data.draw(st.integers(0, n - 3))
+    end = data.draw(st.integers(start + 2, n))
+    at = data.draw(st.integers(start + 1, end - 1))
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=end - start,
+                                       max_size=end - start)))
+    cut = placement.refined(logs, start, at, end, 3, keep=keep)
+    assert max(start + 1, at - 3) <= cut <= min(end - 1, at + 3)
+    # every commit kept: as without `keep`
+    assert placement.refined(logs, start, at, end, 3, keep=np.ones(end - start, bool)) == (
+        placement.refined(logs, start, at, end, 3))
