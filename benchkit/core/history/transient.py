@@ -50,12 +50,11 @@ NEWEST_REACH = 30     # commits after a step within which the series' spells may
 SPELL_SHARE = 0.5     # a spell this share of a step's height out stands as far out as it
 
 
-def longest_spell(logs: np.ndarray, level: float, height: float,
-                  share: float = SPELL_SHARE) -> int:
-    """The most commits in a row of `logs` (log values) that stood more than `share` of
+def longest_spell(logs: np.ndarray, level: float, height: float) -> int:
+    """The most commits in a row of `logs` (log values) that stood more than SPELL_SHARE of
     `height` (log; its sign the side) beyond `level` and came back (a run still out at the
     end of `logs` has not come back and does not count)."""
-    out = (logs - level) * math.copysign(1.0, height) > share * abs(height)
+    out = (logs - level) * math.copysign(1.0, height) > SPELL_SHARE * abs(height)
     return max((end - first for first, end in runs_of(out) if end < len(out)), default=0)
 
 
@@ -83,8 +82,9 @@ def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback
         if not step.transient and after < min_level:
             stretch = None if raw is None else raw[max(before, at - lookback):at]
             height = math.log(step.after / step.before)
-            if stretch is None or len(stretch) < min_level or longest_spell(
-                    np.append(stretch, median(stretch)), median(stretch), height) > 0:
+            if stretch is None or len(stretch) < min_level or np.any(
+                    (stretch - median(stretch)) * math.copysign(1.0, height)
+                    > SPELL_SHARE * abs(height)):
                 step = dataclasses.replace(step, pending=True)
             else:
                 step = dataclasses.replace(step, evidence=step.evidence + (
