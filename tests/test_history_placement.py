@@ -666,11 +666,16 @@ def test_a_spell_away_and_back_neither_places_nor_judges_the_step_after_it():
     # a level of their own (releases 8-13), and the step was named at 8 (+88 %) with one
     # back at 11; the spell now joins both neighbours, and its commits are left out where
     # the step is placed and tested.
-    values = np.array(COMB_EXACT) * 1e-5
-    values[14:] *= 1.25
-    (step,) = time_steps(_series(values))
-    assert step.placed and step.commit.sha == "c14"
-    assert step.change == pytest.approx(0.25, abs=0.03) and not step.transient
+    # From 15 on the series is read in its lower envelope (one-sided noise), where the
+    # spell is one commit: there only a slower spell between two levels is one away and
+    # back (one fast commit reads as three there); left in, its releases failed the rank
+    # test and no step was named at all.
+    for at in (14, 15, 16):
+        values = np.array(COMB_EXACT) * 1e-5
+        values[at:] *= 1.25
+        (step,) = time_steps(_series(values))
+        assert step.placed and step.commit.sha == f"c{at}"
+        assert step.change == pytest.approx(0.25, abs=0.03) and not step.transient
     # the spell alone (no step after it) is no step to act on
     assert not [s for s in time_steps(_series(np.array(COMB_EXACT) * 1e-5)) if s.to_act_on]
 

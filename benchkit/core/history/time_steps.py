@@ -114,7 +114,8 @@ def effect_for(floor: float, sigma: float, min_level: int = MIN_LEVEL,
 def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_LEVEL,
            min_newest: int = MIN_NEWEST,
            effect: Callable[[int, int], float] = lambda n, m: 0.0,
-           departures: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+           departures: list[tuple[int, int]] | None = None,
+           envelope: bool = False) -> list[tuple[int, int]]:
     """The stretches of commits at one level, as (start, end) slices. A stretch shorter
     than `min_level` inside the series is a spell (a shared runner's slow minutes, a commit
     reverted soon after), not a level: it joins the neighbour whose median is closer. At
@@ -124,7 +125,8 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
     within `effect` of each other, it further than `effect` from both) joins both into one
     level and is listed there: joined to the closer alone, two spells side by side made a
     level of their own (scipy's `time_comb_exact`: three releases 1.9x slow, three back,
-    then a step)."""
+    then a step). In the lower `envelope` only a slower spell between two stretches of
+    `min_level` commits or more is."""
     edges = [0, *sorted(set(proposals)), len(logs)]
     pieces = [[a, b] for a, b in zip(edges, edges[1:]) if b > a]
     values = logs.tolist()         # medians of short Python lists: ~20x numpy's per call
@@ -145,7 +147,9 @@ def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_L
 
     def away_and_back(i: int, j: int) -> bool:   # j: the neighbour closer to spell i
         return (abs(medians[i + 1] - medians[i - 1]) <= effect(length(i - 1), length(i + 1))
-                and abs(medians[i] - medians[j]) > effect(length(i), length(j)))
+                and abs(medians[i] - medians[j]) > effect(length(i), length(j))
+                and (not envelope or (medians[i] > medians[j] and min(
+                    length(i - 1), length(i + 1)) >= min_level)))
 
     # spells first, the shortest first (then the oldest); at either end a stretch cannot be
     # seen to come back, and a shorter one is a level. (Merging never makes a stretch
@@ -288,13 +292,14 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
         0.0 if iid else median_wander(logs, found, LONG_LEVEL))
     # a short series (no commit's deviation capped, placement.deviation_cap): a spell away
     # from a level and back neither places nor judges a step. Not on longer series, which
-    # the cap serves (measured: fewer steps found beside a busy neighbour), nor in the
-    # lower envelope, where one fast commit reads as three away and back (a step beside it
-    # was taken for a slow spell: numpy's time_diagflat_l100)
+    # the cap serves (measured: fewer steps found beside a busy neighbour); in the lower
+    # envelope only a slower spell between two levels, as one fast commit reads there as
+    # three away and back (a step's first releases were taken for a slow spell between
+    # two such: numpy's time_diagflat_l100)
     departures: list[tuple[int, int]] | None = (
-        [] if len(raw) <= placement.SHORT_SERIES and not envelope else None)
-    bounds = [start for start, _ in levels(logs, proposals, min_level=min_level,
-                                           effect=need, departures=departures)[1:]]
+        [] if len(raw) <= placement.SHORT_SERIES else None)
+    bounds = [start for start, _ in levels(logs, proposals, min_level=min_level, effect=need,
+                                           departures=departures, envelope=envelope)[1:]]
     spells = None
     if departures:
         spells = np.zeros(len(raw), dtype=bool)
