@@ -465,12 +465,12 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
     quartiles = dict(quartiles or {})
     flat = []
     for label, values in series:
-        if (ratios := quartiles_of(quartiles, label, len(values))) is None:
-            flat.append((label, flatten(values, keep_spells)))
-            continue
-        medians, lows = flatten_together([values, values * ratios], keep_spells)
+        ratios = quartiles_of(quartiles, label, len(values))
+        medians, *lows = flatten_together(
+            [values] if ratios is None else [values, values * ratios], keep_spells)
         flat.append((label, medians))
-        quartiles[label] = lows / medians
+        if lows:
+            quartiles[label] = lows[0] / medians
     flat += flat_series
     if runners is not None:
         flat = on_runners(flat, *runners, seed)

@@ -61,11 +61,12 @@ def longest_spell(logs: np.ndarray, level: float, height: float) -> int:
 def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback: int
             ) -> list[Step]:
     """The steps, with those at the newest end of `points` that may yet be a spell marked
-    pending (module docstring): fewer than `min_level` commits after the step; or at most
-    NEWEST_REACH commits after it, and no more than the longest spell (`longest_spell`, in
-    the level-filtered log values, `noise.level_filter`) between the last step before it
-    that stays (not transient; at most `lookback` commits back: the commits judged together)
-    and it, measured from that stretch's median."""
+    pending (module docstring): fewer than `min_level` commits after the step, unless no
+    commit since the last step that stays (`min_level` of them at least) stood SPELL_SHARE of
+    its height out; or at most NEWEST_REACH commits after it, and no more than the longest
+    spell (`longest_spell`, in the level-filtered log values, `noise.level_filter`) between
+    the last step before it that stays (not transient; at most `lookback` commits back: the
+    commits judged together) and it, measured from that stretch's median."""
     if not steps:
         return []       # most series: no index of their commits to build
     index = {p.commit.sha: i for i, p in enumerate(points)}
@@ -79,9 +80,9 @@ def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback
     for step in steps:
         at = index[step.commit.sha]
         after = len(points) - at
+        height = math.log(step.after / step.before)
         if not step.transient and after < min_level:
             stretch = None if raw is None else raw[max(before, at - lookback):at]
-            height = math.log(step.after / step.before)
             if stretch is None or len(stretch) < min_level or np.any(
                     (stretch - median(stretch)) * math.copysign(1.0, height)
                     > SPELL_SHARE * abs(height)):
@@ -91,8 +92,8 @@ def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback
                     "; not pending: no commit before it stood half as far out"))
         elif not step.transient and logs is not None and after <= NEWEST_REACH:
             level = logs[max(before, at - lookback):at]
-            spell = longest_spell(level, float(np.median(level)), math.log(
-                step.after / step.before)) if len(level) > after else 0
+            spell = longest_spell(level, float(np.median(level)), height) if (
+                len(level) > after) else 0
             if spell >= after:
                 step = dataclasses.replace(step, pending=True, evidence=step.evidence + (
                     f"; pending: {after} commits after it, and before it a spell of {spell} "
