@@ -274,7 +274,11 @@ def floor_spans(raw: np.ndarray, positions: Sequence[int], slower: Sequence[bool
     perf_history_detection.py, 400 trials): numpy's releases 0.0043 -> 0.0024 false steps a
     series (asv 0.0030): a real step put in beside a slow spell of releases was named at the
     spell's start, before a release at the old speed; beside a busy neighbour, as recorded,
-    0.0187 -> 0.0162; recall and false steps of every other set within 0.3 points."""
+    0.0187 -> 0.0162; recall and false steps of every other set within 0.3 points.
+
+    And the other way (`slow_start_span`): in a series longer than SHORT_SERIES, a slower
+    step whose own commit begins a run of SEPARATION or more commits above the new level
+    (a slow spell) may lie anywhere up to the first commit back at the new level."""
     out: list[tuple[int, int] | None] = []
     edges = [0, *positions, len(raw)]
     for k, at in enumerate(positions):
@@ -284,19 +288,49 @@ def floor_spans(raw: np.ndarray, positions: Sequence[int], slower: Sequence[bool
             out.append(None)
             continue
         old, new = (float(np.quantile(side, FLOOR_QUANTILE)) for side in (before, after))
-        line = old + FLOOR_SHARE * (new - old) if slower[k] else new + FLOOR_SHARE * (old - new)
-        fast = [i for i in range(max(edges[k], at - REACH), min(edges[k + 2], at + REACH))
-                if raw[i] < line]
-        if not fast:
-            out.append(None)
-            continue
-        # the fast commit that bounds the step: the last of the old level, the first of the new
-        bound = max(fast) + 1 if slower[k] else min(fast)
-        between, level = (raw[at:bound - 1], after) if slower[k] else (raw[bound + 1:at], before)
-        if len(between) and median(between) <= float(np.quantile(level, 0.75)):
-            out.append(None)
-            continue
-        # inside the neighbouring steps, as every span
-        first, last = max(min(at, bound), edges[k] + 1), min(max(at, bound), edges[k + 2] - 1)
-        out.append(None if last - first < SEPARATION else (first, last))
+        out.append(_old_speed_span(raw, at, (edges[k], edges[k + 2]), old, new, slower[k],
+                                   after if slower[k] else before)
+                   or (slow_start_span(raw, at, edges[k + 2], old, new)
+                       if slower[k] and len(raw) > SHORT_SERIES else None))
     return out
+
+
+def _old_speed_span(raw: np.ndarray, at: int, inside: tuple[int, int], old: float, new: float,
+                    slower: bool, level: np.ndarray) -> tuple[int, int] | None:
+    # a commit at the old level's floor on the far side of the step (`floor_spans`)
+    line = old + FLOOR_SHARE * (new - old) if slower else new + FLOOR_SHARE * (old - new)
+    fast = [i for i in range(max(inside[0], at - REACH), min(inside[1], at + REACH))
+            if raw[i] < line]
+    if not fast:
+        return None
+    # the fast commit that bounds the step: the last of the old level, the first of the new
+    bound = max(fast) + 1 if slower else min(fast)
+    between = raw[at:bound - 1] if slower else raw[bound + 1:at]
+    if len(between) and median(between) <= float(np.quantile(level, 0.75)):
+        return None
+    # inside the neighbouring steps, as every span
+    first, last = max(min(at, bound), inside[0] + 1), min(max(at, bound), inside[1] - 1)
+    return None if last - first < SEPARATION else (first, last)
+
+
+def slow_start_span(raw: np.ndarray, at: int, end: int, old: float, new: float
+                    ) -> tuple[int, int] | None:
+    """(at, first commit back at the new level) where a slower step at `at` (the first
+    commit after it; `end` the next step's; `old`, `new`: the two floors, log) begins a run
+    of SEPARATION or more commits above the new level's line (FLOOR_SHARE of the step above
+    its floor) that ends within REACH, else None. Beside a busy neighbour (slow spells of
+    2x, 3-10 commits, a third of all commits) a spell that began at the old level and the
+    step inside it read as one step at the spell's start: an injected step was named 3-7
+    commits early. The run's commits may be either level, so the step may be at any of
+    them. Measured (benchmarks/perf_history_detection.py --every-position, docs/
+    performance.md): beside the busy neighbour 0.0500 -> 0.0373 false steps a series
+    (recall of 25 / 50 % steps 41.5 / 54.2 -> 40.2 / 51.8 %; asv finds none there); the
+    third noise history 0.0398 -> 0.0392; the quiet one and the three joined unchanged.
+    Not in a series of releases (SHORT_SERIES commits or fewer): there it named fewer steps
+    (astropy's 50 % steps 96.5 -> 95.7 %) and no fewer false ones."""
+    line = new + FLOOR_SHARE * (new - old)
+    last = min(end, at + REACH)
+    back = next((i for i in range(at, last) if raw[i] <= line), None)
+    if back is None or back - at < SEPARATION:
+        return None
+    return at, back
