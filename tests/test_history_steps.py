@@ -522,7 +522,7 @@ def _levels_by_scanning(logs, proposals, min_level, min_newest, effect):
        st.sampled_from([0.0, 0.3, 0.6]))
 def test_levels_merge_spells_shortest_first_as_a_scan_of_every_piece_would(
         values, proposals, min_level, min_newest, effect):
-    from benchkit.core.history.time_steps import levels
+    from benchkit.core.history.level_change import levels
     logs = np.array(values)
     proposals = [p for p in proposals if p <= len(values)]
     assert levels(logs, proposals, min_level=min_level, min_newest=min_newest,

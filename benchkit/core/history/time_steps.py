@@ -16,7 +16,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    joins its closer neighbour (MIN_NEWEST at the newest end); neighbouring levels closer
    than the minimum effect are one; in a short series (placement.SHORT_SERIES commits, no
    deviation capped) a spell away from a level and back joins both neighbours, and its
-   commits neither place nor test the step beside it;
+   commits neither place nor test the step beside it (where levels are the lower envelope,
+   a slower spell away and back in the raw values is not tested either);
 3. each boundary left is tested on the raw values of up to WINDOW commits on either side
    (Mann-Whitney, so a very slow commit is one rank; or no overlap at all, which is as
    much as a short level can show), alpha shared by Holm's step-down (a series with several
@@ -43,19 +44,17 @@ Measured, not picked: benchmarks/perf_history_detection.py scores these choices 
 asv's on real series with injected steps (results/history_detection*)."""
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import heapq
 import math
-import statistics
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from benchkit.core.decisions.rank_test import apart, rank_p, shift_interval
 from benchkit.core.history import placement, transient
-from benchkit.core.history.level_change import (WINDOW, Boundary, Judging, evidence_decision,
-                                                failing, judged_boundaries)
+from benchkit.core.history.level_change import (MIN_NEWEST, WINDOW, Boundary, Judging,
+                                                evidence_decision, failing, judged_boundaries,
+                                                levels, slower_spells)
 from benchkit.core.history.noise import (independent_values, LAGS, level_filter, median_wander,
                                          noise_of, outliers, two_sided_independent)
 from benchkit.core.history.series import (Point, Series, at_first_quartile, values_at_one_speed,
@@ -68,7 +67,6 @@ DEFAULT_ALPHA = 0.01       # the rank tests' for a whole series (Holm's step-dow
 DEFAULT_NOISE = 0.02       # the smallest step reported unless the series is noisier
 PENALTY_PER_LOG_N = 1.0    # the penalty of one proposed step: this many times log(points)
 MIN_LEVEL = 6              # commits a level needs inside a series (shorter: a spell)
-MIN_NEWEST = 3             # commits a level needs at either end of a series
 SIGMAS = 2.25              # a step must be this many times the series' noise, at least
 LONG_LEVEL = 20            # levels longer than this need less than SIGMAS noises (as 1/sqrt)
 LONG_COUNTED = 60          # ... counting at most this many of their commits
@@ -109,89 +107,6 @@ def effect_for(floor: float, sigma: float, min_level: int = MIN_LEVEL,
             shorter >= LONG_LEVEL) else 0.0
         return max(floor, SIGMAS * sigma * math.sqrt(scale), spells)
     return need
-
-
-def levels(logs: np.ndarray, proposals: Sequence[int], *, min_level: int = MIN_LEVEL,
-           min_newest: int = MIN_NEWEST,
-           effect: Callable[[int, int], float] = lambda n, m: 0.0,
-           departures: list[tuple[int, int]] | None = None,
-           envelope: bool = False) -> list[tuple[int, int]]:
-    """The stretches of commits at one level, as (start, end) slices. A stretch shorter
-    than `min_level` inside the series is a spell (a shared runner's slow minutes, a commit
-    reverted soon after), not a level: it joins the neighbour whose median is closer. At
-    the newest end a stretch needs `min_newest` commits. Neighbouring stretches of n and m
-    commits whose medians differ by no more than `effect(n, m)` (log scale) are one level.
-    Where `departures` is given, a spell away from one level and back (its neighbours
-    within `effect` of each other, it further than `effect` from both) joins both into one
-    level and is listed there: joined to the closer alone, two spells side by side made a
-    level of their own (scipy's `time_comb_exact`: three releases 1.9x slow, three back,
-    then a step). In the lower `envelope` only a slower spell between two stretches of
-    `min_level` commits or more is."""
-    edges = [0, *sorted(set(proposals)), len(logs)]
-    pieces = [[a, b] for a, b in zip(edges, edges[1:]) if b > a]
-    values = logs.tolist()         # medians of short Python lists: ~20x numpy's per call
-    medians = [statistics.median(values[a:b]) for a, b in pieces]
-
-    starts = [a for a, _ in pieces]
-
-    def merge(a: int) -> None:     # pieces a and a + 1 become one
-        pieces[a:a + 2] = [[pieces[a][0], pieces[a + 1][1]]]
-        medians[a:a + 2] = [statistics.median(values[pieces[a][0]:pieces[a][1]])]
-        del starts[a + 1]
-
-    def spell(a: int, b: int) -> bool:
-        return b - a < (min_newest if a == 0 or b == len(logs) else min_level)
-
-    def length(k: int) -> int:
-        return pieces[k][1] - pieces[k][0]
-
-    def away_and_back(i: int, j: int) -> bool:   # j: the neighbour closer to spell i
-        return (abs(medians[i + 1] - medians[i - 1]) <= effect(length(i - 1), length(i + 1))
-                and abs(medians[i] - medians[j]) > effect(length(i), length(j))
-                and (not envelope or (medians[i] > medians[j] and min(
-                    length(i - 1), length(i + 1)) >= min_level)))
-
-    # spells first, the shortest first (then the oldest); at either end a stretch cannot be
-    # seen to come back, and a shorter one is a level. (Merging never makes a stretch
-    # shorter, so the levels merged after this leave no spell.) A heap of the spells, not a
-    # scan of every piece for each merge: 5,000 commits have hundreds (a quarter of the time)
-    spells = [(b - a, a, b) for a, b in pieces if spell(a, b)]
-    heapq.heapify(spells)
-    while len(pieces) > 1 and spells:
-        _, a, b = heapq.heappop(spells)
-        i = bisect.bisect_left(starts, a)
-        if i == len(pieces) or pieces[i] != [a, b]:
-            continue               # merged since
-        last = len(pieces) - 1
-        j = 1 if i == 0 else i - 1 if i == last else min(
-            (i - 1, i + 1), key=lambda k: abs(medians[k] - medians[i]))
-        if departures is not None and 0 < i < last and away_and_back(i, j):
-            departures.append((a, b))
-            merge(i - 1)           # the level before, the spell, the level after: one
-            j = i - 1
-        merge(min(i, j))
-        a, b = pieces[min(i, j)]
-        if spell(a, b):
-            heapq.heappush(spells, (b - a, a, b))
-
-    def gap(k: int) -> float:      # between pieces k and k + 1, less the effect it must clear
-        return abs(medians[k + 1] - medians[k]) - effect(
-            pieces[k][1] - pieces[k][0], pieces[k + 1][1] - pieces[k + 1][0])
-
-    # then levels closer than the effect, the closest first; only the gaps next to a merge
-    # change (a series of 5,000 commits has hundreds of proposals)
-    gaps = [gap(k) for k in range(len(pieces) - 1)]
-    while gaps:
-        least = min(gaps)
-        if least > 0:
-            break
-        k = gaps.index(least)
-        merge(k)
-        del gaps[k]
-        for g in (k - 1, k):
-            if 0 <= g < len(gaps):
-                gaps[g] = gap(g)
-    return [(a, b) for a, b in pieces]
 
 
 def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None = None, *,
@@ -305,9 +220,12 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
         spells = np.zeros(len(raw), dtype=bool)
         for a, b in departures:
             spells[a:b] = True
+    # ... and where levels are the envelope, the raw values' slower spells are not tested
+    untested = slower_spells(raw, proposed_steps(raw, penalty, sigma), min_level=min_level,
+                             effect=need) if departures is not None and envelope else None
     # backward elimination in Holm's order (Bonferroni lost one of astropy's 4 real steps)
     whole = noise_of(raw, (), LAGS)
-    how_judged = Judging(need, envelope, tamed, MIN_LEVEL, whole, spells)
+    how_judged = Judging(need, envelope, tamed, MIN_LEVEL, whole, spells, untested)
     judged: list[Boundary] = []
     known: dict[tuple[int, int, int], Boundary] = {}
     while bounds:
