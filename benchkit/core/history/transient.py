@@ -1,6 +1,7 @@
 """Whether a wall-time step stays (pure): a step that a later one takes back, or a run of
-commits back at the level before, is transient (`excursions`, `comes_back`); a step at the
-newest end is pending until the series says more (`pending`).
+commits back at the level before, is transient (`excursions`, `comes_back`), and so is one
+after the first few commits where the series' spells reach as far (`at_the_oldest_end`); a
+step at the newest end is pending until the series says more (`pending`).
 
 A spell (a level that a later step leaves the way it came) is transient; when it does not
 come all the way back, the net change is a step somewhere in the spell (`excursions`). SPELL
@@ -100,6 +101,41 @@ def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback
                     "commits as far out came back (more commits, or --confirm, settle it)"))
         out.append(step)
         before = before if step.transient else at
+    return out
+
+
+def at_the_oldest_end(points: Sequence[Point], steps: list[Step], min_level: int,
+                      lookback: int) -> list[Step]:
+    """The steps, with the first that stays marked transient where it has fewer than
+    `min_level` commits before it, at the oldest end of `points`, and a commit after it
+    (before the next step that stays, at most `lookback`) stood SPELL_SHARE of its height
+    out towards them: nothing before a series tells whether its first commits were a
+    spell, and this series has spells that reach as far. The mirror of `pending`, which
+    does not hold back a step at the newest end that no spell of the series reaches.
+    Measured (benchmarks/perf_history_detection.py, every position, docs/performance.md):
+    xarray's releases 0.0166 -> 0.0112 false steps a series (asv 0.0123), the third noise
+    history 0.0392 -> 0.0296, recall within 0.5 points; every real regression asv reports
+    still named (scipy's four releases in, astropy's three commits in). A stretch of 4 or
+    6 commits at the oldest end for a level instead lost scipy's or astropy's."""
+    index = {p.commit.sha: i for i, p in enumerate(points)}
+    stays = [k for k, step in enumerate(steps) if not step.transient]
+    if not stays or index[steps[stays[0]].commit.sha] >= min_level:
+        return steps
+    values = values_at_one_speed(points)
+    if not np.all(values > 0):     # log values: a point at 0 is left out
+        return steps
+    first, at = stays[0], index[steps[stays[0]].commit.sha]
+    end = index[steps[stays[1]].commit.sha] if len(stays) > 1 else len(points)
+    stretch = np.log(values[at:min(end, at + lookback)])
+    height = math.log(steps[first].after / steps[first].before)
+    if not np.any((median(stretch) - stretch) * math.copysign(1.0, height)
+                  > SPELL_SHARE * abs(height)):
+        return steps
+    out = list(steps)
+    out[first] = dataclasses.replace(steps[first], transient=True, evidence=(
+        steps[first].evidence + f"; transient: only {at} commits before it, at the oldest "
+        "end, and commits after it stood half as far out towards them (a spell there cannot "
+        "be told from a level)"))
     return out
 
 
