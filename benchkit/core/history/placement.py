@@ -323,7 +323,7 @@ def slow_start_span(raw: np.ndarray, at: int, end: int, old: float, new: float
     step inside it read as one step at the spell's start: an injected step was named 3-7
     commits early. The run's commits may be either level, so the step may be at any of
     them. Measured (benchmarks/perf_history_detection.py --every-position, docs/
-    performance.md): beside the busy neighbour 0.0500 -> 0.0373 false steps a series
+    performance.md): beside the busy neighbour 0.0500 -> 0.0355 false steps a series
     (recall of 25 / 50 % steps 41.5 / 54.2 -> 40.2 / 51.8 %; asv finds none there); the
     third noise history 0.0398 -> 0.0392; the quiet one and the three joined unchanged.
     Not in a series of releases (SHORT_SERIES commits or fewer): there it named fewer steps

@@ -38,7 +38,8 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    marked transient: a slow spell or a revert, not a step to act on (asv reports neither);
    a short spell that comes back only part of the way is transient too, and what stays
    (the net change) is one step somewhere in the spell, not placed; so is a slower step
-   whose level before is back for a few commits soon after, levels or not (`transient.py`).
+   whose level before is back for a few commits soon after, levels or not, and one after
+   a series' first few commits where its spells reach as far (`transient.py`).
 
 Measured, not picked: benchmarks/perf_history_detection.py scores these choices beside
 asv's on real series with injected steps (results/history_detection*)."""
