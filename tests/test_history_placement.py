@@ -400,8 +400,10 @@ def test_a_slower_step_that_begins_a_slow_spell_may_lie_anywhere_in_it():
     # a series of releases (no more than SHORT_SERIES commits): placed at the spell's start
     releases = np.log([1.0] * 25 + [2.0] * 5 + [1.5] * 25)
     assert placement.floor_spans(releases, [25], [True]) == [None]
-    # a faster step is left as it was
+    # a faster step is left as it was, and so is a step where the noise scatters both ways
+    # (a run above the new level is no busy spell there)
     assert placement.floor_spans(-spell, [40], [False]) == [None]
+    assert placement.floor_spans(spell, [40], [True], one_sided=False) == [None]
 
 
 def test_a_busy_spell_that_a_step_lands_in_leaves_it_unplaced():

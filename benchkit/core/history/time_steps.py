@@ -270,7 +270,8 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     placed_on = logs if envelope else raw if tamed is None else tamed
     # ... and on the raw values' floors, which a slow spell beside the step does not move (not
     # a two-speed series' read at its faster speed: placed on its raw values at two speeds)
-    floors = (placement.floor_spans(raw, positions, [step.change > 0 for step in steps])
+    floors = (placement.floor_spans(raw, positions, [step.change > 0 for step in steps],
+                                    one_sided=envelope)
               if at_faster_speed and not iid else [None] * len(positions))
     for i, (span, floor) in enumerate(zip(placement.spans(
             placed_on, positions, whole, LONG_LEVEL, tamed is not None, spells), floors)):
