@@ -47,8 +47,8 @@ class Judging(NamedTuple):
     may move, and the series' `noise` (log): no commit's deviation is capped below
     placement.CAP_NOISES of it (`placement.deviation_cap`); `spells`: the commits of spells
     away from a level and back (`levels`' departures), left out where a cut is
-    placed and where it is tested, or None; `untested`: commits left out where it is
-    tested alone (`slower_spells`), or None."""
+    placed, or None; `untested`: those and the commits of `slower_spells`, left out where
+    it is tested, or None."""
 
     effect: Callable[[int, int], float]
     envelope_shift: bool
@@ -96,10 +96,8 @@ def judge_boundary(raw: np.ndarray, logs: np.ndarray, start: int, at: int, end: 
         cut = min(max(cut + (-1 if change > 0 else 1), start + 1), end - 1)
     first, last = max(start, cut - WINDOW), min(end, cut + WINDOW)
     before, after = raw[first:cut], raw[cut:last]
-    left_out = [mask for mask in (how.spells, how.untested) if mask is not None]
-    if left_out:                   # a spell away from the level and back is not the level
-        out = np.logical_or.reduce(left_out)
-        before, after = before[~out[first:cut]], after[~out[cut:last]]
+    if how.untested is not None:   # a spell away from the level and back is not the level
+        before, after = before[~how.untested[first:cut]], after[~how.untested[cut:last]]
     moved = placement.median(after) - placement.median(before)
     if moved * change <= 0:
         # at the commit it stands for, the raw values do not move that way: a mixed

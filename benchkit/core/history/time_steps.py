@@ -226,6 +226,8 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     # ... and where levels are the envelope, the raw values' slower spells are not tested
     untested = slower_spells(raw, proposed_steps(raw, penalty, sigma), min_level=min_level,
                              effect=need) if departures is not None and envelope else None
+    if spells is not None:
+        untested = spells if untested is None else spells | untested
     # backward elimination in Holm's order (Bonferroni lost one of astropy's 4 real steps)
     whole = noise_of(raw, (), LAGS)
     how_judged = Judging(need, envelope, tamed, MIN_LEVEL, whole, spells, untested)

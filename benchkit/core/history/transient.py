@@ -51,11 +51,16 @@ NEWEST_REACH = 30     # commits after a step within which the series' spells may
 SPELL_SHARE = 0.5     # a spell this share of a step's height out stands as far out as it
 
 
+def stood_out(logs: np.ndarray, level: float, height: float) -> np.ndarray:
+    """Which commits of `logs` (log values) stood more than SPELL_SHARE of `height` (log;
+    its sign the side) beyond `level`."""
+    return (logs - level) * math.copysign(1.0, height) > SPELL_SHARE * abs(height)
+
+
 def longest_spell(logs: np.ndarray, level: float, height: float) -> int:
-    """The most commits in a row of `logs` (log values) that stood more than SPELL_SHARE of
-    `height` (log; its sign the side) beyond `level` and came back (a run still out at the
-    end of `logs` has not come back and does not count)."""
-    out = (logs - level) * math.copysign(1.0, height) > SPELL_SHARE * abs(height)
+    """The most commits in a row of `logs` that `stood_out` and came back (a run still out
+    at the end of `logs` has not come back and does not count)."""
+    out = stood_out(logs, level, height)
     return max((end - first for first, end in runs_of(out) if end < len(out)), default=0)
 
 
@@ -85,8 +90,7 @@ def pending(points: Sequence[Point], steps: list[Step], min_level: int, lookback
         if not step.transient and after < min_level:
             stretch = None if raw is None else raw[max(before, at - lookback):at]
             if stretch is None or len(stretch) < min_level or np.any(
-                    (stretch - median(stretch)) * math.copysign(1.0, height)
-                    > SPELL_SHARE * abs(height)):
+                    stood_out(stretch, median(stretch), height)):
                 step = dataclasses.replace(step, pending=True)
             else:
                 step = dataclasses.replace(step, evidence=step.evidence + (
@@ -117,19 +121,22 @@ def at_the_oldest_end(points: Sequence[Point], steps: list[Step], min_level: int
     history 0.0392 -> 0.0296, recall within 0.5 points; every real regression asv reports
     still named (scipy's four releases in, astropy's three commits in). A stretch of 4 or
     6 commits at the oldest end for a level instead lost scipy's or astropy's."""
-    index = {p.commit.sha: i for i, p in enumerate(points)}
     stays = [k for k, step in enumerate(steps) if not step.transient]
-    if not stays or index[steps[stays[0]].commit.sha] >= min_level:
+    # only the first few commits are looked up (most series: none, no index of them all)
+    at = next((i for i, p in enumerate(points[:min_level])
+               if stays and p.commit.sha == steps[stays[0]].commit.sha), None)
+    if at is None:
         return steps
     values = values_at_one_speed(points)
     if not np.all(values > 0):     # log values: a point at 0 is left out
         return steps
-    first, at = stays[0], index[steps[stays[0]].commit.sha]
-    end = index[steps[stays[1]].commit.sha] if len(stays) > 1 else len(points)
+    first = stays[0]
+    end = next((i for i, p in enumerate(points) if p.commit.sha == steps[stays[1]].commit.sha),
+               len(points)) if len(stays) > 1 else len(points)
     stretch = np.log(values[at:min(end, at + lookback)])
-    height = math.log(steps[first].after / steps[first].before)
-    if not np.any((median(stretch) - stretch) * math.copysign(1.0, height)
-                  > SPELL_SHARE * abs(height)):
+    # towards the commits before it: the other side of the step
+    height = -math.log(steps[first].after / steps[first].before)
+    if not np.any(stood_out(stretch, median(stretch), height)):
         return steps
     out = list(steps)
     out[first] = dataclasses.replace(steps[first], transient=True, evidence=(
