@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchkit.core.history.level_change import slower_spells
+from benchkit.core.history.level_change import levels, slower_spells
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.time_steps import time_steps
 
@@ -89,3 +89,52 @@ def test_a_step_after_the_first_few_commits_is_transient_where_spells_reach_as_f
     values[12] /= 1.2
     (step,) = time_steps(_series(values * 1e-5))
     assert step.commit.sha == "c3" and step.transient and not step.to_act_on
+
+
+def test_a_slow_stretch_between_its_level_and_a_spell_back_at_it_is_a_departure():
+    def none_more_than(n, m):
+        return 0.1
+    # a slow spell of 3, two commits back at the level before, then a step: the two are no
+    # level (6 commits), but the spell is away and back and the step is at the third
+    found: list[tuple[int, int]] = []
+    step_after = np.log([1.0] * 8 + [1.86] * 3 + [1.0] * 2 + [1.5] * 10)
+    assert levels(step_after, [3, 8, 11, 13, 17], min_level=6, effect=none_more_than,
+                  departures=found) == [(0, 13), (13, 23)]
+    assert found == [(8, 11)]
+    # the mirror: a step, two commits at its level, the spell, back at it
+    found = []
+    step_before = np.log([1.0] * 6 + [1.47] * 2 + [2.8] * 3 + [1.5] * 12)
+    assert levels(step_before, [3, 6, 8, 11, 17], min_level=6, effect=none_more_than,
+                  departures=found) == [(0, 6), (6, 23)]
+    assert found == [(8, 11)]
+    # a faster stretch is no such spell (shared runners slow commits down): as before, the
+    # two commits join the level after them, the three the closer level before
+    found = []
+    faster = np.log([1.0] * 8 + [0.5] * 3 + [1.0] * 2 + [1.5] * 10)
+    assert levels(faster, [3, 8, 11, 13, 17], min_level=6, effect=none_more_than,
+                  departures=found) == [(0, 11), (11, 23)]
+    assert found == []
+
+
+# Real: scipy's special.Comb.time_comb_exact[N=10,k=100] on scipy's 23 releases since 1.9.2
+# (as COMB_N100_K10), median and first quartile, over the medians' median: read at its
+# median (two-sided noise); releases 8-10 are 1.9x slow.
+COMB_N10_K100_MEDIANS = [
+    1.001, 1.0, 0.994, 1.001, 0.987, 0.987, 0.984, 0.994, 1.859, 1.931, 1.862, 1.002, 1.003,
+    1.011, 1.0, 1.0, 1.002, 0.977, 0.977, 0.974, 0.976, 1.003, 0.997]
+COMB_N10_K100_FIRST_QUARTILES = [
+    0.986, 0.984, 0.98, 0.985, 0.975, 0.974, 0.971, 0.98, 1.837, 1.862, 1.842, 0.985, 0.987,
+    0.984, 0.987, 0.983, 0.985, 0.96, 0.961, 0.958, 0.957, 0.986, 0.982]
+
+
+@pytest.mark.parametrize("at", [6, 13])
+def test_a_step_two_commits_from_a_slow_spell_is_named_at_its_commit(at):
+    # at 13 (two releases back at the old level between): "+88 % at 8, -21 % at 11" was
+    # named; at 6 (two releases at the new level before the spell): "+180 % somewhere in
+    # 6-8, -46 % somewhere in 11-17". asv names the step at its commit in both
+    medians, quartiles = (np.array(COMB_N10_K100_MEDIANS), np.array(COMB_N10_K100_FIRST_QUARTILES))
+    medians[at:] *= 1.5
+    quartiles[at:] *= 1.5
+    (step,) = [s for s in time_steps(_read_at_both(medians, quartiles)) if s.to_act_on]
+    assert step.placed and step.commit.sha == f"c{at}"
+    assert step.change == pytest.approx(0.5, abs=0.03)

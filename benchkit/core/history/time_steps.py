@@ -15,9 +15,10 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
 2. a stretch shorter than MIN_LEVEL commits inside the series is a spell, not a level, and
    joins its closer neighbour (MIN_NEWEST at the newest end); neighbouring levels closer
    than the minimum effect are one; in a short series (placement.SHORT_SERIES commits, no
-   deviation capped) a spell away from a level and back joins both neighbours, and its
-   commits neither place nor test the step beside it (where levels are the lower envelope,
-   a slower spell away and back in the raw values is not tested either);
+   deviation capped) a spell away from a level and back joins both neighbours (so does a
+   slower one beside a spell back at the level beyond it), and its commits neither place
+   nor test the step beside it (where levels are the lower envelope, a slower spell away
+   and back in the raw values is not tested either);
 3. each boundary left is tested on the raw values of up to WINDOW commits on either side
    (Mann-Whitney, so a very slow commit is one rank; or no overlap at all, which is as
    much as a short level can show), alpha shared by Holm's step-down (a series with several
