@@ -23,10 +23,11 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    (Mann-Whitney, so a very slow commit is one rank; or no overlap at all, which is as
    much as a short level can show), alpha shared by Holm's step-down (a series with several
    real steps does not lose one), and its change must clear the user's minimum effect
-   (`noise`) and SIGMAS times the series' own noise (`effect_for`: fewer between long
-   levels, more beside a short one at an end; and as far as its long runs' medians wander,
-   `noise.median_wander`; a series longer than STRETCH commits with spells is judged in
-   stretches: the noise around each step); the weakest failing boundary is dropped and its
+   (`noise`; so must the raw medians either side, which are reported) and SIGMAS times
+   the series' own noise (`effect_for`: fewer between long levels, more beside a short one
+   at an end; and as far as its long runs' medians wander, `noise.median_wander`; a series
+   longer than STRETCH commits with spells is judged in stretches: the noise around each
+   step); the weakest failing boundary is dropped and its
    neighbours judged again until all pass. A series that keeps returning to earlier levels
    (two speeds, in clusters: `two_speed.read.flip_noise`, `two_speed_read`) is judged at
    its faster speed (`two_speed.steps.at_faster_speed_steps`);
@@ -246,6 +247,12 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     for i, (at, change, p, _, _) in enumerate(judged):
         start, end = min(edges[i], at - 1), max(edges[i + 2], at + 1)
         before, after = raw[max(start, at - WINDOW):at], raw[at:min(end, at + WINDOW)]
+        # what is reported: the levels of the raw medians on either side of the commit, which
+        # must clear the minimum effect as the filtered levels did (a two-speed series' commits
+        # folded below its faster speed raised its filtered level 11 %, its medians 1 %)
+        level_before, level_after = (math.exp(placement.median(side)) for side in (before, after))
+        if abs(math.log(level_after / level_before)) <= math.log1p(noise):
+            continue
         low, high = shift_interval(before, after, alpha)
         kind = ", half the height of its flips" if flips else ", no spells" if iid else ""
         how = f"levels of {at - start} and {end - at} commits (noise {sigma:.1%}{kind}); " \
@@ -261,8 +268,6 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
                 continue
             how += (f"; processes of the neighbouring commits: {decision.verdict} "
                     f"[{decision.ci_low - 1:+.1%}, {decision.ci_high - 1:+.1%}]")
-        # what is reported: the levels of the raw medians on either side of the commit
-        level_before, level_after = (math.exp(placement.median(side)) for side in (before, after))
         steps.append(Step(series.benchmark, series.metric, series.machine,
                           points[at - 1].commit, points[at].commit, level_before,
                           level_after, level_after / level_before - 1, low, high, (), how,
