@@ -94,8 +94,8 @@ def test_a_step_after_the_first_few_commits_is_transient_where_spells_reach_as_f
 def test_a_slow_stretch_between_its_level_and_a_spell_back_at_it_is_a_departure():
     def none_more_than(n, m):
         return 0.1
-    # a slow spell of 3, two commits back at the level before, then a step: the two are no
-    # level (6 commits), but the spell is away and back and the step is at the third
+    # a slow spell of 3, two commits back at the level before, then a step: two commits are
+    # no level (that takes 6), but the spell is away and back, and the step is after them
     found: list[tuple[int, int]] = []
     step_after = np.log([1.0] * 8 + [1.86] * 3 + [1.0] * 2 + [1.5] * 10)
     assert levels(step_after, [3, 8, 11, 13, 17], min_level=6, effect=none_more_than,
