@@ -761,3 +761,22 @@ def test_a_step_whose_levels_differ_by_less_than_the_minimum_effect_is_not_repor
     higher = time_steps(Series("b", "time", "m", points), noise=0.1)
     assert all(abs(s.change) > 0.1 for s in higher)
     assert [s.commit.sha for s in higher if s.change > 0 and s.to_act_on] == ["c10"]
+
+
+def test_a_busy_spell_less_than_half_a_step_above_the_new_level_leaves_it_unplaced():
+    # real: time_dict_build beside a busy neighbour (fifth VM), code unchanged. Commits
+    # 65-77 ran 1.7x slow but for two. After +50 % from 74 the spell stands only 1.13x
+    # above the new level, under a line at 35 % of the step above it, and the step was named
+    # at 69, where the spell's last run of slow commits begins
+    data = json.loads((Path(__file__).parent / "fixtures" / "history" / "busy-vm-dict-build"
+                       ".json").read_text(encoding="utf-8"))["series"]["busy/time_dict_build"]
+    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
+    values[74:] *= 1.5
+    lows[74:] *= 1.5
+    points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), float(v), float(low), float(v),
+                         1, 1) for i, (v, low) in enumerate(zip(values, lows)))
+    (step,) = [s for s in time_steps(Series("b", "time", "m", points))
+               if s.change > 0 and s.to_act_on]
+    assert not step.placed and step.change > 0.4
+    assert (step.span[0].sha, step.span[1].sha) == ("c68", "c77")
+    assert "not placed: its floors put it anywhere in 9 commits" in step.evidence

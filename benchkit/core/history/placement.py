@@ -43,6 +43,7 @@ TAME = 3.0          # ... on values whose commits stray at most this many noises
 NORMAL_SHARE = 0.05  # ... where no more than this share strayed further (near normal noise)
 FLOOR_QUANTILE = 0.25  # a level's floor: this quantile of its commits ...
 FLOOR_SHARE = 0.35  # ... and a commit below this share of the way to the other's is fast
+SPELL_ABOVE = 0.2   # a commit this share of a slower step above its new floor may be a spell
 CAP_HEIGHTS = 1.5   # no commit is further off a side than this many heights of the step ...
 CAP_NOISES = 4.0    # ... or this many noises, where more (a series longer than SHORT_SERIES)
 
@@ -318,7 +319,7 @@ def slow_start_span(raw: np.ndarray, at: int, end: int, old: float, new: float
                     ) -> tuple[int, int] | None:
     """(at, first commit back at the new level) where a slower step at `at` (the first
     commit after it; `end` the next step's; `old`, `new`: the two floors, log) begins a run
-    of SEPARATION or more commits above the new level's line (FLOOR_SHARE of the step above
+    of SEPARATION or more commits above the new level's line (SPELL_ABOVE of the step above
     its floor) that ends within REACH, else None. Beside a busy neighbour (slow spells of
     2x, 3-10 commits, a third of all commits) a spell that began at the old level and the
     step inside it read as one step at the spell's start: an injected step was named 3-7
@@ -330,8 +331,13 @@ def slow_start_span(raw: np.ndarray, at: int, end: int, old: float, new: float
     Not in a series of releases (SHORT_SERIES commits or fewer): there it named fewer steps
     (astropy's 50 % steps 96.5 -> 95.7 %) and no fewer false ones; nor where the noise
     scatters both ways (drawn drifting noise, AR(1) with phi 0.6: 10 % steps found 63.7 ->
-    59.8 %, false steps the same), where a run above the new level is no busy spell."""
-    line = new + FLOOR_SHARE * (new - old)
+    59.8 %, false steps the same), where a run above the new level is no busy spell. The
+    line was FLOOR_SHARE (0.35) of the step: a busy spell 1.7x the old level ran 1.13x the
+    new one after a +50 % step (`time_dict_build`), under the line, and the step was named
+    at the spell's start; at 0.2 beside the busy neighbour 0.0316 -> 0.0291 false steps a
+    series (50 % steps 51.6 -> 50.9 %; 0.1: 0.0283, 50.1 %, and the idle history's 10 %
+    steps 99.4 -> 98.2 %)."""
+    line = new + SPELL_ABOVE * (new - old)
     last = min(end, at + REACH)
     back = next((i for i in range(at, last) if raw[i] <= line), None)
     if back is None or back - at < SEPARATION:
