@@ -141,9 +141,8 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                 dataclasses.replace(series, points=quartiles), evidence, **options)]
     n = len(series.points)
     if n <= STRETCH or (at_faster_speed and independent_values(values_at_one_speed(series.points))):
-        return transient.pending(series.points, transient.at_the_oldest_end(
-            series.points, _steps_of_stretch(series, evidence, **options), min_level, STRETCH),
-            min_level, STRETCH)
+        return transient.at_the_ends(series.points, _steps_of_stretch(
+            series, evidence, **options), min_level, STRETCH)
     count = math.ceil((n - STRETCH) / (STRETCH // 2)) + 1
     starts = [round(k * (n - STRETCH) / (count - 1)) for k in range(count)]
     # (commits from the stretch's middle, stretch, position, step): a stretch answers for its
@@ -166,8 +165,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
                    for other, where, s in kept):
             kept.append((k, at, step))
     ordered = [step for _, _, step in sorted(kept, key=lambda f: f[1])]
-    return transient.pending(series.points, transient.at_the_oldest_end(
-        series.points, ordered, min_level, STRETCH), min_level, STRETCH)
+    return transient.at_the_ends(series.points, ordered, min_level, STRETCH)
 
 
 def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]] | None, *,

@@ -131,9 +131,11 @@ def at_the_oldest_end(points: Sequence[Point], steps: list[Step], min_level: int
     if not np.all(values > 0):     # log values: a point at 0 is left out
         return steps
     first = stays[0]
-    end = next((i for i, p in enumerate(points) if p.commit.sha == steps[stays[1]].commit.sha),
-               len(points)) if len(stays) > 1 else len(points)
-    stretch = np.log(values[at:min(end, at + lookback)])
+    # up to the next step that stays, within `lookback` (only those commits are looked up)
+    after = points[at:at + lookback]
+    end = next((at + i for i, p in enumerate(after) if len(stays) > 1
+                and p.commit.sha == steps[stays[1]].commit.sha), at + len(after))
+    stretch = np.log(values[at:end])
     # towards the commits before it: the other side of the step
     height = -math.log(steps[first].after / steps[first].before)
     if not np.any(stood_out(stretch, median(stretch), height)):
@@ -144,6 +146,14 @@ def at_the_oldest_end(points: Sequence[Point], steps: list[Step], min_level: int
         "end, and commits after it stood half as far out towards them (a spell there cannot "
         "be told from a level)"))
     return out
+
+
+def at_the_ends(points: Sequence[Point], steps: list[Step], min_level: int, lookback: int
+                ) -> list[Step]:
+    """The steps as `at_the_oldest_end` and then `pending` mark them: what a series' two
+    ends cannot tell yet."""
+    return pending(points, at_the_oldest_end(points, steps, min_level, lookback), min_level,
+                   lookback)
 
 
 def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect: float,
