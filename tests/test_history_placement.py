@@ -394,8 +394,11 @@ def test_a_slower_step_that_begins_a_slow_spell_may_lie_anywhere_in_it():
     # may have begun at the old level): the step may be at any of 40-45
     spell = np.log([1.0] * 40 + [2.0] * 5 + [1.5] * 35)
     assert placement.floor_spans(spell, [40], [True]) == [(40, 45)]
-    # three such commits are within the tolerance of a placed step: placed
-    short_spell = np.log([1.0] * 40 + [2.0] * 3 + [1.5] * 37)
+    # three such commits as well (SPELL_RUN): the step may be at any of 40-43
+    three = np.log([1.0] * 40 + [2.0] * 3 + [1.5] * 37)
+    assert placement.floor_spans(three, [40], [True]) == [(40, 43)]
+    # two are within the tolerance of a placed step: placed
+    short_spell = np.log([1.0] * 40 + [2.0] * 2 + [1.5] * 38)
     assert placement.floor_spans(short_spell, [40], [True]) == [None]
     # a series of releases (no more than SHORT_SERIES commits): placed at the spell's start
     releases = np.log([1.0] * 25 + [2.0] * 5 + [1.5] * 25)
@@ -761,6 +764,24 @@ def test_a_step_whose_levels_differ_by_less_than_the_minimum_effect_is_not_repor
     higher = time_steps(Series("b", "time", "m", points), noise=0.1)
     assert all(abs(s.change) > 0.1 for s in higher)
     assert [s.commit.sha for s in higher if s.change > 0 and s.to_act_on] == ["c10"]
+
+
+def test_a_step_after_three_slow_commits_beside_a_busy_neighbour_is_not_placed():
+    # real (this VM beside a busy neighbour, `time_re_findall`): commits 27-29 ran 2x slow,
+    # 26 and 30 at the old speed; after +50 % from 30 the three stand 1.37x above the new
+    # level, and the step was named at 27, where they begin. Three slow commits from the
+    # step's own are a spell as four are: the step may lie at any of 27-30
+    data = json.loads((Path(__file__).parent / "fixtures" / "history" / "busy-vm-re-findall"
+                       ".json").read_text(encoding="utf-8"))["series"]["busy/time_re_findall"]
+    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
+    values[30:] *= 1.5
+    lows[30:] *= 1.5
+    points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), float(v), float(low), float(v),
+                         1, 1) for i, (v, low) in enumerate(zip(values, lows)))
+    (step,) = [s for s in time_steps(Series("b", "time", "m", points)) if s.to_act_on]
+    assert not step.placed and step.change > 0.4
+    assert (step.span[0].sha, step.span[1].sha) == ("c26", "c30")
+    assert "its floors put it anywhere in 4 commits" in step.evidence
 
 
 def test_a_busy_spell_less_than_half_a_step_above_the_new_level_leaves_it_unplaced():
