@@ -119,6 +119,44 @@ def test_a_step_is_placed_where_two_levels_of_two_speeds_fit_best():
     assert two_speed_cuts(raw, 25, 0, 50, gap) == (19, 19, 31)
 
 
+def test_a_slower_step_lies_after_a_commit_at_the_old_faster_speed():
+    gap, step = math.log(2), math.log(1.25)
+    # two commits 2.5x slow (nearer the level after's slower speed than the level before's)
+    # begin a two-speed series' step at 20, and commit 22 runs at the old faster speed:
+    # noise only slows a run, so 22 is of the old level and the step lies after it
+    raw = np.array([0.0, gap] * 10 + [0.9, 0.9, 0.0] + [step, step + gap] * 10)
+    assert two_speed_cuts(raw, 20, 0, len(raw), gap) == (20, 20, 20)
+    assert two_speed_cuts(raw, 20, 0, len(raw), gap, slower=True) == (23, 23, 23)
+    # ... not where the two faster speeds are fewer than FAST_APART noises apart (a
+    # series' own faster runs may reach that far)
+    assert two_speed_cuts(raw, 20, 0, len(raw), gap, slower=True, noise=0.05) == (20, 20, 20)
+    # ... nor where a commit between runs at the level after's faster speed: 22 is the odd one
+    odd = np.array([0.0, gap] * 10 + [step, 0.9, 0.0] + [step, step + gap] * 10)
+    assert two_speed_cuts(odd, 20, 0, len(odd), gap, slower=True) == (20, 20, 20)
+    # the same where no commit within reach before the step runs at that speed: it is none
+    # of the old level's runs (a third, faster speed), and tells nothing
+    raw = np.array([0.0, gap] * 5 + [gap] * 10 + [0.9, 0.9, 0.0] + [step, step + gap] * 10)
+    assert two_speed_cuts(raw, 20, 0, len(raw), gap, slower=True) == (20, 20, 20)
+
+
+def test_a_step_beside_a_busy_neighbour_is_not_named_before_a_commit_at_the_old_speed():
+    # real (this VM beside a busy neighbour, `time_str_join`, two-speed, read on its first
+    # quartiles): +25 % from 120; commits 117 and 118 ran 2.6x and 2.2x, 119 at the old
+    # speed. The two speeds' fit put the step at 117, where the slow runs begin
+    data = json.loads((Path(__file__).parent / "fixtures" / "history" / "busy-vm-str-join"
+                       ".json").read_text(encoding="utf-8"))["series"]["busy/time_str_join"]
+    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
+    values[120:] *= 1.25
+    lows[120:] *= 1.25
+    points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), float(v), float(low), float(v),
+                         1, 1) for i, (v, low) in enumerate(zip(values, lows)))
+    (step,) = [s for s in time_steps(Series("b", "time", "m", points))
+               if s.to_act_on and s.change > 0]
+    assert "two-speed series" in step.evidence
+    assert step.placed and step.commit.sha == "c120"
+    assert step.change == pytest.approx(0.2, abs=0.03)
+
+
 def test_a_step_up_to_the_slower_speed_is_not_named_at_the_cluster_after_it():
     # real: a +25 % step at commit 132 of a two-speed series whose faster speed after it
     # is about its slower speed before; the values at the faster speed put it at 136 (the

@@ -21,6 +21,8 @@ GAP_LIKE = 0.33             # a step this close to the gap (share of it) reads a
 FLIP_SPELL = 20            # ... and one the other way this close to a flip, the cluster's edge
 TWO_SPEED_SLACK = 3.0       # a cut within this many commits' deviation of the best fits
 SLOWER_QUANTILE = 0.75      # the quantile that stands for a two-speed series' slower runs
+FAST_APART = 5.0            # a commit at one level's faster speed tells only where the two
+#                             levels' faster speeds are this many noises apart
 
 
 def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
@@ -82,7 +84,8 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
             if flips[k] or edge_of_a_cluster(k):
                 continue
             cuts = two_speed_cuts(raw, at, max(low, at - placement.WINDOW),
-                                  min(high, at + placement.WINDOW), read.gap)
+                                  min(high, at + placement.WINDOW), read.gap,
+                                  step.change > 0, noise_of(read.folded))
             if cuts is not None:
                 best, first, last = cuts
                 if last - first < placement.SEPARATION:
@@ -153,7 +156,8 @@ def slower_runs_disagree(raw: np.ndarray, at: int, low: int, high: int, slower: 
     return moved < 0 if slower else moved > 0
 
 
-def two_speed_cuts(raw: np.ndarray, at: int, low: int, high: int, gap: float
+def two_speed_cuts(raw: np.ndarray, at: int, low: int, high: int, gap: float,
+                   slower: bool | None = None, noise: float = 0.0
                    ) -> tuple[int, int, int] | None:
     """Where a step of a two-speed series (first commit after it near `at`) lies, scored
     on raw[low:high] (log) as two levels at two speeds `gap` apart each (least absolute
@@ -162,13 +166,16 @@ def two_speed_cuts(raw: np.ndarray, at: int, low: int, high: int, gap: float
     within TWO_SPEED_SLACK times the mean deviation of a commit at the best cut (measured:
     1, 2, 3, 5 kept 31.9, 30.6, 27.6, 18.1 % of 25 % steps at their commit, and put
     0.0189, 0.0169, 0.0155, 0.0150 false steps a series, on this VM's idle history); None
-    where no cut can be scored."""
+    where no cut can be scored. Where the step is `slower` (True) or faster (False), only
+    the cuts `past_old_speed` allows are scored."""
     stretch = raw[low:high]
     cuts = range(max(2, at - low - placement.REACH),
                  min(len(stretch) - 2, at - low + placement.REACH) + 1)
-    _, fits = faster_speeds(stretch, [side for cut in cuts for side in ((0, cut), (cut, len(
+    speeds, fits = faster_speeds(stretch, [side for cut in cuts for side in ((0, cut), (cut, len(
         stretch)))], np.array([gap]))
     costs = dict(zip(cuts, (fits[0::2, 0] + fits[1::2, 0]).tolist()))
+    if slower is not None and costs:
+        costs = past_old_speed(stretch, costs, speeds, slower, noise)
     if not costs:
         return None
     least = min(costs.values())
@@ -176,3 +183,49 @@ def two_speed_cuts(raw: np.ndarray, at: int, low: int, high: int, gap: float
     slack = TWO_SPEED_SLACK * costs[best] / len(stretch)
     fitting = [cut for cut, cost in costs.items() if cost - costs[best] <= slack]
     return low + best, low + min(fitting), low + max(fitting)
+
+
+def past_old_speed(stretch: np.ndarray, costs: dict[int, float], speeds: np.ndarray,
+                   slower: bool, noise: float) -> dict[int, float]:
+    """The cuts of `costs` (cut: cost, on `stretch`, log; `speeds`: each side's faster
+    speed for each cut, as `faster_speeds` gives them) that leave every commit at the lower
+    level's faster speed on that level's side. Noise only slows a run: a commit within
+    FLOOR_SHARE of the step of the lower level's faster speed (the speeds fitted at the
+    best cut) is of that level, so a slower step lies after it and a faster one before it.
+    Beside a busy neighbour, runs 1.3-2.2x slow next to a step fit the level above better
+    than the level below, and a step was named where such a run begins, before a commit at
+    the old speed. Not where the speeds are fewer than FAST_APART `noise`s (of the values
+    at the faster speed) apart: a series' own faster runs reach that far (`time_numpy_sum`,
+    this VM's three histories joined: 5-10 % steps were named at the next commit that ran
+    fast; at 3 noises the joined histories' false steps were those of no bound; at 4, 5, 7:
+    0.0267, 0.0258, 0.0262 beside the busy neighbour, 0.0278, 0.0271, 0.0271 on the third
+    history); nor where a commit between the best cut and that one runs at
+    the higher level's faster speed (that one is the odd commit, as in `placement.
+    floor_spans`); nor where no commit on the lower level's own side of the best cut runs at
+    its speed (a third, faster speed, as the third history's `time_sum_range` runs now and
+    then, is none of the level's runs: without this and the noise bound, that history's
+    false steps 0.0275 -> 0.0393). All cuts where none is allowed.
+    Measured (benchmarks/perf_history_detection.py, with placement.SPELL_RUN at 3):
+    beside the busy neighbour, every position, 10 / 25 / 50 % steps found 14.2 / 38.6 /
+    48.7 -> 14.7 / 42.7 / 49.9 %, false steps 0.0268 -> 0.0258 a series; the three histories
+    joined (400 trials) 0.0336 / 0.0286 / 0.0280 -> 0.0342 / 0.0286 / 0.0280; no other set
+    moved."""
+    cuts = list(costs)
+    best = min(cuts, key=costs.__getitem__)
+    k = cuts.index(best)
+    old, new = float(speeds[2 * k, 0]), float(speeds[2 * k + 1, 0])
+    if (new > old) != slower or abs(new - old) < FAST_APART * noise:
+        return costs
+    lower, near = min(old, new), placement.FLOOR_SHARE * abs(new - old)
+    at_lower = [i for i in range(cuts[0], cuts[-1]) if abs(stretch[i] - lower) < near]
+    if not any((i < best) == slower for i in at_lower):
+        return costs
+    telling = [i for i in at_lower if (i < best) != slower]
+    if telling:
+        upper = max(old, new)
+        between = range(best, max(telling)) if slower else range(min(telling) + 1, best)
+        if any(abs(stretch[i] - upper) < near for i in between):
+            return costs
+    allowed = {cut: cost for cut, cost in costs.items()
+               if (cut > max(at_lower) if slower else cut <= min(at_lower))}
+    return allowed or costs
