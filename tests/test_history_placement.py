@@ -784,6 +784,24 @@ def test_a_step_after_three_slow_commits_beside_a_busy_neighbour_is_not_placed()
     assert "its floors put it anywhere in 4 commits" in step.evidence
 
 
+def test_a_commit_at_the_old_speed_after_a_busy_spell_leaves_the_step_unplaced():
+    # real (this VM beside a busy neighbour, `time_re_findall`, first quartiles): commits
+    # 80-85 ran 1.5-2.2x the old speed, 86 at it. After +50 % from 87 the spell stands
+    # 1.0-1.45x the new level, under the upper quartile of a level full of spells, so the
+    # commit at the old speed was taken for the odd one and the step named at 80
+    data = json.loads((Path(__file__).parent / "fixtures" / "history" / "busy-vm-re-findall"
+                       ".json").read_text(encoding="utf-8"))["series"]["busy/time_re_findall"]
+    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
+    values[87:] *= 1.5
+    lows[87:] *= 1.5
+    points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), float(v), float(low), float(v),
+                         1, 1) for i, (v, low) in enumerate(zip(values, lows)))
+    (step,) = [s for s in time_steps(Series("b", "time", "m", points)) if s.to_act_on]
+    assert not step.placed and step.change > 0.4
+    assert (step.span[0].sha, step.span[1].sha) == ("c79", "c87")
+    assert "its floors put it anywhere in 8 commits" in step.evidence
+
+
 def test_a_busy_spell_less_than_half_a_step_above_the_new_level_leaves_it_unplaced():
     # real: time_dict_build beside a busy neighbour (fifth VM), code unchanged. Commits
     # 65-77 ran 1.7x slow but for two. After +50 % from 74 the spell stands only 1.13x

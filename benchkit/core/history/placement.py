@@ -270,7 +270,8 @@ def floor_spans(raw: np.ndarray, positions: Sequence[int], slower: Sequence[bool
     two floors' FLOOR_SHARE line (the floor: the FLOOR_QUANTILE of each side, WINDOW
     commits at most) is of the old level: where it comes after the step, the step lies
     after it, unless the commits between sit at the new level (not above its upper
-    quartile: then the fast commit is the odd one, as on astropy's laptop); where it comes
+    quartile, nor, as for `slow_start_span`, above SPELL_ABOVE of the step over its floor:
+    then the fast commit is the odd one, as on astropy's laptop); where it comes
     SEPARATION or more commits before the step, the commits between may be either level.
     A faster step likewise with the first commit below the line. Measured (benchmarks/
     perf_history_detection.py, 400 trials): numpy's releases 0.0043 -> 0.0024 false steps a
@@ -291,16 +292,27 @@ def floor_spans(raw: np.ndarray, positions: Sequence[int], slower: Sequence[bool
             out.append(None)
             continue
         old, new = (float(np.quantile(side, FLOOR_QUANTILE)) for side in (before, after))
+        spelly = slower[k] and one_sided and len(raw) > SHORT_SERIES
         out.append(_old_speed_span(raw, at, (edges[k], edges[k + 2]), old, new, slower[k],
-                                   after if slower[k] else before)
+                                   after if slower[k] else before,
+                                   new + SPELL_ABOVE * (new - old) if spelly else None)
                    or (slow_start_span(raw, at, edges[k + 2], old, new)
                        if slower[k] and one_sided and len(raw) > SHORT_SERIES else None))
     return out
 
 
 def _old_speed_span(raw: np.ndarray, at: int, inside: tuple[int, int], old: float, new: float,
-                    slower: bool, level: np.ndarray) -> tuple[int, int] | None:
-    # a commit at the old level's floor on the far side of the step (`floor_spans`)
+                    slower: bool, level: np.ndarray, spell_line: float | None = None
+                    ) -> tuple[int, int] | None:
+    # a commit at the old level's floor on the far side of the step (`floor_spans`). The
+    # commits between sit at the new level where their median is not above its upper
+    # quartile and, given a `spell_line` (a slower step in a long series whose noise is
+    # one-sided), not above that line either: beside a busy neighbour a spell's commits
+    # 1.0-1.45x the new level passed the quartile of a level full of spells, the commit at
+    # the old speed after them was taken for the odd one, and the step was named at the
+    # spell's start (busy neighbour, every position: 0.0258 -> 0.0240 false steps a
+    # series, recall the same; the joined histories' false steps the same, no other set
+    # moved)
     line = old + FLOOR_SHARE * (new - old) if slower else new + FLOOR_SHARE * (old - new)
     fast = [i for i in range(max(inside[0], at - REACH), min(inside[1], at + REACH))
             if raw[i] < line]
@@ -309,7 +321,8 @@ def _old_speed_span(raw: np.ndarray, at: int, inside: tuple[int, int], old: floa
     # the fast commit that bounds the step: the last of the old level, the first of the new
     bound = max(fast) + 1 if slower else min(fast)
     between = raw[at:bound - 1] if slower else raw[bound + 1:at]
-    if len(between) and median(between) <= float(np.quantile(level, 0.75)):
+    if len(between) and median(between) <= float(np.quantile(level, 0.75)) and (
+            spell_line is None or median(between) <= spell_line):
         return None
     # inside the neighbouring steps, as every span
     first, last = max(min(at, bound), inside[0] + 1), min(max(at, bound), inside[1] - 1)
