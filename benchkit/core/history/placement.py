@@ -292,12 +292,12 @@ def floor_spans(raw: np.ndarray, positions: Sequence[int], slower: Sequence[bool
             out.append(None)
             continue
         old, new = (float(np.quantile(side, FLOOR_QUANTILE)) for side in (before, after))
+        # a slower step where a busy spell may begin at it (`slow_start_span`)
         spelly = slower[k] and one_sided and len(raw) > SHORT_SERIES
         out.append(_old_speed_span(raw, at, (edges[k], edges[k + 2]), old, new, slower[k],
                                    after if slower[k] else before,
-                                   new + SPELL_ABOVE * (new - old) if spelly else None)
-                   or (slow_start_span(raw, at, edges[k + 2], old, new)
-                       if slower[k] and one_sided and len(raw) > SHORT_SERIES else None))
+                                   spell_line(old, new) if spelly else None)
+                   or (slow_start_span(raw, at, edges[k + 2], old, new) if spelly else None))
     return out
 
 
@@ -329,6 +329,12 @@ def _old_speed_span(raw: np.ndarray, at: int, inside: tuple[int, int], old: floa
     return None if last - first < SEPARATION else (first, last)
 
 
+def spell_line(old: float, new: float) -> float:
+    """The line above a slower step's new floor (`old`, `new`: the two floors, log) that
+    a commit of a busy spell stands above: SPELL_ABOVE of the step over the new floor."""
+    return new + SPELL_ABOVE * (new - old)
+
+
 def slow_start_span(raw: np.ndarray, at: int, end: int, old: float, new: float
                     ) -> tuple[int, int] | None:
     """(at, first commit back at the new level) where a slower step at `at` (the first
@@ -357,7 +363,7 @@ def slow_start_span(raw: np.ndarray, at: int, end: int, old: float, new: float
     0.0275 -> 0.0271, the idle one's 5 % steps 95.3 -> 94.0 %, its false steps the same; the
     three joined 0.0336 / 0.0286 / 0.0286 -> 0.0336 / 0.0286 / 0.0280, their 10 % steps 85.8
     / 86.2 / 89.0 -> 85.0 / 85.5 / 87.8 %; no set of releases moved."""
-    line = new + SPELL_ABOVE * (new - old)
+    line = spell_line(old, new)
     last = min(end, at + REACH)
     back = next((i for i in range(at, last) if raw[i] <= line), None)
     if back is None or back - at < SPELL_RUN:

@@ -60,7 +60,8 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
     # position, 50 % steps 55.7 -> 63.0 % (asv 25.5), false 0.0186 -> 0.0189; joined, 50 %
     # 31.8 / 34.8 / 33.8 -> 34.0 / 36.0 / 35.5 %, false steps the same; no other set moved
     # (3 noises in place of 2.25: 60.1 %, 33.0 / 35.5 / 35.0 %)
-    like = min(GAP_LIKE * read.gap, sigmas * noise_of(read.folded))
+    folded_noise = noise_of(read.folded)      # the noise of the values at the faster speed
+    like = min(GAP_LIKE * read.gap, sigmas * folded_noise)
     flips = [step.placed and not step.transient and abs(
         abs(math.log(step.after) - math.log(step.before)) - read.gap) < like
         for step in steps]
@@ -85,7 +86,7 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
                 continue
             cuts = two_speed_cuts(raw, at, max(low, at - placement.WINDOW),
                                   min(high, at + placement.WINDOW), read.gap,
-                                  step.change > 0, noise_of(read.folded))
+                                  step.change > 0, folded_noise)
             if cuts is not None:
                 best, first, last = cuts
                 if last - first < placement.SEPARATION:
@@ -99,7 +100,7 @@ def at_faster_speed_steps(series: Series, raw: np.ndarray, read: TwoSpeed,
         out.append(step)
         kept.append(k)
     return taken_back_past_a_flip(out, kept, [index[s.commit.sha] for s in out],
-                                  sigmas * noise_of(read.folded))
+                                  sigmas * folded_noise)
 
 
 def taken_back_past_a_flip(steps: list[Step], kept: Sequence[int], positions: Sequence[int],
