@@ -16,7 +16,8 @@ from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.step import Step
 from benchkit.core.history.steps import time_steps
 from benchkit.core.history.two_speed.read import _TRIED, TIE, _quantiles, faster_speeds, two_speed
-from benchkit.core.history.two_speed.steps import (GAP_LIKE, slower_runs_disagree,
+from benchkit.core.history.two_speed.steps import (GAP_LIKE, both_speeds_moved,
+                                                   slower_runs_disagree,
                                                    taken_back_past_a_flip, two_speed_cuts)
 
 
@@ -36,6 +37,9 @@ BUSY_JSON = _fixture("busy-time-json-dumps.json")
 IDLE_RE = _fixture("idle-time-re-findall.json")
 # ... and the fifth VM's three histories end to end: crowded, busy, idle (600 commits)
 JOINED_SUM = _fixture("joined-time-numpy-sum.json")
+# the sixth VM: most commits at 1x, one in four at 0.55-0.65x, in ones and short runs
+SIXTH_IDLE_STR = _fixture("sixth-vm-idle-str-join.json")
+SIXTH_BUSY_SUM = _fixture("sixth-vm-busy-sum-range.json")
 
 
 def _series(values):
@@ -180,6 +184,57 @@ def test_a_step_two_thirds_of_the_gap_is_not_a_flip_where_the_levels_are_quiet(a
     assert "read at its faster speed" in step.evidence
     assert step.placed and abs(int(step.commit.sha[1:]) - at) <= 2
     assert step.change == pytest.approx(0.5, abs=0.05)
+
+
+def _with_quartiles(data, at, size):
+    # a series of median and first quartile, `size` slower from commit `at`
+    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
+    values[at:] *= 1 + size
+    lows[at:] *= 1 + size
+    return Series("b", "time", "m", tuple(
+        Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), float(v), float(low), float(v), 1, 1)
+        for i, (v, low) in enumerate(zip(values, lows))))
+
+
+def test_a_step_that_moves_both_speeds_is_no_flip_though_as_high_as_the_gap():
+    # real (the sixth VM, idle): +50 % from commit 100 (0.41, log) where the speeds are
+    # 0.46 apart. A flip would run at the old slower speed; after the step the runs stand
+    # at 0.95x and 1.55x, both speeds moved. It was left out as a flip: nothing claimed
+    (step,) = [s for s in time_steps(_with_quartiles(SIXTH_IDLE_STR["idle/time_str_join"],
+                                                     100, 0.5)) if s.to_act_on]
+    assert "read at its faster speed" in step.evidence
+    assert step.change == pytest.approx(0.5, abs=0.05)
+    # commits 96-99 ran at about 1x: the old slower speed or the new faster one
+    first, last = (int(commit.sha[1:]) for commit in step.span)
+    assert first <= 100 <= last + 2 and last - first < 8
+
+
+def test_both_speeds_moved_asks_for_runs_at_both_speeds_of_the_higher_side():
+    gap = math.log(1.6)
+    before = [0.0, gap] * 15
+    step = _step(30, math.expm1(gap))           # as high as the gap
+    both = np.array(before + [gap, 2 * gap, 2 * gap, 2 * gap] * 8)
+    assert both_speeds_moved(both, 30, 0, len(both), step, gap)
+    # a cluster at the old slower speed: the flip it reads as
+    cluster = np.array(before + [gap] * 30)
+    assert not both_speeds_moved(cluster, 30, 0, len(cluster), step, gap)
+    # a busy spell a gap above the new level, with no run at the new level: a third speed
+    spell = np.array(before + [2 * gap + 0.3] * 30)
+    assert not both_speeds_moved(spell, 30, 0, len(spell), step, gap)
+    # a step down: its higher side is the one before it
+    down = _step(30, math.expm1(-gap))
+    both_first = np.array([0.0, gap, gap, gap] * 8 + [-gap, 0.0] * 15)
+    assert both_speeds_moved(both_first, 32, 0, len(both_first), down, gap)
+
+
+def test_a_commit_at_the_old_slower_and_new_faster_speed_does_not_bound_a_step():
+    # real (the sixth VM beside a busy neighbour): +50 % from commit 52; commit 50 ran at
+    # the old faster speed, 48 at 0.97x, the old slower speed and the new faster one alike.
+    # 48 was taken for a run at the new level, 50 for the odd one, and the step was named
+    # at 46, where a busy spell begins
+    claimed = [s for s in time_steps(_with_quartiles(SIXTH_BUSY_SUM["busy/time_sum_range"],
+                                                     52, 0.5)) if s.to_act_on]
+    assert [(s.commit.sha, s.placed) for s in claimed] == [("c52", True)]
 
 
 def test_a_step_about_as_high_as_the_gap_is_not_claimed():
