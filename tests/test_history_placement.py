@@ -294,6 +294,41 @@ def test_an_excursion_leaves_a_level_and_comes_back_to_one_not_to_a_spell():
     assert [s.transient for s in found] == [True, True]
 
 
+def test_a_long_excursion_comes_back_to_the_oldest_level_only_where_it_is_long():
+    # 8 commits at the start (a busy spell), 111 faster, then back: from the oldest level a
+    # dip longer than a SPELL needs a level of OLDEST_LEVELS x min_level commits to be one
+    logs = np.array([0.25] * 8 + [0.0] * 111 + [0.25] * 80)
+    steps = _level_steps(logs, [8, 119])
+    found = transient.excursions(steps, logs, [8, 119], 0.1, min_level=6)
+    assert [s.transient for s in found] == [False, False]
+    logs = np.array([0.25] * 12 + [0.0] * 111 + [0.25] * 80)
+    found = transient.excursions(_level_steps(logs, [12, 123]), logs, [12, 123], 0.1,
+                                 min_level=6)
+    assert [s.transient for s in found] == [True, True]
+    # not the oldest: a level of min_level inside the series is one to come back to
+    logs = np.array([0.0] * 40 + [0.25] * 8 + [0.5] * 111 + [0.25] * 80)
+    found = transient.excursions(_level_steps(logs, [40, 48, 159]), logs, [40, 48, 159], 0.1,
+                                 min_level=6)
+    assert [s.transient for s in found] == [False, True, True]
+
+
+def test_a_step_back_to_a_busy_start_long_after_it_is_claimed():
+    # real (the sixth VM beside a busy neighbour, `time_numpy_sum`): its first 8 commits
+    # ran in a busy spell; +50 % from 120 brings the series back to their level, and the
+    # step was paired with the spell's end as a dip 111 commits long: nothing claimed
+    data = json.loads((Path(__file__).parent / "fixtures" / "history" / "sixth-vm-busy-numpy-"
+                       "sum.json").read_text(encoding="utf-8"))["series"]["busy/time_numpy_sum"]
+    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
+    values[120:] *= 1.5
+    lows[120:] *= 1.5
+    points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), float(v), float(low), float(v),
+                         1, 1) for i, (v, low) in enumerate(zip(values, lows)))
+    claimed = [s for s in time_steps(Series("b", "time", "m", points))
+               if s.to_act_on and s.change > 0]
+    assert [(s.commit.sha, s.placed) for s in claimed] == [("c119", True)]
+    assert claimed[0].change == pytest.approx(0.5, abs=0.05)
+
+
 def test_a_slower_step_whose_level_before_is_back_soon_after_is_transient():
     rng = np.random.default_rng(5)
     values = np.exp(rng.normal(0, 0.01, 120))

@@ -40,6 +40,7 @@ from benchkit.core.history.step import Step
 
 SPELL = 30          # a level this many commits long or shorter, left the way it came, is a spell
 SPELL_HEIGHT = 2.0  # ... when it stands this many times its net change from the level before
+OLDEST_LEVELS = 2   # the first level, come back to after more than a SPELL: this many levels long
 BACK_RUN = 6        # commits whose median at the level before a slower step takes it back ...
 BACK_WITHIN = 60    # ... starting within this many commits after it ...
 BACK_SHARE = 0.25   # ... to within this share of the step (and the least change reported)
@@ -177,7 +178,12 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
       and 0.0301; for spelly noise too, beside the busy neighbour false steps rose more).
       Back to a level of `min_level` commits or more (or to the newest commits, where the
       series stands now), not to a few commits inside the series; and from the first few
-      commits of a series only for a spell (at most SPELL commits out). The fifth VM's third
+      commits of a series (fewer than OLDEST_LEVELS times `min_level`) only for a spell (at
+      most SPELL commits out): the sixth VM beside a busy neighbour starts with 8 commits of
+      a busy spell, and a +50 % step at 120 back to their level was taken for the end of a
+      dip 111 commits long (`time_numpy_sum`; every position, 50 % steps found 34.8 -> 40.1
+      %, false steps 0.0382 -> 0.0395 a series; the idle and third histories, astropy's
+      results the same). The fifth VM's third
       noise history (docs/performance.md), time_dict_build: three commits at 0.55x, 56 at
       the median, three at 0.55x, the rest at the median; the first step was paired with
       the second, and the third (the three fast commits' end) named; a +50 % step 27
@@ -220,7 +226,10 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
             within = effect if back_within is None else back_within(
                 edges[i + 1] - edges[i], edges[j + 2] - edges[j + 1])
             if abs(level[j + 1] - level[i]) <= within:
-                from_level = (edges[i + 1] - edges[i] >= min_level
+                # the oldest level needs OLDEST_LEVELS times min_level (a busy spell at
+                # the start is a short level)
+                from_level = (edges[i + 1] - edges[i] >= min_level * (OLDEST_LEVELS if i == 0
+                                                                      else 1)
                               or positions[j] - positions[i] <= SPELL)
                 to_level = edges[j + 2] - edges[j + 1] >= min_level or j + 1 == len(positions)
                 if from_level and to_level:
