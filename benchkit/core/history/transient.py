@@ -228,8 +228,8 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
             if abs(level[j + 1] - level[i]) <= within:
                 # the oldest level needs OLDEST_LEVELS times min_level (a busy spell at
                 # the start is a short level)
-                from_level = (edges[i + 1] - edges[i] >= min_level * (OLDEST_LEVELS if i == 0
-                                                                      else 1)
+                needed = min_level * OLDEST_LEVELS if i == 0 else min_level
+                from_level = (edges[i + 1] - edges[i] >= needed
                               or positions[j] - positions[i] <= SPELL)
                 to_level = edges[j + 2] - edges[j + 1] >= min_level or j + 1 == len(positions)
                 if from_level and to_level:

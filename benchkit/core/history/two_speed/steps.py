@@ -222,7 +222,7 @@ def two_speed_cuts(raw: np.ndarray, at: int, low: int, high: int, gap: float,
 
 
 def past_old_speed(stretch: np.ndarray, costs: dict[int, float], speeds: np.ndarray,
-                   slower: bool, noise: float, gap: float = 0.0) -> dict[int, float]:
+                   slower: bool, noise: float, gap: float) -> dict[int, float]:
     """The cuts of `costs` (cut: cost, on `stretch`, log; `speeds`: each side's faster
     speed for each cut, as `faster_speeds` gives them) that leave every commit at the lower
     level's faster speed on that level's side. Noise only slows a run: a commit within
