@@ -40,6 +40,7 @@ JOINED_SUM = _fixture("joined-time-numpy-sum.json")
 # the sixth VM: most commits at 1x, one in four at 0.55-0.65x, in ones and short runs
 SIXTH_IDLE_STR = _fixture("sixth-vm-idle-str-join.json")
 SIXTH_BUSY_SUM = _fixture("sixth-vm-busy-sum-range.json")
+SIXTH_BUSY_STR = _fixture("sixth-vm-busy-str-join.json")
 
 
 def _series(values):
@@ -221,6 +222,12 @@ def test_both_speeds_moved_asks_for_runs_at_both_speeds_of_the_higher_side():
     # a busy spell a gap above the new level, with no run at the new level: a third speed
     spell = np.array(before + [2 * gap + 0.3] * 30)
     assert not both_speeds_moved(spell, 30, 0, len(spell), step, gap)
+    # ALL_SLOWER of the higher side a gap above the new level, though none at it: moved
+    slower_only = np.array(before + [2 * gap] * 23 + [gap + 0.3] * 7)
+    assert both_speeds_moved(slower_only, 30, 0, len(slower_only), step, gap)
+    # ... but not half of it with none at the level (runs at several heights: a busy spell)
+    half = np.array(before + [2 * gap, 2 * gap + 0.3] * 15)
+    assert not both_speeds_moved(half, 30, 0, len(half), step, gap)
     # a step down: its higher side is the one before it
     down = _step(30, math.expm1(-gap))
     both_first = np.array([0.0, gap, gap, gap] * 8 + [-gap, 0.0] * 15)
@@ -235,6 +242,16 @@ def test_a_commit_at_the_old_slower_and_new_faster_speed_does_not_bound_a_step()
     claimed = [s for s in time_steps(_with_quartiles(SIXTH_BUSY_SUM["busy/time_sum_range"],
                                                      52, 0.5)) if s.to_act_on]
     assert [(s.commit.sha, s.placed) for s in claimed] == [("c52", True)]
+
+
+def test_a_step_whose_higher_side_runs_at_its_slower_speed_only_moved_both_speeds():
+    # real (the sixth VM beside a busy neighbour): +50 % from commit 144, as high as the
+    # gap; after it most commits run at 1.5x and a few at 0.9-1.1x (none at the level read
+    # at the faster speed): no flip, whose higher side runs at the old slower speed
+    claimed = [s for s in time_steps(_with_quartiles(SIXTH_BUSY_STR["busy/time_str_join"],
+                                                     144, 0.5)) if s.to_act_on]
+    assert [(s.commit.sha, s.placed) for s in claimed] == [("c145", True)]
+    assert claimed[0].change == pytest.approx(0.5, abs=0.05)
 
 
 def test_a_step_about_as_high_as_the_gap_is_not_claimed():
