@@ -654,6 +654,12 @@ def main() -> None:
                              "end in the order given (a long series whose noise changes; "
                              "the level shifts at the joins are taken out as real steps); "
                              "again for another set (e.g. another order)")
+    parser.add_argument("--join-no-steps", action="store_true",
+                        help="--join's histories hold no step (as --no-steps): each "
+                             "history's part of a joined series is divided by its own "
+                             "median and nothing else is taken out (ruptures' pieces are "
+                             "not: a piece's median moves with its share of fast runs, and "
+                             "dividing by it moves the piece's other runs)")
     parser.add_argument("--trials", type=int, default=400, help="injected steps per size")
     parser.add_argument("--every-position", action="store_true",
                         help="inject at every commit of every series instead of --trials "
@@ -750,12 +756,16 @@ def main() -> None:
                        True, {}))
     for join in args.join:
         histories = [(load_series([d], args.min_points), dict(LAST_QUARTILES)) for d in join]
+        if args.join_no_steps:
+            histories = [([(label, v / float(np.median(v))) for label, v in series], q)
+                         for series, q in histories]
         shared = joined([series for series, _ in histories])
         if not shared:
             parser.error("--join: no series that " + ", ".join(map(str, join)) + " all "
                          "hold (the same machine, environment and benchmark in each)")
-        loaded.append((Path("+".join(map(str, join))), shared, False, joined_quartiles(
-            [quartiles for _, quartiles in histories], [label for label, _ in shared])))
+        loaded.append((Path("+".join(map(str, join))), shared, args.join_no_steps,
+                       joined_quartiles([quartiles for _, quartiles in histories],
+                                        [label for label, _ in shared])))
     groups = [(d, size, seed, [] if no_steps else windows(series, size),
                windows(series, size) if no_steps else [], quartiles)
               for seed in args.seed for size in args.window or [None]
