@@ -50,12 +50,15 @@ ends inside a slow spell reads as a step at its end (counted in `false_steps_at_
 false steps within --margin commits of either end, where no step is put). `--join DIR ...`
 puts the same benchmark's series of several histories end to end: the three noise
 histories make 600 commits whose noise changes from quiet to busy
-(results/history_detection_joined.json). `--seed` takes several seeds, a run for each and
-their means (results/history_detection_seeds*.json: nine seeds). `--runners FACTOR SHARE`
-makes each history a pool of two kinds of CI runner: each commit, with probability SHARE,
-ran FACTOR times slower, every series of the history alike, after the real steps are taken
-out (results/history_detection_runners*.json; benchmarks/perf_history_runner_pool.py does
-the same to real results files, with and without the runs naming their CPU).
+(results/history_detection_joined.json); with `--join-no-steps` the histories are taken
+as --no-steps takes each, every history's part divided by its own median and nothing else
+taken out (results/history_detection_joined_no_steps_sixth_vm.json). `--seed` takes
+several seeds, a run for each and their means (results/history_detection_seeds*.json:
+nine seeds). `--runners FACTOR SHARE` makes each history a pool of two kinds of CI
+runner: each commit, with probability SHARE, ran FACTOR times slower, every series of
+the history alike, after the real steps are taken out (results/history_detection_runners*.
+json; benchmarks/perf_history_runner_pool.py does the same to real results files, with and
+without the runs naming their CPU).
 `--independent SERIES COMMITS NOISE` adds a set of series whose noise is independent from
 commit to commit (log-normal, seeded): a quiet machine's, which no history recorded on this
 VM has (results/history_detection_independent.json); `--autocorrelated SERIES COMMITS NOISE
@@ -181,6 +184,12 @@ def joined(histories: list[list[tuple[str, np.ndarray]]]) -> list[tuple[str, np.
     found = [dict(history) for history in histories]
     return [(label, np.concatenate([h[label] for h in found])) for label, _ in histories[0]
             if all(label in h for h in found)]
+
+
+def by_own_median(series: list[tuple[str, np.ndarray]]) -> list[tuple[str, np.ndarray]]:
+    """Each series divided by its own median (--join-no-steps: a history's part of a joined
+    series, nothing else taken out)."""
+    return [(label, v / float(np.median(v))) for label, v in series]
 
 
 def joined_quartiles(quartiles: list[dict[str, np.ndarray]], labels: list[str]
@@ -757,8 +766,7 @@ def main() -> None:
     for join in args.join:
         histories = [(load_series([d], args.min_points), dict(LAST_QUARTILES)) for d in join]
         if args.join_no_steps:
-            histories = [([(label, v / float(np.median(v))) for label, v in series], q)
-                         for series, q in histories]
+            histories = [(by_own_median(series), q) for series, q in histories]
         shared = joined([series for series, _ in histories])
         if not shared:
             parser.error("--join: no series that " + ", ".join(map(str, join)) + " all "

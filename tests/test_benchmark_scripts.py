@@ -138,6 +138,11 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     one, two = [("a", np.ones(3)), ("b", np.zeros(2))], [("b", np.full(2, 5.0))]
     assert [(label, list(v)) for label, v in script.joined([one, two])] == [
         ("b", [0.0, 0.0, 5.0, 5.0])]
+    # --join-no-steps: each history's part divided by its own median, nothing else
+    quiet, busy = [("b", np.array([1.0, 2.0, 3.0]))], [("b", np.array([4.0, 4.0, 8.0]))]
+    assert [list(v) for _, v in script.joined([script.by_own_median(quiet),
+                                               script.by_own_median(busy)])] == [
+        [0.5, 1.0, 1.5, 1.0, 1.0, 2.0]]
     # --seed 1 2: a run per seed, and their means per set
     runs = [dict(scored, directory="d", seed=seed) for seed in (1, 2)]
     runs[1] = dict(runs[1], false_steps_per_series={"right": 0.5, "spans": 0.0})
