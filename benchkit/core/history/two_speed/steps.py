@@ -163,7 +163,8 @@ def both_speeds_moved(raw: np.ndarray, at: int, low: int, high: int, step: Step,
     +50 % step beside the busy neighbour (`time_str_join` at 144) the new faster speed is
     rare and 0.9-1.1x, a quarter gap off, and the step was left out. Measured (every
     position, benchkit alone): 50 % steps 70.3 / 67.9 / 40.1 -> 71.2 / 71.2 / 43.9 % on the
-    idle, third and busy histories, false steps the same (0.0183 / 0.0304 / 0.0395).
+    idle, third and busy histories, false steps 0.0183 / 0.0303 / 0.0395 -> 0.0183 / 0.0304 /
+    0.0395 a series.
     Tried (benchkit alone): slower runs anywhere half a gap above, a share of 0.25 / 0.5 /
     0.65 of the side: idle 76.0 / 73.1 / 64.2 %, false 0.0216 / 0.0194 / 0.0173; busy 39.3 /
     38.9 / 38.0 %, 0.0424 / 0.0392 / 0.0382, but a busy spell then read as both speeds."""
