@@ -740,6 +740,8 @@ def main() -> None:
     if args.runners and not (0 < args.runners[0] < math.inf and 0 <= args.runners[1] <= 1):
         parser.error(f"--runners {args.runners[0]:g} {args.runners[1]:g}: FACTOR must be "
                      "a finite number above 0 and SHARE between 0 and 1")
+    if args.join_no_steps and not args.join:
+        parser.error("--join-no-steps: says how --join's histories are scored; give --join")
     if args.min_points < 2 * args.margin + 1:
         parser.error(f"--min-points {args.min_points}: must be at least "
                      f"{2 * args.margin + 1} (twice --margin, plus one)")

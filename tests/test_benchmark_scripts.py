@@ -294,6 +294,10 @@ def test_autocorrelated_noise_carries_phi_of_each_commit_to_the_next():
                           "--autocorrelated", "2", "50", "0.03", "1.5"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and "--autocorrelated 2 50 0.03 1.5" in out.stderr
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_history_detection.py"),
+                          "--join-no-steps", "--autocorrelated", "2", "50", "0.03", "0.5"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "--join-no-steps" in out.stderr and "give --join" in out.stderr
 
 
 def test_first_quartiles_follow_a_series_into_pieces_and_joins():
