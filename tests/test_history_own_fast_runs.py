@@ -1,5 +1,5 @@
 """A run of commits back at the level before a slower step takes it back, unless the level
-before already ran as far below itself at a distinct speed (transient.own_fast_runs): such a
+before already ran as far below itself at a distinct speed (own_speeds.own_fast_runs): such a
 machine's fast runs after the step land on the level before and are no revert."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from benchkit.core.history import noise, transient
+from benchkit.core.history.two_speed import own_speeds
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import time_steps
 
@@ -65,11 +66,11 @@ def _level_with_fast_runs(length: int) -> np.ndarray:
 
 def test_fast_runs_as_deep_as_the_step_in_a_long_level_are_the_machines():
     height, effect = math.log(1.5), 0.05
-    assert transient.own_fast_runs(_level_with_fast_runs(40), 0.0, height, effect)
+    assert own_speeds.own_fast_runs(_level_with_fast_runs(40), 0.0, height, effect)
     # not as deep as the step: a +25 % step's level before has no run at 0.8x
-    assert not transient.own_fast_runs(_level_with_fast_runs(40), 0.0, math.log(1.25), effect)
+    assert not own_speeds.own_fast_runs(_level_with_fast_runs(40), 0.0, math.log(1.25), effect)
     # a level no longer than a spell is no measure of its own noise
-    assert not transient.own_fast_runs(_level_with_fast_runs(transient.SPELL), 0.0, height,
+    assert not own_speeds.own_fast_runs(_level_with_fast_runs(transient.SPELL), 0.0, height,
                                        effect)
 
 
@@ -78,8 +79,8 @@ def test_a_level_that_wanders_as_far_has_no_distinct_speed():
     # noise is large, the step not OWN_RUNS_CORES of it
     drift = np.log(1 - 0.33 * np.abs(np.sin(np.arange(60) / 6)))
     height = math.log(1.5)
-    assert height < transient.OWN_RUNS_CORES * noise.core_noise(drift)
-    assert not transient.own_fast_runs(drift, 0.0, height, 0.05)
+    assert height < own_speeds.OWN_RUNS_CORES * noise.core_noise(drift)
+    assert not own_speeds.own_fast_runs(drift, 0.0, height, 0.05)
 
 
 def test_a_run_back_is_the_machines_own_where_the_level_before_ran_as_fast():
@@ -89,10 +90,10 @@ def test_a_run_back_is_the_machines_own_where_the_level_before_ran_as_fast():
     # the run at 0.66x after the step is back at the level before ...
     assert transient.comes_back(raw, 40, 0.0, height, 0.05) == 45
     # ... and the level before ran as fast: the machine's own, the step is kept
-    assert transient.own_fast_runs(raw[:40], 0.0, height, 0.05)
+    assert own_speeds.own_fast_runs(raw[:40], 0.0, height, 0.05)
     # judged on the last SPELL commits only, the level before is no measure: taken back
-    assert not transient.own_fast_runs(raw[40 - transient.SPELL:40], 0.0, height, 0.05)
+    assert not own_speeds.own_fast_runs(raw[40 - transient.SPELL:40], 0.0, height, 0.05)
     # a level before with no fast runs: the run at 0.66x takes the step back
     clean = np.concatenate([np.zeros(40), after])
     assert transient.comes_back(clean, 40, 0.0, height, 0.05) == 45
-    assert not transient.own_fast_runs(clean[:40], 0.0, height, 0.05)
+    assert not own_speeds.own_fast_runs(clean[:40], 0.0, height, 0.05)

@@ -274,6 +274,11 @@ def test_an_excursion_leaves_a_level_and_comes_back_to_one_not_to_a_spell():
     found = transient.excursions(steps, logs, [3, 59, 62], 0.1, min_level=6)
     assert [s.transient for s in found] == [False, True, True]
     assert found[1].evidence == "; transient: undone by c62"
+    # (a level of 40 after them, longer than a SPELL: they are a dip whatever min_level;
+    # a SPELL long, and without min_level the three at the start are a level)
+    assert [s.transient for s in transient.excursions(steps, logs, [3, 59, 62], 0.1)] == [
+        False, True, True]
+    logs = logs[:62 + transient.SPELL]
     assert [s.transient for s in transient.excursions(steps, logs, [3, 59, 62], 0.1)] == [
         True, True, False]
     # from the first three commits a spell of up to SPELL commits is still one (asv's astropy

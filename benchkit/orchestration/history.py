@@ -272,7 +272,7 @@ def _series_key(item: Series | Step) -> tuple:
 # (tests/test_history_cache.py checks that every one `steps` imports is here).
 STEP_FINDERS = tuple(f"benchkit.core.history.{name}" for name in (
     "changes", "level_change", "noise", "placement", "runners", "step", "steps", "time_steps",
-    "transient", "two_speed.read", "two_speed.steps")) + tuple(
+    "transient", "two_speed.own_speeds", "two_speed.read", "two_speed.steps")) + tuple(
         f"benchkit.core.decisions.{name}" for name in ("bands", "rank_test", "verdicts"))
 
 

@@ -64,6 +64,7 @@ from benchkit.core.history.series import (Point, Series, at_first_quartile, valu
                                           values_of)
 from benchkit.core.history.step import Step
 from benchkit.core.history.two_speed.read import flip_noise, two_speed_read
+from benchkit.core.history.two_speed.own_speeds import own_fast_runs, without_its_faster_speed
 from benchkit.core.history.two_speed.steps import at_faster_speed_steps
 
 DEFAULT_ALPHA = 0.01       # the rank tests' for a whole series (Holm's step-down)
@@ -317,8 +318,13 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
             continue
         sha = points[back].commit.sha[:12]
         # the level before: from the step before this one
-        if not iid and transient.own_fast_runs(raw[positions[i - 1] if i else 0:at], *sides,
-                                               effect):
+        level = raw[positions[i - 1] if i else 0:at]
+        if not iid and without_its_faster_speed(
+                level, raw[back:back + 2 * transient.BACK_RUN], sides[0], effect):
+            steps[i] = dataclasses.replace(step, evidence=step.evidence + (
+                f"; the run back at the level before from {sha} is not it: the level "
+                "before ran at a faster speed too, and the run does not"))
+        elif not iid and own_fast_runs(level, *sides, effect):
             steps[i] = dataclasses.replace(step, evidence=step.evidence + (
                 f"; the run back at the level before from {sha} is the machine's own: the "
                 "level before ran as far below itself"))

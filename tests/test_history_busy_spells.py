@@ -1,0 +1,117 @@
+"""Steps beside a busy neighbour: a cluster of the machine's faster runs after a step is not
+the step undone, and a busy spell after a step does not make it a change of speed (real
+noise of the sixth VM, benchmarks/record_noise_history.py)."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from benchkit.core.history import transient
+from benchkit.core.history.series import Commit, Point, Series
+from benchkit.core.history.step import Step
+from benchkit.core.history.steps import time_steps
+from benchkit.core.history.two_speed import own_speeds
+from benchkit.core.history.two_speed.steps import both_speeds_moved
+
+
+def _fixture(name):
+    return json.loads((Path(__file__).parent / "fixtures" / "history" / name).read_text()
+                      )["series"]
+
+
+# the sixth VM beside a busy neighbour: most commits at 1x, about one in four at
+# 0.55-0.65x, and busy spells of 2-3.5x
+DICT = _fixture("sixth-vm-busy-dict-build.json")["busy/time_dict_build"]
+FINDALL = _fixture("sixth-vm-busy-re-findall.json")["busy/time_re_findall"]
+SUM = _fixture("sixth-vm-busy-sum-range.json")["busy/time_sum_range"]
+
+
+def _slower_from(data, at, size=0.5):
+    # the series (medians and first quartiles) `size` slower from commit `at`
+    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
+    values[at:] *= 1 + size
+    lows[at:] *= 1 + size
+    return Series("b", "time", "m", tuple(
+        Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), float(v), float(low), float(v), 1, 1)
+        for i, (v, low) in enumerate(zip(values, lows))))
+
+
+def _claimed(series):
+    return [s for s in time_steps(series) if s.to_act_on]
+
+
+def _level_steps(logs, positions):
+    return [Step("b", "time", "m", Commit(f"c{p - 1}", ""), Commit(f"c{p}", ""),
+                 math.exp(logs[p - 1]), math.exp(logs[p]), math.exp(logs[p] - logs[p - 1]) - 1,
+                 0.0, 0.0) for p in positions]
+
+
+def test_a_short_level_back_then_out_again_for_long_is_a_dip_not_the_step_undone():
+    # the shape of time_dict_build +50 % at commit 30: 37 commits at the new level, 7 back
+    # at the level before (its faster runs in a cluster), then 126 at the new level again
+    logs = np.array([0.0] * 30 + [0.4] * 37 + [0.0] * 7 + [0.4] * 126)
+    found = transient.excursions(_level_steps(logs, [30, 67, 74]), logs, [30, 67, 74], 0.1,
+                                 min_level=6)
+    assert [s.transient for s in found] == [False, True, True]
+    assert found[1].evidence == "; transient: undone by c74"
+    assert found[2].evidence == "; transient: undoes c67"
+    # DIP commits back, or out again for a SPELL only: the step is undone, as before
+    for back, again in ((transient.DIP, 126), (7, transient.SPELL)):
+        logs = np.array([0.0] * 30 + [0.4] * 37 + [0.0] * back + [0.4] * again)
+        positions = [30, 67, 67 + back]
+        found = transient.excursions(_level_steps(logs, positions), logs, positions, 0.1,
+                                     min_level=6)
+        assert [s.transient for s in found] == [True, True, False]
+
+
+def test_a_run_back_without_the_level_befores_faster_speed_is_not_it():
+    # a level that runs at 1x and, three commits in eight, at 0.55x; after a +50 % step its
+    # faster runs stand at 0.83x, and a run of them near 1x reads as the level before
+    level = np.log([1.0, 1.0, 0.55, 1.0, 0.55, 1.0, 1.0, 0.55] * 4)
+    new_fast = np.log([0.9, 0.95, 0.96, 1.5, 1.5, 1.44, 1.5, 0.83, 1.5, 1.5, 1.5, 1.5])
+    assert own_speeds.without_its_faster_speed(level, new_fast, 0.0, 0.3)
+    # a revert brings the faster speed back with it
+    reverted = np.log([0.9, 0.55, 0.96, 1.0, 1.0, 1.0, 0.55, 1.0, 1.0, 1.0, 1.0, 1.0])
+    assert not own_speeds.without_its_faster_speed(level, reverted, 0.0, 0.3)
+    # a level with no faster speed (fewer than FASTER_SHARE of it below): any run back is it
+    rare = np.log([1.0] * 30 + [0.55, 0.55])
+    assert not own_speeds.without_its_faster_speed(rare, new_fast, 0.0, 0.3)
+
+
+def test_a_step_before_a_cluster_of_the_machines_faster_runs_stays():
+    # real: +50 % from commit 30; after it 37 commits mostly at 1.5x, then 7 mostly at 0.85-
+    # 1.07x (the new level's faster speed, which the level before also ran at), then 1.5x
+    # again. The 7 had read as the level before back: the step undone, nothing claimed
+    claimed = _claimed(_slower_from(DICT, 30))
+    assert [(s.commit.sha, s.placed) for s in claimed] == [("c30", True)]
+    assert "the run back at the level before" in claimed[0].evidence
+    # real: +50 % from commit 100; four commits at 0.9-1.24x 53 commits after it
+    claimed = _claimed(_slower_from(FINDALL, 100))
+    assert [(s.commit.sha, s.placed) for s in claimed] == [("c100", True)]
+    # the recordings themselves: nothing claimed
+    assert _claimed(_slower_from(DICT, 0, 0.0)) == []
+    assert _claimed(_slower_from(FINDALL, 0, 0.0)) == []
+
+
+def test_a_busy_spell_after_a_step_does_not_count_against_both_speeds_moving():
+    # real: +50 % from commit 31 (read at the faster speed at 28); of the 30 commits after
+    # it 14 run at the new slower speed and 5 in a busy spell far above both speeds: the
+    # spell's commits are not counted, and the step is no flip
+    claimed = _claimed(_slower_from(SUM, 31))
+    assert len(claimed) == 1
+    first, last = ((int(claimed[0].commit.sha[1:]),) * 2 if claimed[0].placed else
+                   (int(c.sha[1:]) for c in claimed[0].span))
+    assert first - 2 <= 31 <= last + 2
+    gap = math.log(1.6)
+    # 8 at the level, 11 a gap above it, 11 in a spell 2.5 gaps above: both moved
+    side = np.array([0.0] * 8 + [gap] * 11 + [2.5 * gap] * 11)
+    raw = np.r_[np.full(30, -0.4), side]
+    step = Step("b", "time", "m", Commit("c29", ""), Commit("c30", ""), math.exp(-0.4), 1.0,
+                math.exp(0.4) - 1, 0.0, 0.0)
+    assert both_speeds_moved(raw, 30, 0, len(raw), step, gap)
+    # none at the level, half a gap above it and half in a spell: a busy spell, as before
+    spell = np.r_[np.full(30, -0.4), [gap] * 15 + [2.5 * gap] * 15]
+    assert not both_speeds_moved(spell, 30, 0, len(spell), step, gap)
