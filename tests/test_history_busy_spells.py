@@ -3,23 +3,18 @@ the step undone, and a busy spell after a step does not make it a change of spee
 noise of the sixth VM, benchmarks/record_noise_history.py)."""
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 
 from benchkit.core.history import transient
-from benchkit.core.history.series import Commit, Point, Series
+from benchkit.core.history.series import Commit
 from benchkit.core.history.step import Step
 from benchkit.core.history.steps import time_steps
 from benchkit.core.history.two_speed import own_speeds
 from benchkit.core.history.two_speed.steps import both_speeds_moved
-
-
-def _fixture(name):
-    return json.loads((Path(__file__).parent / "fixtures" / "history" / name).read_text()
-                      )["series"]
+from test_history_placement import _level_steps
+from test_history_two_speed import _fixture, _with_quartiles
 
 
 # the sixth VM beside a busy neighbour: most commits at 1x, about one in four at
@@ -29,24 +24,8 @@ FINDALL = _fixture("sixth-vm-busy-re-findall.json")["busy/time_re_findall"]
 SUM = _fixture("sixth-vm-busy-sum-range.json")["busy/time_sum_range"]
 
 
-def _slower_from(data, at, size=0.5):
-    # the series (medians and first quartiles) `size` slower from commit `at`
-    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
-    values[at:] *= 1 + size
-    lows[at:] *= 1 + size
-    return Series("b", "time", "m", tuple(
-        Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), float(v), float(low), float(v), 1, 1)
-        for i, (v, low) in enumerate(zip(values, lows))))
-
-
 def _claimed(series):
     return [s for s in time_steps(series) if s.to_act_on]
-
-
-def _level_steps(logs, positions):
-    return [Step("b", "time", "m", Commit(f"c{p - 1}", ""), Commit(f"c{p}", ""),
-                 math.exp(logs[p - 1]), math.exp(logs[p]), math.exp(logs[p] - logs[p - 1]) - 1,
-                 0.0, 0.0) for p in positions]
 
 
 def test_a_short_level_back_then_out_again_for_long_is_a_dip_not_the_step_undone():
@@ -85,22 +64,22 @@ def test_a_step_before_a_cluster_of_the_machines_faster_runs_stays():
     # real: +50 % from commit 30; after it 37 commits mostly at 1.5x, then 7 mostly at 0.85-
     # 1.07x (the new level's faster speed, which the level before also ran at), then 1.5x
     # again. The 7 had read as the level before back: the step undone, nothing claimed
-    claimed = _claimed(_slower_from(DICT, 30))
+    claimed = _claimed(_with_quartiles(DICT, 30, 0.5))
     assert [(s.commit.sha, s.placed) for s in claimed] == [("c30", True)]
     assert "the run back at the level before" in claimed[0].evidence
     # real: +50 % from commit 100; four commits at 0.9-1.24x 53 commits after it
-    claimed = _claimed(_slower_from(FINDALL, 100))
+    claimed = _claimed(_with_quartiles(FINDALL, 100, 0.5))
     assert [(s.commit.sha, s.placed) for s in claimed] == [("c100", True)]
     # the recordings themselves: nothing claimed
-    assert _claimed(_slower_from(DICT, 0, 0.0)) == []
-    assert _claimed(_slower_from(FINDALL, 0, 0.0)) == []
+    assert _claimed(_with_quartiles(DICT, 0, 0.0)) == []
+    assert _claimed(_with_quartiles(FINDALL, 0, 0.0)) == []
 
 
 def test_a_busy_spell_after_a_step_does_not_count_against_both_speeds_moving():
     # real: +50 % from commit 31 (read at the faster speed at 28); of the 30 commits after
     # it 14 run at the new slower speed and 5 in a busy spell far above both speeds: the
     # spell's commits are not counted, and the step is no flip
-    claimed = _claimed(_slower_from(SUM, 31))
+    claimed = _claimed(_with_quartiles(SUM, 31, 0.5))
     assert len(claimed) == 1
     first, last = ((int(claimed[0].commit.sha[1:]),) * 2 if claimed[0].placed else
                    (int(c.sha[1:]) for c in claimed[0].span))
