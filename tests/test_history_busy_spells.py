@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from benchkit.core.history import transient
+from benchkit.core.history import placement, transient
 from benchkit.core.history.series import Commit
 from benchkit.core.history.step import Step
 from benchkit.core.history.steps import time_steps
@@ -94,3 +94,33 @@ def test_a_busy_spell_after_a_step_does_not_count_against_both_speeds_moving():
     # none at the level, half a gap above it and half in a spell: a busy spell, as before
     spell = np.r_[np.full(30, -0.4), [gap] * 15 + [2.5 * gap] * 15]
     assert not both_speeds_moved(spell, 30, 0, len(spell), step, gap)
+
+
+def test_cuts_that_fit_only_inside_the_slower_level_leave_the_step_at_its_commit():
+    # 100 commits (longer than SHORT_SERIES), +35 % from commit 50; six commits half way up
+    rng = np.random.default_rng(0)
+    base = np.r_[np.zeros(50), np.full(50, 0.3)] + 0.01 * rng.random(100)
+    after = base.copy()
+    after[50:56] = 0.15
+    # ... after the step, inside the slower level: cuts up to 56 fit, and the step stays
+    assert placement.spans(after, [50], 0.05, long_level=20) == [None]
+    # ... before it, where a slow spell looks like the slower level: it may be in 44-50
+    before = base.copy()
+    before[44:50] = 0.15
+    assert placement.spans(before, [50], 0.05, long_level=20) == [(44, 50)]
+    # a faster step mirrored: its slower level comes first
+    assert placement.spans(-before, [50], 0.05, long_level=20) == [None]
+    assert placement.spans(-after, [50], 0.05, long_level=20) == [(50, 56)]
+    assert placement.within_the_slower_level([50, 53, 59], 50, 5, 0.3)
+    assert not placement.within_the_slower_level([50, 53, 60], 50, 5, 0.3)
+    assert not placement.within_the_slower_level([45, 50], 50, 5, 0.3)
+    assert placement.within_the_slower_level([46, 50], 50, 5, 0.3)
+    assert placement.within_the_slower_level([41, 50], 50, 5, -0.3)
+
+
+def test_a_real_step_whose_other_fitting_cuts_lie_after_it_is_named_at_its_commit():
+    # real, beside the busy neighbour: +50 % from commit 124, cuts fitting at 121-133; +25 %
+    # from commit 31, at 27-39. Neither is further than SEPARATION before the step
+    for series, at, size in ((FINDALL, 124, 0.5), (DICT, 31, 0.25)):
+        claimed = _claimed(_with_quartiles(series, at, size))
+        assert [(s.commit.sha, s.placed) for s in claimed] == [(f"c{at}", True)]
