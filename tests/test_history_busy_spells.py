@@ -1,5 +1,6 @@
 """Steps beside a busy neighbour: a cluster of the machine's faster runs after a step is not
-the step undone, and a busy spell after a step does not make it a change of speed (real
+the step undone, a busy spell after a step does not make it a change of speed, and a step
+whose other fitting cuts lie only inside its slower level is named at its commit (real
 noise of the sixth VM, benchmarks/record_noise_history.py)."""
 from __future__ import annotations
 
@@ -119,8 +120,9 @@ def test_cuts_that_fit_only_inside_the_slower_level_leave_the_step_at_its_commit
 
 
 def test_a_real_step_whose_other_fitting_cuts_lie_after_it_is_named_at_its_commit():
-    # real, beside the busy neighbour: +50 % from commit 124, cuts fitting at 121-133; +25 %
-    # from commit 31, at 27-39. Neither is further than SEPARATION before the step
+    # real, beside the busy neighbour: +50 % from commit 124, cuts fitting at 122-133; +25 %
+    # from commit 31, at 28-39 (each had been given that span). Neither reaches SEPARATION
+    # commits before the step
     for series, at, size in ((FINDALL, 124, 0.5), (DICT, 31, 0.25)):
         claimed = _claimed(_with_quartiles(series, at, size))
         assert [(s.commit.sha, s.placed) for s in claimed] == [(f"c{at}", True)]
