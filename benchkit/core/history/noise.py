@@ -9,6 +9,7 @@ decides the steps).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -163,3 +164,55 @@ def independent_values(values: Sequence[float]) -> bool:
     if len(array) < INDEPENDENT_MIN or not np.all(array > 0):
         return False
     return two_sided_independent(np.log(array))
+
+
+
+MINORITY_SIDE = 12         # commits either side whose median a commit is compared with
+MINORITY_SHARE = (0.1, 0.4)    # the share of commits at a faster speed, to be one
+MINORITY_NOISES = 4.0      # a commit this many core noises below both sides may be one ...
+MINORITY_LEAST = 0.2       # ... and at least this far below them (log)
+MINORITY_MODE = 0.7        # ... and this share of those within a quarter gap of their median
+MINORITY_MIN_SERIES = 60   # commits a series needs (placement.SHORT_SERIES)
+
+
+def faster_minority(logs: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """The commits that ran at a faster speed the machine gives a minority of them,
+    scattered, and how far below the rest it is (log); None where the series shows no such
+    speed. This VM's noise histories run each snippet at 1x and, one commit in five to
+    seven, in runs of one to four, at 0.5-0.7x (a shared VM that now and then gives it a
+    core alone): lag noise counts the jumps between the speeds (beside a busy neighbour
+    11-18 %; 6-7 % without the faster commits) and a 25 % step stayed under the bar.
+
+    A commit is compared with the medians of the MINORITY_SIDE commits on either side (a
+    step moves one side only). Those MINORITY_NOISES core noises (`core_noise`) and
+    MINORITY_LEAST below both are candidates; their median is the gap, and they are a
+    speed where MINORITY_SHARE of the series' commits are candidates and MINORITY_MODE of
+    them lie within a quarter gap of it (a long tail is not a speed). The faster commits
+    are those half a gap below both sides, and those within a quarter gap of either
+    side's faster speed and not of either side itself: after a step as high as the gap,
+    the new level's faster commits stand at the old level. A quiet series' one fast
+    spell of four commits (5 % of 200, the fifth VM's) is no speed."""
+    n = len(logs)
+    if n <= MINORITY_MIN_SERIES:
+        return None
+    pad = np.full(MINORITY_SIDE, np.nan)
+    windows = np.lib.stride_tricks.sliding_window_view(
+        np.concatenate([pad, logs, pad]), MINORITY_SIDE)
+    with warnings.catch_warnings():      # a side of all-NaN (the ends): NaN, as meant
+        warnings.simplefilter("ignore", RuntimeWarning)
+        left = np.nanmedian(windows[:n], axis=1)
+        right = np.nanmedian(windows[MINORITY_SIDE + 1:MINORITY_SIDE + 1 + n], axis=1)
+    left[:3], right[n - 3:] = np.nan, np.nan     # fewer than three: no side
+    below = logs - np.fmin(left, right)
+    least = max(MINORITY_NOISES * core_noise(logs), MINORITY_LEAST)
+    candidates = below[below < -least]
+    if not MINORITY_SHARE[0] * n <= len(candidates) <= MINORITY_SHARE[1] * n:
+        return None
+    gap = -float(np.median(candidates))
+    if np.mean(np.abs(candidates + gap) <= gap / 4) < MINORITY_MODE:
+        return None
+    sides = np.stack([left, right])
+    with np.errstate(invalid="ignore"):
+        at_a_side = (np.abs(logs - sides) <= gap / 4).any(axis=0)
+        at_a_faster_side = (np.abs(logs - sides + gap) <= gap / 4).any(axis=0)
+    return (below < -gap / 2) | (at_a_faster_side & ~at_a_side), gap

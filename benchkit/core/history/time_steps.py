@@ -30,7 +30,10 @@ neighbour makes runs slower, never faster, for minutes or nights at a time. So:
    step); the weakest failing boundary is dropped and its
    neighbours judged again until all pass. A series that keeps returning to earlier levels
    (two speeds, in clusters: `two_speed.read.flip_noise`, `two_speed_read`) is judged at
-   its faster speed (`two_speed.steps.at_faster_speed_steps`);
+   its faster speed (`two_speed.steps.at_faster_speed_steps`); one whose commits run, one
+   in five or so, scattered, at a faster speed of the machine's (`noise.faster_minority`)
+   is judged without those commits, and a step among them is placed by their values
+   (`_among_the_faster`);
 4. where measurements are stored, the per-process evidence of the commits next to a step
    must agree (`verdicts.decide_runs`);
 5. a step the data fits about as well 4 or more commits away (or its floors put there;
@@ -58,8 +61,9 @@ from benchkit.core.history import placement, transient
 from benchkit.core.history.level_change import (MIN_NEWEST, WINDOW, Boundary, Judging,
                                                 evidence_decision, failing, judged_boundaries,
                                                 levels, slower_spells)
-from benchkit.core.history.noise import (independent_values, LAGS, level_filter, median_wander,
-                                         noise_of, outliers, two_sided_independent)
+from benchkit.core.history.noise import (faster_minority, independent_values, LAGS,
+                                         level_filter, median_wander, noise_of, outliers,
+                                         two_sided_independent)
 from benchkit.core.history.series import (Point, Series, at_first_quartile, values_at_one_speed,
                                           values_of)
 from benchkit.core.history.step import Step
@@ -171,7 +175,7 @@ def time_steps(series: Series, evidence: Callable[[Point], Sequence[Any]] | None
 
 def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]] | None, *,
                       alpha: float, noise: float, penalty: float, min_level: int,
-                      at_faster_speed: bool) -> list[Step]:
+                      at_faster_speed: bool, stripped: bool = False) -> list[Step]:
     points = series.points
     if len(points) < 2 * MIN_NEWEST:
         return []
@@ -194,17 +198,30 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
                    effect=effect_for(math.log1p(noise), sigma, min_level))
     sigma = noise_of(raw, found, LAGS)
     same = max(math.log1p(noise), SIGMAS * sigma)
-    flips = flip_noise(logs, found, same)
-    if at_faster_speed and (read := two_speed_read(
+    flips = 0.0 if stripped else flip_noise(logs, found, same)
+    if at_faster_speed and not stripped and (read := two_speed_read(
             raw, logs, levels(logs, proposals, min_level=min_level), same, flips)):
         def steps_in(folded: Series) -> list[Step]:
             return time_steps(folded, evidence, alpha=alpha, noise=noise, penalty=penalty,
                               min_level=min_level, at_faster_speed=False)
         return at_faster_speed_steps(series, raw, read, steps_in, SIGMAS)
+    if at_faster_speed and not stripped and (minor := faster_minority(raw)) is not None:
+        # judged without them: their flips are not the series' noise, nor are the levels
+        # they leave two speeds; what spells are left are judged as spells
+        faster, gap = minor
+        kept = tuple(p for p, fast in zip(points, faster) if not fast)
+        note = (f"; judged without the {int(faster.sum())} commits that ran at the "
+                f"machine's faster speed ({math.exp(-gap):.2f}x)")
+        return [_among_the_faster(dataclasses.replace(step, evidence=step.evidence + note),
+                                  points, raw, gap)
+                for step in _steps_of_stretch(
+                    dataclasses.replace(series, points=kept), evidence, alpha=alpha,
+                    noise=noise, penalty=penalty, min_level=min_level,
+                    at_faster_speed=at_faster_speed, stripped=True)]
     sigma = max(sigma, flips)  # still two-speed when read so: no long-level discount
     effect = max(math.log1p(noise), SIGMAS * sigma)
     # no spells (a two-speed fold's are folded out, not absent): a long level is a level
-    iid = at_faster_speed and two_sided_independent(raw, deviations)
+    iid = at_faster_speed and not stripped and two_sided_independent(raw, deviations)
     tamed = placement.tamed(raw, deviations, sigma) if iid else None   # None: not near normal
     need = (lambda n, m: effect) if flips else effect_for(
         math.log1p(noise), sigma, min_level, min_level if iid else LONG_LEVEL,
@@ -332,3 +349,29 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
             steps[i] = dataclasses.replace(step, transient=True, evidence=step.evidence + (
                 f"; transient: the level before it is back at {sha}"))
     return steps
+
+
+
+def _among_the_faster(step: Step, points: Sequence[Point], raw: np.ndarray, gap: float
+                      ) -> Step:
+    """`step`, found without the commits at the machine's faster speed (`gap` below the
+    rest, log), placed among those of them between its two commits (`raw`: all commits'
+    log values): each is on the level whose faster speed it is nearer. Where they do not
+    fall as one run on the level before and one on the level after, the step is given
+    the commits between as its span."""
+    if not step.placed:
+        return step
+    index = {p.commit: i for i, p in enumerate(points)}
+    a, b = index[step.previous], index[step.commit]
+    if b - a < 2:
+        return step
+    middle = (math.log(step.before) + math.log(step.after)) / 2 - gap
+    after = (raw[a + 1:b] - middle) * math.copysign(1, step.change) > 0
+    first = int(np.argmax(np.append(after, True)))
+    if after[first:].all():
+        return dataclasses.replace(step, previous=points[a + first].commit,
+                                   commit=points[a + 1 + first].commit)
+    return dataclasses.replace(step, span=(step.previous, step.commit), evidence=(
+        step.evidence + f"; not placed: the {b - a - 1} faster commits between its "
+        "neighbours fall on both levels (bisect it, or --confirm re-measures the span's "
+        "ends)"))
