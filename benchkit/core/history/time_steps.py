@@ -351,7 +351,6 @@ def _steps_of_stretch(series: Series, evidence: Callable[[Point], Sequence[Any]]
     return steps
 
 
-
 def _among_the_faster(step: Step, points: Sequence[Point], raw: np.ndarray, gap: float
                       ) -> Step:
     """`step`, found without the commits at the machine's faster speed (`gap` below the
