@@ -171,7 +171,6 @@ MINORITY_SHARE = (0.1, 0.4)    # the share of commits at a faster speed, to be o
 MINORITY_NOISES = 4.0      # a commit this many core noises below both sides may be one ...
 MINORITY_LEAST = 0.2       # ... and at least this far below them (log)
 MINORITY_MODE = 0.7        # ... and this share of those within a quarter gap of their median
-MINORITY_MIN_SERIES = 60   # commits a series needs (placement.SHORT_SERIES)
 
 
 def faster_minority(logs: np.ndarray) -> tuple[np.ndarray, float] | None:
@@ -193,7 +192,7 @@ def faster_minority(logs: np.ndarray) -> tuple[np.ndarray, float] | None:
     spell has no such speed (the fifth VM's joined time_sum_range: with a floor of 5 %, 11
     of its 200 commits were left out and a +10 % step named 9 commits late)."""
     n = len(logs)
-    if n <= MINORITY_MIN_SERIES:
+    if n <= placement.SHORT_SERIES:       # releases: no such machine, too few commits
         return None
     pad = np.full(MINORITY_SIDE, np.nan)
     windows = np.lib.stride_tricks.sliding_window_view(
