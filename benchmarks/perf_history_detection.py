@@ -4,10 +4,11 @@ Each results directory (asv's layout) is imported with `benchkit history import-
 wall-time series with at least --min-points values becomes a test series. Its real steps are
 taken out first (`flatten_together`: ruptures' change points with a strict penalty, found on
 a series' medians and first quartiles at once; pieces shorter than --keep-spells kept as
-spells or joined to the level after them; each level divided by its median), so what is
-left is the series' own noise, short slow spells included. Then, per trial, one step of 5,
-10, 25 or 50 % (slower) is put in at a random commit at least --margin commits from either
-end, and both detectors run on the same values:
+spells or joined to the level after them; each level divided by its median, or in a series
+that runs at two speeds interleaved by the median of its commits at the slower:
+`slower_speed`), so what is left is the series' own noise, short slow spells included.
+Then, per trial, one step of 5, 10, 25 or 50 % (slower) is put in at a random commit at
+least --margin commits from either end, and both detectors run on the same values:
 
 - asv: `detect_steps` then `detect_regressions(steps, threshold=0.05)`, as `asv publish`
   reports regressions by default;
@@ -101,6 +102,8 @@ from benchkit.orchestration.asv_import import import_asv
 from benchkit.system.history_db import HistoryDB
 
 SIZES = (0.05, 0.10, 0.25, 0.50)
+SPEEDS_APART = 0.3     # log: two speeds this far apart are not one level's noise
+TWO_SPEEDS_FROM = 60   # ... looked for in series longer than this (slower_speed)
 NEAR = 8          # false steps this close to an injected one are that step, misplaced
 SHAS: dict[str, list[str]] = {}     # each loaded series' commits (a piece's: its slice)
 # each series of load_series' last call: its commits' first quartiles over their values
@@ -356,11 +359,12 @@ def flatten(values: np.ndarray, keep_spells: int) -> np.ndarray:
 def flatten_together(figures: list[np.ndarray], keep_spells: int) -> list[np.ndarray]:
     """Figures of the same commits (a series' medians and first quartiles) with their real
     level changes taken out at the same commits: pieces found on all of them at once, each
-    piece of each figure divided by its median. The pieces come from neither detector
-    under test: ruptures' least-squares change points on the log values (each figure in
-    units of its own noise) with a strict penalty (5 log n a figure). A short piece (under
-    `keep_spells` commits, not at the newest end) within 2.5x of the level before is a
-    spell, kept; one left before a level begins it."""
+    piece of each figure divided by its median (where the series runs at two speeds,
+    interleaved, the median of the piece's commits at the slower: `slower_speed`). The
+    pieces come from neither detector under test: ruptures' least-squares change points on
+    the log values (each figure in units of its own noise) with a strict penalty (5 log n a
+    figure). A short piece (under `keep_spells` commits, not at the newest end) within 2.5x
+    of the level before is a spell, kept; one left before a level begins it."""
     import ruptures
     logs = np.column_stack([np.log(figure) for figure in figures])
     sigma = [max(float(np.median(np.abs(np.diff(column)))) / (0.6745 * math.sqrt(2)), 1e-3)
@@ -397,13 +401,63 @@ def flatten_together(figures: list[np.ndarray], keep_spells: int) -> list[np.nda
         else:
             merged.extend([list(p) for p in run])
         i = j
+    slower = slower_speed(logs[:, 0])
     flattened = []
     for figure in figures:
         out = figure.copy()
         for left, right in merged:
-            out[left:right] = figure[left:right] / np.median(figure[left:right])
+            level = figure[left:right]
+            if slower is not None and 3 <= np.count_nonzero(slower[left:right]) < right - left:
+                level = level[slower[left:right]]
+            out[left:right] = figure[left:right] / np.median(level)
         flattened.append(out * float(np.median(figure)))
     return flattened
+
+
+def slower_speed(logs: np.ndarray) -> np.ndarray | None:
+    """Where a series runs at two speeds far apart, interleaved (a shared machine's runs),
+    which commits ran at the slower: a piece is then divided by the median of those (its
+    median falls at either speed by the share of each, and a step would be put in where the
+    share changes); None otherwise. The two speeds are two medians, each of the values on
+    its side of their midpoint (k-medians, k = 2); they are two speeds where they stand
+    SPEEDS_APART or more apart, the faster holds 5-50 % of the commits, at most a tenth lie
+    within a quarter of the gap of the midpoint, and half the faster commits have a slower
+    one within 5 commits on either side. Of the sets scored, this VM's noise histories'
+    Python snippets are such series (5 of 8 in each); astropy's results are not. Series of
+    at most TWO_SPEEDS_FROM commits (every release set) are flattened by the medians as
+    before: two of scipy's 23 releases would read as two speeds, and the sets of releases
+    were not on the machine where this was measured, so their figures stand as recorded."""
+    if len(logs) <= TWO_SPEEDS_FROM:
+        return None
+    low, high = np.quantile(logs, [0.1, 0.9])
+    if not high > low:
+        return None
+    for _ in range(50):
+        split = (low + high) / 2
+        new_low, new_high = np.median(logs[logs < split]), np.median(logs[logs >= split])
+        if (new_low, new_high) == (low, high):
+            break
+        low, high = new_low, new_high
+    gap = high - low
+    faster = logs < (low + high) / 2
+    between = np.abs(logs - (low + high) / 2) < gap / 4
+    if (gap < SPEEDS_APART or not 0.05 <= faster.mean() <= 0.5
+            or between.mean() > 0.1 or interleaved(faster) < 0.5):
+        return None
+    return ~faster
+
+
+def interleaved(faster: np.ndarray) -> float:
+    """The share of a series' faster commits that have a slower commit within 5 on either
+    side (a speed of the machine, scattered, not a level the code held for a while)."""
+    at = np.flatnonzero(faster)
+    slow = np.flatnonzero(~faster)
+    if not len(at) or not len(slow):
+        return 0.0
+    left = np.searchsorted(slow, at)
+    before = np.where(left > 0, at - slow[np.maximum(left - 1, 0)], 10**9)
+    after = np.where(left < len(slow), slow[np.minimum(left, len(slow) - 1)] - at, 10**9)
+    return float(np.mean((before <= 5) & (after <= 5)))
 
 
 def recall_interval(hits: int, trials: int) -> list[float]:

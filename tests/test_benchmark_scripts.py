@@ -385,6 +385,35 @@ def test_a_series_real_steps_come_out_of_both_figures_at_the_same_commits():
         once.tolist(), once.tolist()]
 
 
+def test_a_two_speed_series_is_flattened_at_its_slower_speed():
+    """This VM's noise histories run a snippet at 1x and, one commit in three to five, at
+    0.55x; ruptures cuts such a series where the share of faster commits changes, and each
+    piece divided by its own median put a piece where most commits ran faster a whole gap
+    above the rest (the joined `time_re_findall`, real noise, code unchanged: its slower
+    speed at +0.57 log in commits 425-475 and +0.10 in 525-575, steps the flattening made
+    that both tools were then scored on). Each piece is divided by the median of its
+    commits at the slower speed now; a series with one speed, or a real step (not
+    interleaved), has no second speed and is flattened by the medians as before."""
+    import numpy as np
+    script = _script("perf_history_detection")
+    data = json.loads((ROOT / "tests" / "fixtures" / "history" /
+                       "sixth-vm-joined-re-findall.json").read_text())["series"]
+    medians, lows = (np.array(data["joined/time_re_findall"][k])
+                     for k in ("median", "first_quartile"))
+    slower = script.slower_speed(np.log(medians))
+    assert slower is not None and 0.25 < 1 - slower.mean() < 0.3
+    flat = np.log(script.flatten_together([medians, lows], keep_spells=6)[0])
+    level = np.median(flat[slower])
+    blocks = [np.median(flat[a:a + 25][slower[a:a + 25]]) - level for a in range(0, 600, 25)]
+    assert max(map(abs, blocks)) < 0.06
+    rng = np.random.default_rng(3)
+    assert script.slower_speed(rng.normal(0, 0.02, 120)) is None
+    step = rng.normal(0, 0.02, 120) - 0.6 * (np.arange(120) < 40)
+    assert script.slower_speed(step) is None
+    scattered = rng.normal(0, 0.02, 120) - 0.6 * (rng.random(120) < 0.3)
+    assert script.slower_speed(scattered) is not None
+
+
 def test_release_recording_orders_pre_releases_between_the_finals_only_with_pre():
     """record_release_history.py --pre takes a project's release candidates and development
     snapshots as commits between its releases, in PEP 440 order (a dev snapshot before the
