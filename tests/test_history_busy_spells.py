@@ -23,6 +23,9 @@ from test_history_two_speed import _fixture, _with_quartiles
 DICT = _fixture("sixth-vm-busy-dict-build.json")["busy/time_dict_build"]
 FINDALL = _fixture("sixth-vm-busy-re-findall.json")["busy/time_re_findall"]
 SUM = _fixture("sixth-vm-busy-sum-range.json")["busy/time_sum_range"]
+# its three histories end to end, their level changes taken out (as the benchmark does)
+JOINED_NUMPY_SUM = _fixture("sixth-vm-joined-numpy-sum-flattened.json")[
+    "joined/time_numpy_sum"]
 
 
 def _claimed(series):
@@ -38,13 +41,35 @@ def test_a_short_level_back_then_out_again_for_long_is_a_dip_not_the_step_undone
     assert [s.transient for s in found] == [False, True, True]
     assert found[1].evidence == "; transient: undone by c74"
     assert found[2].evidence == "; transient: undoes c67"
-    # DIP commits back, or out again for a SPELL only: the step is undone, as before
-    for back, again in ((transient.DIP, 126), (7, transient.SPELL)):
+    # DIP commits back or more, and as long as the level out (37), or out again for a
+    # SPELL only: the step is undone, as before
+    for back, again in ((37, 126), (7, transient.SPELL)):
         logs = np.array([0.0] * 30 + [0.4] * 37 + [0.0] * back + [0.4] * again)
         positions = [30, 67, 67 + back]
         found = transient.excursions(_level_steps(logs, positions), logs, positions, 0.1,
                                      min_level=6)
         assert [s.transient for s in found] == [True, True, False]
+
+
+def test_a_level_back_shorter_than_the_levels_out_either_side_is_a_dip():
+    # the joined noise histories' time_numpy_sum (the sixth VM, real steps taken out), a
+    # +25 % step injected at commit 40: 389 commits at +0.24, 47 back at +0.07 (a stretch
+    # that ran mostly at the machine's faster speed), 124 out again at +0.31. The step was
+    # taken for undone 389 commits later, and the stretch's end named as a +28 % step: the
+    # level back is the dip, as a short one is (more than DIP commits, fewer than the
+    # levels out on either side)
+    logs = np.array([0.0] * 40 + [0.24] * 389 + [0.07] * 47 + [0.31] * 124)
+    positions = [40, 429, 476]
+    found = transient.excursions(_level_steps(logs, positions), logs, positions, 0.1,
+                                 min_level=6)
+    assert [s.transient for s in found] == [False, True, True]
+    assert found[1].evidence == "; transient: undone by c476"
+    # the real series: nothing claimed as it is; the step claimed at 40 (in a span that
+    # holds it), the stretch's two ends not
+    assert _claimed(_with_quartiles(JOINED_NUMPY_SUM, 0, 0.0)) == []
+    claimed = _claimed(_with_quartiles(JOINED_NUMPY_SUM, 37, 0.25))
+    assert [(s.commit.sha, s.span[0].sha if s.span else None) for s in claimed] == [
+        ("c40", "c35")]
 
 
 def test_a_run_back_without_the_level_befores_faster_speed_is_not_it():

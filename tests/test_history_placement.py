@@ -310,6 +310,13 @@ def test_a_long_excursion_comes_back_to_the_oldest_level_only_where_it_is_long()
     found = transient.excursions(_level_steps(logs, [12, 123]), logs, [12, 123], 0.1,
                                  min_level=6)
     assert [s.transient for s in found] == [True, True]
+    # nor from 8 commits at the start after 26 (a SPELL or fewer, but longer than they):
+    # the shorter is the spell; after 6 (shorter than they) it comes back as before
+    for out, transient_as in ((26, [False, False]), (6, [True, True])):
+        logs = np.array([0.25] * 8 + [0.0] * out + [0.25] * 166)
+        found = transient.excursions(_level_steps(logs, [8, 8 + out]), logs, [8, 8 + out],
+                                     0.1, min_level=6)
+        assert [s.transient for s in found] == transient_as
     # not the oldest: a level of min_level inside the series is one to come back to
     logs = np.array([0.0] * 40 + [0.25] * 8 + [0.5] * 111 + [0.25] * 80)
     found = transient.excursions(_level_steps(logs, [40, 48, 159]), logs, [40, 48, 159], 0.1,
@@ -317,7 +324,7 @@ def test_a_long_excursion_comes_back_to_the_oldest_level_only_where_it_is_long()
     assert [s.transient for s in found] == [False, True, True]
 
 
-def test_a_step_back_to_a_busy_start_long_after_it_is_claimed():
+def test_a_step_back_to_a_busy_start_after_it_is_claimed():
     # real (the sixth VM beside a busy neighbour, `time_numpy_sum`): its first 8 commits
     # ran in a busy spell; +50 % from 120 brings the series back to their level, and the
     # step was paired with the spell's end as a dip 111 commits long: nothing claimed
@@ -332,6 +339,16 @@ def test_a_step_back_to_a_busy_start_long_after_it_is_claimed():
                if s.to_act_on and s.change > 0]
     assert [(s.commit.sha, s.placed) for s in claimed] == [("c119", True)]
     assert claimed[0].change == pytest.approx(0.5, abs=0.05)
+    # +50 % from 34, 26 commits after the spell's end: it was paired with the spell's end
+    # the same way (a spell of the 26 commits back from the first 8); claimed now
+    values, lows = np.array(data["median"]), np.array(data["first_quartile"])
+    values[34:] *= 1.5
+    lows[34:] *= 1.5
+    points = tuple(Point(Commit(f"c{i}", f"2026-01-01T{i:05d}"), float(v), float(low), float(v),
+                         1, 1) for i, (v, low) in enumerate(zip(values, lows)))
+    claimed = [s for s in time_steps(Series("b", "time", "m", points))
+               if s.to_act_on and s.change > 0]
+    assert [(s.commit.sha, s.placed) for s in claimed] == [("c34", True)]
 
 
 def test_a_slower_step_whose_level_before_is_back_soon_after_is_transient():

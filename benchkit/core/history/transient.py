@@ -46,7 +46,8 @@ BACK_WITHIN = 60    # ... starting within this many commits after it ...
 BACK_SHARE = 0.25   # ... to within this share of the step (and the least change reported)
 RELAND_BEFORE = 10  # ... unless this many commits or more at the level after stand before
 RELAND_AFTER = 30   # ... and this many after its commits back (a revert, then a reland)
-DIP = 12            # a level back shorter than this, then out again past a SPELL: a dip
+DIP = 12            # a level back shorter than this (or than the levels out either side),
+                    # then out again past a SPELL: a dip
 NEWEST_REACH = 30     # commits after a step within which the series' spells may hold it
 SPELL_SHARE = 0.5     # a spell this share of a step's height out stands as far out as it
 
@@ -182,9 +183,15 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
       a busy spell, and a +50 % step at 120 back to their level was taken for the end of a
       dip 111 commits long (`time_numpy_sum`; every position, 50 % steps found 34.8 -> 40.1
       %, false steps 0.0382 -> 0.0395 a series; the idle and third histories, astropy's
-      results the same). The fifth VM's third
-      noise history (docs/performance.md), time_dict_build: three commits at 0.55x, 56 at
-      the median, three at 0.55x, the rest at the median; the first step was paired with
+      results the same); and where those are `min_level` or more (a level anywhere else),
+      only for a spell shorter than them (the shorter excursion is the one that came back;
+      fewer, as astropy's three commits before 8 at 87x, and the spell is what follows): a
+      +50 % step 26 commits after the same 8 was paired with their end (every position,
+      beside the busy neighbour 50 % steps found 59.66 -> 60.12 %, asv 59.72; false steps
+      0.0396 -> 0.0403 a series, faster ones 0.0635 -> 0.0661; the idle and third histories,
+      astropy's results the same). The fifth VM's third noise history (docs/performance.md),
+      time_dict_build: three commits at 0.55x, 56 at the median, three at 0.55x, the rest at
+      the median; the first step was paired with
       the second, and the third (the three fast commits' end) named; a +50 % step 27
       commits before the three fast commits was taken back by them (every position, with
       the half-run rule of `comes_back`: false steps a series 0.0584 -> 0.0421; the
@@ -201,6 +208,13 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
       not the reland). Measured (every position, benchkit alone, without -> with it):
       beside the busy neighbour 50 % steps found 45.8 -> 46.4 %, false steps 0.0396 ->
       0.0306 a series; the idle history's false steps 0.0192 -> 0.0183; the third's the same.
+      So is a longer level back that is shorter than the levels out on either side (the
+      shorter excursion is the one that came back, as brackets pair): the joined noise
+      histories' `time_numpy_sum` ran mostly at the machine's faster speed for 47 commits,
+      and a +25 % step 389 commits before them was taken for undone by them, their end
+      named (the histories joined third, busy, idle, 400 trials: false steps a series
+      0.0491 -> 0.0342 as each history is scored, 0.0572 -> 0.0429 with their level
+      changes taken out; each history alone, every position, and astropy's the same).
     - Back the way it came, but not all the way, after a spell of at most SPELL commits
       that stands SPELL_HEIGHT times higher than the net change: the steps out and between
       are transient, and the step back becomes the net change, not placed: it may lie
@@ -239,9 +253,11 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
                 # the start is a short level)
                 needed = min_level * OLDEST_LEVELS if i == 0 else min_level
                 from_level = (edges[i + 1] - edges[i] >= needed
-                              or positions[j] - positions[i] <= SPELL)
+                              or positions[j] - positions[i] <= SPELL
+                              and (i > 0 or positions[0] < min_level
+                                   or positions[j] - positions[i] < positions[0]))
                 to_level = edges[j + 2] - edges[j + 1] >= min_level or j + 1 == len(positions)
-                if from_level and to_level and _dip(j, edges, level, within):
+                if from_level and to_level and _dip(i, j, edges, level, within):
                     undone |= {j: j + 1, j + 1: j}
                 elif from_level and to_level:
                     undone |= {k: j for k in range(i, j)} | {j: i}
@@ -276,13 +292,14 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
     return out
 
 
-def _dip(j: int, edges: list[int], level: list[float], within: float) -> bool:
-    """Whether the level that step j comes back to is a dip: fewer than DIP commits, and
-    the step after it goes back out, to within `within` of the level step j left, for
-    more than a SPELL."""
-    return (j + 2 < len(level) and edges[j + 2] - edges[j + 1] < DIP
-            and edges[j + 3] - edges[j + 2] > SPELL
-            and abs(level[j + 2] - level[j]) <= within)
+def _dip(i: int, j: int, edges: list[int], level: list[float], within: float) -> bool:
+    """Whether the level that step j comes back to (from step i's) is a dip: the step after
+    it goes back out, to within `within` of the level step j left, for more than a SPELL,
+    and it is fewer than DIP commits, or shorter than the levels out on either side."""
+    if j + 2 >= len(level) or abs(level[j + 2] - level[j]) > within:
+        return False
+    back, out = edges[j + 2] - edges[j + 1], edges[j + 3] - edges[j + 2]
+    return out > SPELL and (back < DIP or back < min(out, edges[j + 1] - edges[i + 1]))
 
 
 def comes_back(raw: np.ndarray, at: int, before: float, after: float,
