@@ -252,10 +252,10 @@ def excursions(steps: list[Step], logs: np.ndarray, positions: list[int], effect
                 # the oldest level needs OLDEST_LEVELS times min_level (a busy spell at
                 # the start is a short level)
                 needed = min_level * OLDEST_LEVELS if i == 0 else min_level
-                from_level = (edges[i + 1] - edges[i] >= needed
-                              or positions[j] - positions[i] <= SPELL
-                              and (i > 0 or positions[0] < min_level
-                                   or positions[j] - positions[i] < positions[0]))
+                left, away = edges[i + 1] - edges[i], positions[j] - positions[i]
+                # from a short first level of min_level or more, only a shorter spell
+                from_level = left >= needed or (away <= SPELL and (
+                    i > 0 or left < min_level or away < left))
                 to_level = edges[j + 2] - edges[j + 1] >= min_level or j + 1 == len(positions)
                 if from_level and to_level and _dip(i, j, edges, level, within):
                     undone |= {j: j + 1, j + 1: j}
