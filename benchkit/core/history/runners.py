@@ -17,6 +17,7 @@ from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
+from benchkit.core.history.noise import nan_medians
 from benchkit.core.history.placement import median, runs_of
 from benchkit.core.history.series import Points, Series, commits_of, relatives_of, values_of
 
@@ -121,10 +122,9 @@ def _residuals(by_length: Mapping[int, list], slow: np.ndarray | None = None
             kept = logs if slow is None else np.where(
                 np.stack([slow[m[1]] for m in block]), np.nan, logs)
             edge = np.full((len(block), KIND_WINDOW), np.nan)
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)   # a window of slow runs only
-                local = np.nanmedian(sliding_window_view(np.concatenate(
-                    [edge, kept, edge], axis=1), 2 * KIND_WINDOW + 1, axis=1), axis=2)
+            # a window of slow runs only: NaN
+            local = nan_medians(sliding_window_view(np.concatenate(
+                [edge, kept, edge], axis=1), 2 * KIND_WINDOW + 1, axis=1))
             for (i, at, _), row, middle in zip(block, logs, local):
                 out[i] = (at, row - middle)
     return out
