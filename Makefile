@@ -127,6 +127,11 @@ bench-history: $(VENV)/.installed
 		$(HISTORY_DATA)/numpy-releases $(HISTORY_DATA)/xarray-releases --no-steps \
 		$(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \
 		--every-position -o results/history_detection_every_position_$(HISTORY_VM).json
+	# every night of the noise histories judged as the history stood then (false alerts)
+	$(PY) benchmarks/perf_history_nightly.py $(HISTORY_DATA)/noise-busy $(HISTORY_DATA)/noise-vm \
+		$(HISTORY_DATA)/noise-vm3 --first 60 -o results/history_nightly_$(HISTORY_VM).json
+	$(PY) benchmarks/perf_history_nightly.py $(HISTORY_DATA)/astropy-cheetah --first 20 \
+		-o results/history_nightly_astropy.json
 	# years of CI runs in one series: the three noise histories end to end, in three orders
 	$(PY) benchmarks/perf_history_detection.py --trials 400 \
 		--join $(HISTORY_DATA)/noise-vm $(HISTORY_DATA)/noise-vm3 $(HISTORY_DATA)/noise-busy \

@@ -285,37 +285,95 @@ def _time_series(name: str, machine: str, env: str, values: np.ndarray) -> Serie
         [1] * len(column), [1] * len(column)), env)
 
 
-def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
-                       ) -> np.ndarray:
-    """`values` of series `label` as `benchkit history regressions` reads them beside the
-    other series of its history in `group` (runners.on_one_kind: where the runs fall into
-    two kinds of runner that they do not name, the slower kind's values taken down by the
-    series' own gap). Commits are the series' own (SHAS), else positions."""
-    from benchkit.core.history.runners import on_one_kind
+def _history(group: list[tuple[str, np.ndarray]], label: str) -> tuple[tuple, list[str],
+                                                                       list[Series]]:
+    """The key, members' names and series of the history of series `label` in `group`."""
     machine, env, piece = _history_of(label)
     key = (id(group), machine, env, piece)
     if key not in _HISTORIES:       # the group is held there too: its id is not reused
         members = [(name, v) for name, v in group if _history_of(name) == (machine, env, piece)]
         _HISTORIES[key] = (group, [name for name, _ in members],
                            [_time_series(name, machine, env, v) for name, v in members])
-    _, names, series = _HISTORIES[key]
+    return key, _HISTORIES[key][1], _HISTORIES[key][2]
+
+
+def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
+                       ) -> np.ndarray:
+    """`values` of series `label` as `benchkit history regressions` reads them beside the
+    other series of its history in `group` (runners.on_one_kind: where the runs fall into
+    two kinds of runner that they do not name, the slower kind's values taken down by the
+    series' own gap). Commits are the series' own (SHAS), else positions."""
+    from benchkit.core.history.machine.runners import on_one_kind
+    machine, env, _ = _history_of(label)
+    _, names, series = _history(group, label)
     at = names.index(label)
     found, _ = on_one_kind([*series[:at], _time_series(label, machine, env, values),
                             *series[at + 1:]])
     return np.array(values_of(found[at].points), dtype=float)
 
 
-def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None
+def _keys(name: str, length: int) -> list:
+    """A series' commits for the newest spell: its own (SHAS), else its places counted from
+    the newest (series of one history end at the same commit)."""
+    shas = SHAS.get(name)
+    return shas if shas is not None and len(shas) == length else list(range(-length, 0))
+
+
+# --no-machine-spell: benchkit without machine.newest_spell's rule (False here)
+MACHINE_SPELL = [True]
+# (history key) -> machine.newest_spell.spell_window of the history's series and spell_in of it
+_WINDOWS: dict[tuple, tuple] = {}
+
+
+def spell_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
+                 ) -> tuple[frozenset, float] | None:
+    """The newest spell of the history of `label` in `group` (machine.newest_spell.newest_spell,
+    with `values` as that series' values, as `benchkit history regressions` finds it), as
+    the places of `values` it holds and this series' gap; None without one."""
+    from benchkit.core.history.machine.newest_spell import spell_in, spell_window
+    key, names, members = _history(group, label)
+    if key not in _WINDOWS:
+        window = spell_window([(_keys(n, len(s.points)), values_of(s.points))
+                               for n, s in zip(names, members)])
+        _WINDOWS[key] = (window, None if window is None else spell_in(window[1]))
+    window, spell = _WINDOWS[key]
+    at = names.index(label)
+    if window is None or at not in window[2]:
+        return None
+    row, logs = window[2].index(at), window[1]
+    width = logs.shape[1]
+    if not np.all(values[-width:] > 0):
+        return None
+    mine = np.log(values[-width:])
+    # a step before the window scales its values alike: the spell is the history's own
+    if np.ptp(mine - logs[row]) > 1e-12:
+        changed = logs.copy()
+        changed[row] = mine
+        spell = spell_in(changed)
+    if spell is None:
+        return None
+    first, gaps, _ = spell
+    return frozenset(range(len(values) - width + first, len(values))), float(gaps[row])
+
+
+def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None,
+                    spell: tuple[frozenset, float] | None = None
                     ) -> tuple[list[tuple[int, float]], list[tuple[int, int, float]]]:
     """The steps benchkit places, as (index, relative change), and those it reports
     without a place, as (first, last index the step may be at, relative change); each
-    commit's first quartile is its value times `quartiles` (None: the value)."""
+    commit's first quartile is its value times `quartiles` (None: the value); `spell`: the
+    places of its history's newest spell and this series' gap there (`spell_values`)."""
     lows = values if quartiles is None else values * quartiles
     points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(low), float(v), 1, 1)
                    for i, (v, low) in enumerate(zip(values, lows)))
     series = Series("b", "time", "m", points)
     index = {p.commit.sha: i for i, p in enumerate(points)}
     found = steps_of(series)
+    if spell is not None:
+        from benchkit.core.history.machine.newest_spell import NewestSpell, held_by_the_machine
+        places, gap = spell
+        found = held_by_the_machine(series, found, NewestSpell(
+            frozenset(f"{i:040x}" for i in places), len(places), 0, 0, ()), gap, steps_of)
     # pending (the newest few commits, not yet a level): listed, not claimed; kept apart
     LAST_PENDING[:] = [(index[s.commit.sha], s.change) for s in found
                        if s.pending and not s.transient]
@@ -347,7 +405,8 @@ def read_for(name: str, group: list[tuple[str, np.ndarray]], label: str, values:
     """The arguments detector `name` judges series `label` (of `group`) with: benchkit its
     values at one kind of runner and the first quartiles, any other what `read_by` gives."""
     if name == "benchkit":
-        return on_one_kind_values(group, label, values), quartiles
+        return (on_one_kind_values(group, label, values), quartiles,
+                spell_values(group, label, values) if MACHINE_SPELL[0] else None)
     return (read_by(name, values, quartiles),)
 
 
@@ -769,9 +828,13 @@ def main() -> None:
                         help="asv reads each commit's first quartile (stats_q_25) where a "
                              "series has them, as benchkit may, in place of its result (the "
                              "median): what the figure read gives either tool")
+    parser.add_argument("--no-machine-spell", action="store_true",
+                        help="benchkit without its rule for a slow spell of the whole "
+                             "machine at the newest end (machine.newest_spell): what it takes off")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
     ASV_AT_FIRST_QUARTILE[0] = args.asv_first_quartile
+    MACHINE_SPELL[0] = not args.no_machine_spell
     if args.e_divisive:
         if shutil.which(args.e_divisive) is None:
             parser.error(f"--e-divisive {args.e_divisive}: not an interpreter that can be "

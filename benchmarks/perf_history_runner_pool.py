@@ -41,7 +41,7 @@ import numpy as np
 
 from benchkit.core.history.steps import steps_of
 from benchkit.orchestration.asv_import import import_asv
-from benchkit.core.history.runners import on_one_kind
+from benchkit.core.history.machine.runners import on_one_kind
 from benchkit.system.history_db import HistoryDB
 
 TIME_COLUMNS = ("result", "stats_ci_99_a", "stats_ci_99_b", "stats_q_25", "stats_q_75")

@@ -118,7 +118,7 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     slow = rng.random(60) < 0.3
     group = [(f"m/e/b{k}", np.exp(rng.normal(0, 0.01, 60)) * np.where(slow, 1.3, 1.0))
              for k in range(8)]
-    from benchkit.core.history.runners import on_one_kind
+    from benchkit.core.history.machine.runners import on_one_kind
     from benchkit.core.history.series import Commit, Point, Series
     fresh = [Series(name, "time", "m", tuple(Point(Commit(str(i), "", i), float(x), float(x),
                                                    float(x), 1, 1) for i, x in enumerate(v)),
@@ -435,3 +435,23 @@ def test_release_recording_orders_pre_releases_between_the_finals_only_with_pre(
     assert script.version_key("0.20") == script.version_key("0.20.0")
     with pytest.raises(ValueError, match="0.20.post1"):
         script.version_key("0.20.post1")
+
+
+@pytest.mark.slow
+def test_nightly_scoring_judges_each_night_as_the_history_stood(tmp_path):
+    """perf_history_nightly.py on the seventh VM's real busy night (written as asv results):
+    the nights before it and through it, both tools side by side, and what the rule for a
+    slow spell of the whole machine takes off."""
+    from test_history_machine_spell import _as_asv_results
+    _as_asv_results(tmp_path / "results")
+    output = tmp_path / "nightly.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_history_nightly.py"),
+                           str(tmp_path / "results"), "--first", "140", "-o", str(output)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (figures,) = json.loads(output.read_text())["histories"].values()
+    assert (figures["series"], figures["nights"], figures["series_nights"]) == (8, 19, 152)
+    assert figures["nights_with_a_machine_spell"] == 6
+    assert figures["alerts"] == {"asv": 10, "benchkit": 0, "benchkit_without_machine_spell": 13}
+    assert figures["nights_with_an_alert"] == {"asv": 10, "benchkit": 0,
+                                               "benchkit_without_machine_spell": 3}

@@ -239,7 +239,7 @@ def _numpy_series(slower: float = 1.0, step_at: int | None = None, slow: set = S
 
 
 def test_real_series_show_no_kinds_of_runner_and_a_pool_shows_its_own():
-    from benchkit.core.history.runners import runner_kinds
+    from benchkit.core.history.machine.runners import runner_kinds
 
     def points(series):
         return [([p.commit.sha for p in s.points], [p.value for p in s.points])
@@ -257,7 +257,7 @@ def test_real_series_show_no_kinds_of_runner_and_a_pool_shows_its_own():
 def test_a_pool_of_two_kinds_half_and_half_is_told_apart():
     # half and half, the running median of each series flips between the kinds: most series
     # stand above it on neither; where each series' lower level is taken instead, they do
-    from benchkit.core.history.runners import runner_kinds
+    from benchkit.core.history.machine.runners import runner_kinds
 
     def points(series):
         return [([p.commit.sha for p in s.points], [p.value for p in s.points])
@@ -279,7 +279,7 @@ def test_a_pool_of_two_kinds_half_and_half_is_told_apart():
 def test_a_step_all_series_take_is_not_a_kind_of_runner():
     # a short history (numpy's 39 releases) whose series all step up together: the runs
     # after the step stand above the lower level of the runs before it, in one block
-    from benchkit.core.history.runners import runner_kinds
+    from benchkit.core.history.machine.runners import runner_kinds
     history = [([p.commit.sha for p in s.points], np.array([p.value for p in s.points]))
                for s in _numpy_series()]
     # (not 26-30 at +30 %: there the running median, benchkit's second look, still takes 2-3
@@ -298,7 +298,7 @@ def test_a_step_all_series_take_is_not_a_kind_of_runner():
 @pytest.mark.parametrize("slow", [SLOW, HALF], ids=["30%", "50%"])
 def test_a_step_among_runs_of_two_kinds_is_found_where_it_was_put(tmp_path, slow):
     from benchkit.core.history.steps import steps_of
-    from benchkit.core.history.runners import on_one_kind
+    from benchkit.core.history.machine.runners import on_one_kind
     from benchkit.orchestration.history import find_steps
     pooled = _numpy_series(slower=1.3, step_at=20, slow=slow)
     # read as it is, the pool hides the +50 % step of the first series

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from benchkit.core.history.changes import in_environment
-from benchkit.core.history.runners import on_one_kind
+from benchkit.core.history.machine.newest_spell import held_by_spells
+from benchkit.core.history.machine.runners import on_one_kind
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Commit, Series, observations
 from benchkit.core.history.step import (steps_from_records, steps_to_records,
@@ -271,8 +272,9 @@ def _series_key(item: Series | Step) -> tuple:
 # The modules of core/history and core/decisions whose code decides the steps found
 # (tests/test_history_cache.py checks that every one `steps` imports is here).
 STEP_FINDERS = tuple(f"benchkit.core.history.{name}" for name in (
-    "changes", "level_change", "noise", "placement", "runners", "step", "steps", "time_steps",
-    "transient", "two_speed.own_speeds", "two_speed.read", "two_speed.steps")) + tuple(
+    "changes", "level_change", "machine.newest_spell", "machine.runners", "noise", "placement",
+    "step", "steps", "time_steps", "transient", "two_speed.own_speeds", "two_speed.read",
+    "two_speed.steps")) + tuple(
         f"benchkit.core.decisions.{name}" for name in ("bands", "rank_test", "verdicts"))
 
 
@@ -304,21 +306,25 @@ def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise
                 else os.cpu_count() or 1, 8, len(plain))
     if cores > 1 and sum(len(jobs[i][0].points) for i in plain) >= PARALLEL_POINTS and \
             "fork" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("fork")
+        forking = multiprocessing.get_context("fork")
         _JOBS[:] = jobs
         # chunks small enough that no core is left with most of the work (a series' cost
         # grows with its length), large enough that few indexes travel alone
         chunk = max(1, min(64, len(plain) // (cores * 8)))
         try:
-            with concurrent.futures.ProcessPoolExecutor(cores, mp_context=context) as pool:
+            with concurrent.futures.ProcessPoolExecutor(cores, mp_context=forking) as pool:
                 for i, steps in zip(plain, pool.map(_plain_steps, plain, chunksize=chunk)):
                     found[i] = steps
         finally:
             _JOBS.clear()
-    for i, (series, options) in enumerate(jobs):
-        if found[i] is None:
-            reader = evidence_reader(db, series) if series.evidence else None
-            found[i] = steps_of(series, reader, **options)
+    def find(i: int, series: Series) -> list[Step]:
+        reader = evidence_reader(db, series) if series.evidence else None
+        return steps_of(series, reader, **jobs[i][1])
+
+    found = [find(i, series) if steps is None else steps
+             for i, ((series, _), steps) in enumerate(zip(jobs, found))]
+    # a slow spell of the whole machine at the newest end is no series' step yet
+    found = held_by_spells(series_list, found, find, context)
     return [dataclasses.replace(s, evidence=s.evidence + notes[_series_key(s)])
             if _series_key(s) in notes else s for steps in found for s in steps]
 

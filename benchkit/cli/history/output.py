@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Iterable
 
+from benchkit.core.history.machine.newest_spell import held_by_machine
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
 
@@ -108,8 +109,11 @@ def summary_line(shown, hidden: int, series: int, changes: int, broken: int,
     if broken:
         parts.append(f"{broken} beyond a --fail-on gate")
     pending = sum(1 for s in shown if s.awaiting)
+    machine = sum(1 for s in shown if s.awaiting and held_by_machine(s))
     if pending:
-        parts.append(f"{pending} pending (the newest commits: --confirm, or more commits)")
+        parts.append(f"{pending} pending (the newest commits: --confirm, or more commits"
+                     + (f"; {machine} of them there because most of the machine's series ran "
+                        "slower at once" if machine else "") + ")")
     if hidden:
         parts.append(f"{hidden} transient not shown (--all lists them)")
     if shared:

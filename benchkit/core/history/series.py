@@ -288,3 +288,8 @@ class Series:
     failed: tuple[tuple[Commit, Status], ...] = ()
     by_date: bool = False
     evidence: bool = False       # whether the database keeps results-file items for it
+
+    @property
+    def key(self) -> tuple:
+        """(benchmark, metric, machine, environment): which series this is."""
+        return (self.benchmark, self.metric, self.machine, self.environment)

@@ -224,9 +224,6 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
     slower kind taken down by its own gap; and, per series so changed, what was done.
     Series timed against benchkit's speed probe are left as they are. (Pure: a caller
     holding millions of points pauses the cycle collector around it.)"""
-    def series_key(series: Series) -> tuple:
-        return (series.benchmark, series.metric, series.machine, series.environment)
-
     groups: dict[tuple, list[Series]] = {}
     for series in series_list if context is None else context:
         if (str(series.metric) == "time" and series.points
@@ -237,11 +234,11 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
         kinds = runner_kinds([([c.sha for c in commits_of(s.points)], values_of(s.points))
                               for s in members])
         if kinds is not None:
-            gaps.update({series_key(s): (kinds.slow, gap, len(kinds.slow))
+            gaps.update({s.key: (kinds.slow, gap, len(kinds.slow))
                          for s, gap in zip(members, kinds.gaps)})
     out, notes = [], {}
     for series in series_list:
-        key = series_key(series)
+        key = series.key
         if not gaps.get(key, (0, 0.0))[1]:
             out.append(series)
             continue
