@@ -93,6 +93,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -321,6 +322,8 @@ def _keys(name: str, length: int) -> list:
 
 # --no-machine-spell: benchkit without machine.newest_spell's rule (False here)
 MACHINE_SPELL = [True]
+# --no-machine-stretches: ... without machine.slower_stretches' (False here)
+MACHINE_STRETCHES = [True]
 # (history key) -> machine.newest_spell.spell_window of the history's series and spell_in of it
 _WINDOWS: dict[tuple, tuple] = {}
 
@@ -356,19 +359,46 @@ def spell_values(group: list[tuple[str, np.ndarray]], label: str, values: np.nda
     return frozenset(range(len(values) - width + first, len(values))), float(gaps[row])
 
 
+def stretch_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
+                   ) -> Callable[[], dict[int, tuple[int, int]]]:
+    """The stretches of the history of `label` in `group` that most of its series ran
+    slower at once (machine.slower_stretches, with `values` as that series' values, as
+    `benchkit history regressions` finds them), each first place -> (place just after it,
+    length); found when first asked for (most series have no step to look them up for)."""
+    def stretches() -> dict[int, tuple[int, int]]:
+        from benchkit.core.history.machine.slower_stretches import slower_stretches
+        machine, env, _ = _history_of(label)
+        _, names, members = _history(group, label)
+        at = names.index(label)
+        mine = _time_series(label, machine, env, values)
+        place = {p.commit.sha: i for i, p in enumerate(mine.points)}
+        found = slower_stretches([*members[:at], mine, *members[at + 1:]])
+        return {place[first]: (place[end], length) for first, (end, length) in found.items()
+                if first in place and end in place}
+    return stretches
+
+
 def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None,
-                    spell: tuple[frozenset, float] | None = None
+                    spell: tuple[frozenset, float] | None = None,
+                    stretches: Callable[[], dict[int, tuple[int, int]]] | None = None
                     ) -> tuple[list[tuple[int, float]], list[tuple[int, int, float]]]:
     """The steps benchkit places, as (index, relative change), and those it reports
     without a place, as (first, last index the step may be at, relative change); each
     commit's first quartile is its value times `quartiles` (None: the value); `spell`: the
-    places of its history's newest spell and this series' gap there (`spell_values`)."""
+    places of its history's newest spell and this series' gap there (`spell_values`);
+    `stretches`: its history's slower stretches (`stretch_values`)."""
     lows = values if quartiles is None else values * quartiles
     points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(low), float(v), 1, 1)
                    for i, (v, low) in enumerate(zip(values, lows)))
     series = Series("b", "time", "m", points)
     index = {p.commit.sha: i for i, p in enumerate(points)}
     found = steps_of(series)
+    if stretches is not None and any(s.placed and not s.transient and s.change > 0
+                                     for s in found):
+        from benchkit.core.history.machine.slower_stretches import spanned_by_stretches
+        found = spanned_by_stretches(series, found, {
+            f"{first:040x}": (f"{end:040x}", length)
+            for first, (end, length) in stretches().items()})
     if spell is not None:
         from benchkit.core.history.machine.newest_spell import NewestSpell, held_by_the_machine
         places, gap = spell
@@ -406,7 +436,8 @@ def read_for(name: str, group: list[tuple[str, np.ndarray]], label: str, values:
     values at one kind of runner and the first quartiles, any other what `read_by` gives."""
     if name == "benchkit":
         return (on_one_kind_values(group, label, values), quartiles,
-                spell_values(group, label, values) if MACHINE_SPELL[0] else None)
+                spell_values(group, label, values) if MACHINE_SPELL[0] else None,
+                stretch_values(group, label, values) if MACHINE_STRETCHES[0] else None)
     return (read_by(name, values, quartiles),)
 
 
@@ -831,10 +862,14 @@ def main() -> None:
     parser.add_argument("--no-machine-spell", action="store_true",
                         help="benchkit without its rule for a slow spell of the whole "
                              "machine at the newest end (machine.newest_spell): what it takes off")
+    parser.add_argument("--no-machine-stretches", action="store_true",
+                        help="benchkit without its rule for a step at the start of a stretch "
+                             "the whole machine ran slower (machine.slower_stretches)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
     ASV_AT_FIRST_QUARTILE[0] = args.asv_first_quartile
     MACHINE_SPELL[0] = not args.no_machine_spell
+    MACHINE_STRETCHES[0] = not args.no_machine_stretches
     if args.e_divisive:
         if shutil.which(args.e_divisive) is None:
             parser.error(f"--e-divisive {args.e_divisive}: not an interpreter that can be "

@@ -10,9 +10,10 @@ and both tools judge it as they would that night:
 - asv: `detect_steps` then `detect_regressions(steps, threshold=0.05)` per series, as
   `asv publish` reports regressions;
 - benchkit: as `benchkit history regressions` does (`runners.on_one_kind` over the history,
-  `steps_of` per series, then `newest_spell.held_by_spells`), the steps to act on (not
-  pending, not transient); and the same without `held_by_spells` (`benchkit_without_machine_
-  spell`): what the rule for a slow spell of the whole machine takes off.
+  `steps_of` per series, `slower_stretches.spanned_in_histories`, then `newest_spell.
+  held_by_spells`), the steps to act on (not pending, not transient); and the same without
+  `held_by_spells` (`benchkit_without_machine_spell`): what the rule for a slow spell of
+  the whole machine takes off.
 
 An alert is a slower step whose commit (a span: its last commit) is one of the night's
 --newest commits. Figures per directory: alerts per series and night, the nights with any
@@ -38,6 +39,7 @@ import perf_history_detection as detection  # noqa: E402
 
 from benchkit.core.history.machine import newest_spell  # noqa: E402
 from benchkit.core.history.machine.newest_spell import held_by_spells, spell_of  # noqa: E402
+from benchkit.core.history.machine.slower_stretches import spanned_in_histories  # noqa: E402
 from benchkit.core.history.machine.runners import on_one_kind  # noqa: E402
 from benchkit.core.history.series import Series, values_of  # noqa: E402
 from benchkit.core.history.steps import steps_of  # noqa: E402
@@ -85,7 +87,7 @@ def score(members: list[Series], first: int, newest: int) -> dict:
         cut = on_night(members, order, night)
         began = time.perf_counter()
         adjusted, _ = on_one_kind(cut)
-        found = [steps_of(s) for s in adjusted]
+        found = spanned_in_histories(adjusted, [steps_of(s) for s in adjusted])
         held = held_by_spells(adjusted, found, lambda i, s: steps_of(s))
         seconds += time.perf_counter() - began
         spell_nights += spell_of(cut) is not None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from benchkit.core.history.changes import in_environment
-from benchkit.core.history.machine.newest_spell import held_by_spells
+from benchkit.core.history.machine import told_by_the_machine
 from benchkit.core.history.machine.runners import on_one_kind
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Commit, Series, observations
@@ -272,9 +272,9 @@ def _series_key(item: Series | Step) -> tuple:
 # The modules of core/history and core/decisions whose code decides the steps found
 # (tests/test_history_cache.py checks that every one `steps` imports is here).
 STEP_FINDERS = tuple(f"benchkit.core.history.{name}" for name in (
-    "changes", "level_change", "machine.newest_spell", "machine.runners", "noise", "placement",
-    "step", "steps", "time_steps", "transient", "two_speed.own_speeds", "two_speed.read",
-    "two_speed.steps")) + tuple(
+    "changes", "level_change", "machine", "machine.newest_spell", "machine.runners",
+    "machine.slower_stretches", "noise", "placement", "step", "steps", "time_steps",
+    "transient", "two_speed.own_speeds", "two_speed.read", "two_speed.steps")) + tuple(
         f"benchkit.core.decisions.{name}" for name in ("bands", "rank_test", "verdicts"))
 
 
@@ -323,8 +323,8 @@ def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise
 
     found = [find(i, series) if steps is None else steps
              for i, ((series, _), steps) in enumerate(zip(jobs, found))]
-    # a slow spell of the whole machine at the newest end is no series' step yet
-    found = held_by_spells(series_list, found, find, context)
+    # what the machine's other series tell: a stretch it ran slower, a spell at the end
+    found = told_by_the_machine(series_list, found, find, context)
     return [dataclasses.replace(s, evidence=s.evidence + notes[_series_key(s)])
             if _series_key(s) in notes else s for steps in found for s in steps]
 

@@ -14,7 +14,7 @@ the spell stays as it was.
 SPELL_AGREEMENT and SPELL_SIGMAS were set before measuring, not tuned. Measured night by
 night (benchmarks/perf_history_nightly.py, docs/performance.md) on three noise histories of
 the seventh VM: beside a busy neighbour whose 2-4.8x spell hit every series, false alerts
-28 -> 11 (asv's 35); none added on the other two or on astropy's results.
+31 -> 14 (asv's 35); none added on the other two or on astropy's results.
 """
 from __future__ import annotations
 

@@ -56,26 +56,11 @@ def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
     makes, less KIND_MIXED spreads: a step or spell all series share is one block) and be
     KIND_CLARITY noises apart in most series. A series with a value of zero or below has no
     gap (0)."""
-    places: dict[Hashable, int] = {}
-    known: dict[tuple, np.ndarray] = {}      # series of one history mostly share their commits
-    by_length: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
-    # the runs in the order of the commits: the longest series' first (a benchmark added
-    # later holds only the newest), so that the ends and the blocks of slower runs are
-    # the history's own
-    for i in sorted(range(len(series)), key=lambda i: -len(series[i][1])):
-        keys, values = series[i]
-        values = np.asarray(values, dtype=float)
-        if not len(values) or not np.all(values > 0):
-            continue
-        keys = tuple(keys)
-        at = known.get(keys)
-        if at is None:
-            at = known[keys] = np.array([places.setdefault(key, len(places)) for key in keys])
-        by_length.setdefault(len(values), []).append((i, at, np.log(values)))
+    places, by_length = _by_length(series)
     total, keys = sum(map(len, by_length.values())), list(places)
     if total < KIND_MIN_SERIES:
         return None
-    on_slow = _above_lower_level(by_length, len(places))
+    on_slow, _ = _above_lower_level(by_length, len(places)) or (None, 0.0)
     kinds, every = None, math.ceil(total / KIND_SAMPLE)
     # judged on KIND_SAMPLE series first (no two kinds, the usual answer, is known without a
     # running median of every series), then each series' gap against the running median of
@@ -93,6 +78,42 @@ def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
         on_slow = (seen >= KIND_MIN_SERIES) & (above >= KIND_AGREEMENT * np.maximum(seen, 1))
         kinds = _judged(_off_the_ends(on_slow), residuals, keys, len(series))
     return kinds
+
+
+def slower_at_once(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
+                   ) -> tuple[list[Hashable], np.ndarray, float] | None:
+    """A history's commits, in order, which of them most of its series ran slower at once
+    (`_above_lower_level`: each run's median height above its series' lower level, in its
+    noise, split in two groups) and how far apart the two groups' means are (noises), or
+    None where too few series or runs say."""
+    places, by_length = _by_length(series)
+    if sum(map(len, by_length.values())) < KIND_MIN_SERIES:
+        return None
+    found = _above_lower_level(by_length, len(places))
+    return None if found is None else (list(places), *found)
+
+
+def _by_length(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
+               ) -> tuple[dict[Hashable, int], dict[int, list[tuple[int, np.ndarray, np.ndarray]]]]:
+    """The history's commits (each its place) and its series with positive values, grouped
+    by length: (index, places of its commits, log values)."""
+    places: dict[Hashable, int] = {}
+    known: dict[tuple, np.ndarray] = {}      # series of one history mostly share their commits
+    by_length: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    # the runs in the order of the commits: the longest series' first (a benchmark added
+    # later holds only the newest), so that the ends and the blocks of slower runs are
+    # the history's own
+    for i in sorted(range(len(series)), key=lambda i: -len(series[i][1])):
+        keys, values = series[i]
+        values = np.asarray(values, dtype=float)
+        if not len(values) or not np.all(values > 0):
+            continue
+        keys = tuple(keys)
+        at = known.get(keys)
+        if at is None:
+            at = known[keys] = np.array([places.setdefault(key, len(places)) for key in keys])
+        by_length.setdefault(len(values), []).append((i, at, np.log(values)))
+    return places, by_length
 
 
 def _off_the_ends(on_slow: np.ndarray) -> np.ndarray:
@@ -130,13 +151,14 @@ def _residuals(by_length: Mapping[int, list], slow: np.ndarray | None = None
     return out
 
 
-def _above_lower_level(by_length: Mapping[int, list], count: int) -> np.ndarray | None:
+def _above_lower_level(by_length: Mapping[int, list], count: int
+                       ) -> tuple[np.ndarray, float] | None:
     """The runs on the slower kind, half and half too: each series' height above its lower
     level (of the 2 KIND_WINDOW + 1 values on each side the second lowest, the lowest of a
     side an end cuts short; the higher of the sides that have KIND_SIDE: a step moves it no
     later than the step), in its own noise; a run's score is its series' median height,
-    and the runs split in two groups of scores (Otsu's: the least spread within). None with
-    fewer than ten scored runs."""
+    and the runs split in two groups of scores (Otsu's: the least spread within), with how
+    far apart the groups' mean scores are. None with fewer than ten scored runs."""
     from numpy.lib.stride_tricks import sliding_window_view
     score = np.full((sum(map(len, by_length.values())), count), np.nan)
     side, k = 2 * KIND_WINDOW + 1, 0
@@ -184,7 +206,8 @@ def _above_lower_level(by_length: Mapping[int, list], count: int) -> np.ndarray 
     low = squares[:-1] - total[:-1] ** 2 / n
     high = (squares[-1] - squares[:-1]) - (total[-1] - total[:-1]) ** 2 / (len(ordered) - n)
     split = int(np.argmin(low + high))
-    return scored & (middle > (ordered[split] + ordered[split + 1]) / 2)
+    gap = float(ordered[split + 1:].mean() - ordered[:split + 1].mean())
+    return scored & (middle > (ordered[split] + ordered[split + 1]) / 2), gap
 
 
 def _judged(on_slow: np.ndarray, residuals: Mapping[int, tuple[np.ndarray, np.ndarray]],

@@ -1,0 +1,82 @@
+"""A step in a stretch the whole machine ran slower is given the stretch as its span: the
+seventh VM's idle history, where it ran at its slower speed in stretches of several
+commits in most series at once (tests/fixtures/history/seventh-vm-idle.json); and none on
+noise that is independent from commit to commit (pure)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from benchkit.core.history.machine import told_by_the_machine
+from benchkit.core.history.machine.runners import on_one_kind
+from benchkit.core.history.machine.slower_stretches import (slower_stretches,
+                                                            spanned_by_stretches,
+                                                            spanned_in_histories)
+from benchkit.core.history.series import Commit, Point, Series
+from benchkit.core.history.steps import steps_of
+
+IDLE = json.loads((Path(__file__).parent / "fixtures" / "history" / "seventh-vm-idle.json"
+                   ).read_text())["series"]
+
+
+def _idle(step=None):
+    """The idle history's 8 series; `step`: (benchmark, commit, factor) put in."""
+    out = []
+    for name, figures in IDLE.items():
+        value, low = np.array(figures["value"]), np.array(figures["first_quartile"])
+        if step and step[0] == name:
+            value[step[1]:] *= step[2]
+            low[step[1]:] *= step[2]
+        out.append(Series(name, "time", "vm-noise", tuple(
+            Point(Commit(f"{i:040x}", f"2026-12-02T{i:05d}", i), v, lo, v, 10, 1)
+            for i, (v, lo) in enumerate(zip(value, low))), "noise-py"))
+    return out
+
+
+def _at(sha: str) -> int:
+    return int(sha, 16)
+
+
+def test_the_machines_slower_stretches_on_the_idle_history():
+    stretches = slower_stretches(_idle())
+    starts = sorted({_at(end) - length for end, length in stretches.values()})
+    assert len(starts) >= 10                   # stretches of 2-9 commits all along
+    # one commit between two runs is bridged: 113-114 and 116-118 are one stretch
+    assert stretches[f"{113:040x}"] == stretches[f"{117:040x}"]
+
+
+def test_a_step_named_at_the_start_of_a_stretch_is_given_the_stretch_as_its_span():
+    # +46 % at commit 117 of `time_dict_build`: commits 113-116, at the old level's slower
+    # speed (1.4x), fit the new level's faster one, and the step is named at 113
+    history, _ = on_one_kind(_idle(("noise.time_dict_build", 117, 1.46)))
+    series = next(s for s in history if s.benchmark == "noise.time_dict_build")
+    (step,) = steps_of(series)
+    assert (step.commit.order, step.placed) == (113, True)
+    (spanned,) = spanned_by_stretches(series, [step], slower_stretches(history))
+    first, last = spanned.span
+    assert not spanned.placed and first.order == 112 and last.order >= 117
+    assert "most of this machine's series ran slower at once" in spanned.evidence
+    # as `history regressions` finds it
+    found = told_by_the_machine(history, [steps_of(s) for s in history],
+                                lambda i, s: steps_of(s))
+    (again,) = found[[s.benchmark for s in history].index("noise.time_dict_build")]
+    assert again.span == spanned.span
+
+
+def test_a_step_outside_the_stretches_stays_placed():
+    # +46 % at commit 100, between two stretches: named at its commit
+    history, _ = on_one_kind(_idle(("noise.time_dict_build", 100, 1.46)))
+    found = spanned_in_histories(history, [steps_of(s) for s in history])
+    steps = found[[s.benchmark for s in history].index("noise.time_dict_build")]
+    assert [(s.commit.order, s.placed) for s in steps if not s.transient] == [(100, True)]
+
+
+def test_noise_independent_from_commit_to_commit_has_no_stretches():
+    # its runs' scores split in two by chance only, half a noise apart
+    rng = np.random.default_rng(1)
+    history = [Series(f"b{k}", "time", "m", tuple(
+        Point(Commit(f"{i:040x}", "", i), v, v, v, 1, 1)
+        for i, v in enumerate(np.exp(rng.normal(0, 0.05, 200))))) for k in range(20)]
+    assert slower_stretches(history) == {}
