@@ -126,6 +126,13 @@ def main() -> None:
                              "SPELL_SIGMAS at these (its alerts in `sensitivity`); repeatable")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
+    if args.first < 2 or args.newest < 1:
+        parser.error(f"--first {args.first} --newest {args.newest}: the first night judged "
+                     "needs 2 commits or more, and an alert at least the newest commit")
+    for agreement, sigmas in args.spell:
+        if not (0 < agreement <= 1 and 0 < sigmas < float("inf")):
+            parser.error(f"--spell {agreement} {sigmas}: AGREEMENT is a share in (0, 1], "
+                         "SIGMAS a positive number of noises")
     out = {"command": " ".join(["benchmarks/perf_history_nightly.py", *sys.argv[1:]]),
            "first": args.first, "newest": args.newest,
            "spell": [newest_spell.SPELL_AGREEMENT, newest_spell.SPELL_SIGMAS],

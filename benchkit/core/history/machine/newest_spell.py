@@ -24,7 +24,9 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
-from benchkit.core.history.series import Points, Series, commits_of, relatives_of, values_of
+from benchkit.core.history.machine.runners import (commits_and_values, taken_down,
+                                                   wall_time_histories)
+from benchkit.core.history.series import Series
 from benchkit.core.history.step import Step
 from benchkit.core.history.transient import NEWEST_REACH
 
@@ -158,11 +160,7 @@ def held_by_the_machine(series: Series, steps: list[Step], spell: NewestSpell, g
             and not s.pending and where(s)[1] >= reach]
     if not held:
         return steps
-    scale = math.exp(-gap)
-    taken_down = dataclasses.replace(series, points=Points.of(
-        p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
-        if p.commit.sha in spell.commits else p for p in series.points))
-    again = [where(s) for s in find(taken_down)
+    again = [where(s) for s in find(taken_down(series, spell.commits, gap))
              if s.change > 0 and not s.transient and s.commit.sha in index]
     out = list(steps)
     for k in held:
@@ -175,8 +173,7 @@ def held_by_the_machine(series: Series, steps: list[Step], spell: NewestSpell, g
 
 def spell_of(members: Sequence[Series]) -> NewestSpell | None:
     """`newest_spell` of a history's series."""
-    return newest_spell([([c.sha for c in commits_of(s.points)], values_of(s.points))
-                         for s in members])
+    return newest_spell(commits_and_values(members))
 
 
 def held_by_spells(series_list: Sequence[Series], found: Sequence[list[Step]],
@@ -186,14 +183,13 @@ def held_by_spells(series_list: Sequence[Series], found: Sequence[list[Step]],
     spell of their history (`newest_spell`, of the wall-time series of each machine and
     environment in `context`, default `series_list`) may make marked pending
     (`held_by_the_machine`; `find(i, series)` finds series i's steps again). Series timed
-    against benchkit's speed probe are left as they are."""
-    groups: dict[tuple, list[Series]] = {}
-    for series in series_list if context is None else context:
-        if (str(series.metric) == "time" and series.points
-                and relatives_of(series.points) is None):
-            groups.setdefault((series.machine, series.environment), []).append(series)
+    against benchkit's speed probe are left as they are. Only histories with a slower step
+    that may be held are looked at."""
+    wanted = {(s.machine, s.environment) for s, steps in zip(series_list, found)
+              if any(st.change > 0 and not st.transient and not st.pending for st in steps)}
+    histories = wall_time_histories(series_list if context is None else context)
     spells: dict[tuple, tuple[NewestSpell, float]] = {}
-    for members in groups.values():
+    for members in (members for key, members in histories.items() if key in wanted):
         spell = spell_of(members)
         if spell is not None:
             spells.update({s.key: (spell, gap) for s, gap in zip(members, spell.gaps)})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Hashable, Mapping, Sequence
+from typing import Container, Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -239,6 +239,31 @@ def _judged(on_slow: np.ndarray, residuals: Mapping[int, tuple[np.ndarray, np.nd
     return RunnerKinds(frozenset(keys[j] for j in np.flatnonzero(on_slow)), tuple(gaps), share)
 
 
+def wall_time_histories(series_list: Sequence[Series]) -> dict[tuple[str, str], list[Series]]:
+    """The wall-time series of `series_list` by history (machine, environment), those timed
+    against benchkit's speed probe left out: what a history's other series are."""
+    groups: dict[tuple[str, str], list[Series]] = {}
+    for series in series_list:
+        if (str(series.metric) == "time" and series.points
+                and relatives_of(series.points) is None):
+            groups.setdefault((series.machine, series.environment), []).append(series)
+    return groups
+
+
+def commits_and_values(members: Sequence[Series]) -> list[tuple[list[str], np.ndarray]]:
+    """Each series' commits (shas) and values: what the history's judges read."""
+    return [([c.sha for c in commits_of(s.points)], values_of(s.points)) for s in members]
+
+
+def taken_down(series: Series, commits: Container[str], gap: float) -> Series:
+    """`series` with its points at `commits` (shas) taken down by `gap` (log): value, low
+    and high alike."""
+    scale = math.exp(-gap)
+    return dataclasses.replace(series, points=Points.of(
+        p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
+        if p.commit.sha in commits else p for p in series.points))
+
+
 def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None = None
                 ) -> tuple[list[Series], dict[tuple, str]]:
     """The wall-time series of each history (machine and environment) whose runs fall into
@@ -247,15 +272,9 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
     slower kind taken down by its own gap; and, per series so changed, what was done.
     Series timed against benchkit's speed probe are left as they are. (Pure: a caller
     holding millions of points pauses the cycle collector around it.)"""
-    groups: dict[tuple, list[Series]] = {}
-    for series in series_list if context is None else context:
-        if (str(series.metric) == "time" and series.points
-                and relatives_of(series.points) is None):
-            groups.setdefault((series.machine, series.environment), []).append(series)
     gaps: dict[tuple, tuple[frozenset, float, int]] = {}
-    for members in groups.values():
-        kinds = runner_kinds([([c.sha for c in commits_of(s.points)], values_of(s.points))
-                              for s in members])
+    for members in wall_time_histories(series_list if context is None else context).values():
+        kinds = runner_kinds(commits_and_values(members))
         if kinds is not None:
             gaps.update({s.key: (kinds.slow, gap, len(kinds.slow))
                          for s, gap in zip(members, kinds.gaps)})
@@ -267,9 +286,7 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
             continue
         slow, gap, count = gaps[key]
         scale = math.exp(-gap)
-        out.append(dataclasses.replace(series, points=Points.of(
-            p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
-            if p.commit.sha in slow else p for p in series.points)))
+        out.append(taken_down(series, slow, gap))
         notes[key] = (f"; {count} of this history's runs were slower in most of its series "
                       f"at once (a second kind of runner?): this series' values there taken "
                       f"{abs(1 - scale):.0%} {'down' if scale < 1 else 'up'}")

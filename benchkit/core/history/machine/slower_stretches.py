@@ -23,9 +23,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from benchkit.core.history.machine.runners import slower_at_once
+from benchkit.core.history.machine.runners import (commits_and_values, slower_at_once,
+                                                   wall_time_histories)
 from benchkit.core.history.placement import runs_of
-from benchkit.core.history.series import Series, commits_of, relatives_of, values_of
+from benchkit.core.history.series import Series
 from benchkit.core.history.step import Step
 
 STRETCH_MIN = 2     # commits in a row that most series ran slower at once: a stretch ...
@@ -41,8 +42,7 @@ def slower_stretches(members: Sequence[Series]) -> dict[str, tuple[str, int]]:
     the others' on average: the runs' scores then split in two by chance (drawn noise
     independent from commit to commit splits 0.5 noise apart; this VM's histories
     1.8-2.5)."""
-    found = slower_at_once([([c.sha for c in commits_of(s.points)], values_of(s.points))
-                            for s in members])
+    found = slower_at_once(commits_and_values(members))
     if found is None or found[2] < STRETCH_GAP:
         return {}
     keys, slow, _ = found
@@ -88,12 +88,9 @@ def spanned_in_histories(series_list: Sequence[Series], found: Sequence[list[Ste
     (default `series_list`); only histories with a slower placed step are looked at."""
     wanted = {(s.machine, s.environment) for s, steps in zip(series_list, found)
               if any(st.placed and not st.transient and st.change > 0 for st in steps)}
-    groups: dict[tuple, list[Series]] = {}
-    for series in series_list if context is None else context:
-        if ((series.machine, series.environment) in wanted and str(series.metric) == "time"
-                and series.points and relatives_of(series.points) is None):
-            groups.setdefault((series.machine, series.environment), []).append(series)
-    stretches = {key: slower_stretches(members) for key, members in groups.items()}
+    histories = wall_time_histories(series_list if context is None else context)
+    stretches = {key: slower_stretches(members) for key, members in histories.items()
+                 if key in wanted}
     return [spanned_by_stretches(series, steps, stretches[(series.machine,
                                                              series.environment)])
             if str(series.metric) == "time" and (series.machine, series.environment)
