@@ -324,6 +324,8 @@ def _keys(name: str, length: int) -> list:
 MACHINE_SPELL = [True]
 # --no-machine-stretches: ... without machine.slower_stretches' (False here)
 MACHINE_STRETCHES = [True]
+# --no-machine-share: ... without machine.slower_share's (False here)
+MACHINE_SHARE = [True]
 # (history key) -> machine.newest_spell.spell_window of the history's series and spell_in of it
 _WINDOWS: dict[tuple, tuple] = {}
 
@@ -378,15 +380,34 @@ def stretch_values(group: list[tuple[str, np.ndarray]], label: str, values: np.n
     return stretches
 
 
+def share_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
+                 ) -> Callable[[], frozenset[int]]:
+    """The places that most series of the history of `label` in `group` ran slower at once
+    (machine.slower_share.slower_commits, with `values` as that series' values, as
+    `benchkit history regressions` finds them); found when first asked for."""
+    def slower() -> frozenset[int]:
+        from benchkit.core.history.machine.slower_share import slower_commits
+        machine, env, _ = _history_of(label)
+        _, names, members = _history(group, label)
+        at = names.index(label)
+        mine = _time_series(label, machine, env, values)
+        place = {p.commit.sha: i for i, p in enumerate(mine.points)}
+        found = slower_commits([*members[:at], mine, *members[at + 1:]])
+        return frozenset(place[sha] for sha in found if sha in place)
+    return slower
+
+
 def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None,
                     spell: tuple[frozenset, float] | None = None,
-                    stretches: Callable[[], dict[int, tuple[int, int]]] | None = None
+                    stretches: Callable[[], dict[int, tuple[int, int]]] | None = None,
+                    slower: Callable[[], frozenset[int]] | None = None
                     ) -> tuple[list[tuple[int, float]], list[tuple[int, int, float]]]:
     """The steps benchkit places, as (index, relative change), and those it reports
     without a place, as (first, last index the step may be at, relative change); each
     commit's first quartile is its value times `quartiles` (None: the value); `spell`: the
     places of its history's newest spell and this series' gap there (`spell_values`);
-    `stretches`: its history's slower stretches (`stretch_values`)."""
+    `stretches`: its history's slower stretches (`stretch_values`); `slower`: the places
+    its history ran slower (`share_values`)."""
     lows = values if quartiles is None else values * quartiles
     points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(low), float(v), 1, 1)
                    for i, (v, low) in enumerate(zip(values, lows)))
@@ -399,6 +420,11 @@ def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None,
         found = spanned_by_stretches(series, found, {
             f"{first:040x}": (f"{end:040x}", length)
             for first, (end, length) in stretches().items()})
+    if slower is not None and any(s.change > 0 and not s.transient and not s.pending
+                                  for s in found):
+        from benchkit.core.history.machine.slower_share import held_by_slower_share
+        found = held_by_slower_share(series, found,
+                                     frozenset(f"{i:040x}" for i in slower()), steps_of)
     if spell is not None:
         from benchkit.core.history.machine.newest_spell import NewestSpell, held_by_the_machine
         places, gap = spell
@@ -437,7 +463,8 @@ def read_for(name: str, group: list[tuple[str, np.ndarray]], label: str, values:
     if name == "benchkit":
         return (on_one_kind_values(group, label, values), quartiles,
                 spell_values(group, label, values) if MACHINE_SPELL[0] else None,
-                stretch_values(group, label, values) if MACHINE_STRETCHES[0] else None)
+                stretch_values(group, label, values) if MACHINE_STRETCHES[0] else None,
+                share_values(group, label, values) if MACHINE_SHARE[0] else None)
     return (read_by(name, values, quartiles),)
 
 
@@ -865,11 +892,15 @@ def main() -> None:
     parser.add_argument("--no-machine-stretches", action="store_true",
                         help="benchkit without its rule for a step at the start of a stretch "
                              "the whole machine ran slower (machine.slower_stretches)")
+    parser.add_argument("--no-machine-share", action="store_true",
+                        help="benchkit without its rule for a step that is only the machine "
+                             "running slower more often (machine.slower_share)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args()
     ASV_AT_FIRST_QUARTILE[0] = args.asv_first_quartile
     MACHINE_SPELL[0] = not args.no_machine_spell
     MACHINE_STRETCHES[0] = not args.no_machine_stretches
+    MACHINE_SHARE[0] = not args.no_machine_share
     if args.e_divisive:
         if shutil.which(args.e_divisive) is None:
             parser.error(f"--e-divisive {args.e_divisive}: not an interpreter that can be "

@@ -10,10 +10,11 @@ and both tools judge it as they would that night:
 - asv: `detect_steps` then `detect_regressions(steps, threshold=0.05)` per series, as
   `asv publish` reports regressions;
 - benchkit: as `benchkit history regressions` does (`runners.on_one_kind` over the history,
-  `steps_of` per series, `slower_stretches.spanned_in_histories`, then `newest_spell.
-  held_by_spells`), the steps to act on (not pending, not transient); and the same without
-  `held_by_spells` (`benchkit_without_machine_spell`): what the rule for a slow spell of
-  the whole machine takes off.
+  `steps_of` per series, `slower_stretches.spanned_in_histories`, `slower_share.
+  held_by_shares`, then `newest_spell.held_by_spells`), the steps to act on (not pending,
+  not transient); and the same without `held_by_spells` (`benchkit_without_machine_spell`)
+  and without `held_by_shares` (`benchkit_without_machine_share`): what the rules for a
+  slow spell of the whole machine and for its share of slower commits take off.
 
 An alert is a slower step whose commit (a span: its last commit) is one of the night's
 --newest commits. Figures per directory: alerts per series and night, the nights with any
@@ -39,6 +40,7 @@ import perf_history_detection as detection  # noqa: E402
 
 from benchkit.core.history.machine import newest_spell  # noqa: E402
 from benchkit.core.history.machine.newest_spell import held_by_spells, spell_of  # noqa: E402
+from benchkit.core.history.machine.slower_share import held_by_shares  # noqa: E402
 from benchkit.core.history.machine.slower_stretches import spanned_in_histories  # noqa: E402
 from benchkit.core.history.machine.runners import on_one_kind  # noqa: E402
 from benchkit.core.history.series import Series, values_of  # noqa: E402
@@ -80,25 +82,29 @@ def alerts_of(steps, series: Series, newest: int) -> list[tuple[int, float]]:
 def score(members: list[Series], first: int, newest: int) -> dict:
     longest = max(members, key=lambda s: len(s.points))
     order = {p.commit.sha: i for i, p in enumerate(longest.points)}
-    counts = {"asv": 0, "benchkit": 0, "benchkit_without_machine_spell": 0}
+    counts = {"asv": 0, "benchkit": 0, "benchkit_without_machine_spell": 0,
+              "benchkit_without_machine_share": 0}
     nights_with = dict.fromkeys(counts, 0)
     listed, spell_nights, series_nights, seconds = [], 0, 0, 0.0
     for night in range(first, len(longest.points) + 1):
         cut = on_night(members, order, night)
         began = time.perf_counter()
         adjusted, _ = on_one_kind(cut)
-        found = spanned_in_histories(adjusted, [steps_of(s) for s in adjusted])
+        spanned = spanned_in_histories(adjusted, [steps_of(s) for s in adjusted])
+        found = held_by_shares(adjusted, spanned, lambda i, s: steps_of(s))
         held = held_by_spells(adjusted, found, lambda i, s: steps_of(s))
         seconds += time.perf_counter() - began
+        unshared = held_by_spells(adjusted, spanned, lambda i, s: steps_of(s))
         spell_nights += spell_of(cut) is not None
         series_nights += len(cut)
         tonight = dict.fromkeys(counts, 0)
-        for series, before, after in zip(adjusted, found, held):
+        for series, before, after, alone in zip(adjusted, found, held, unshared):
             values = values_of(cut[adjusted.index(series)].points)
             asv = [(i, c) for i, c in detection.asv_steps(values)
                    if c > 0 and i >= len(values) - newest]
             tonight["asv"] += len(asv)
             tonight["benchkit_without_machine_spell"] += len(alerts_of(before, series, newest))
+            tonight["benchkit_without_machine_share"] += len(alerts_of(alone, series, newest))
             mine = alerts_of(after, series, newest)
             tonight["benchkit"] += len(mine)
             listed += [{"night": night, "benchmark": series.benchmark, "at": i,

@@ -442,8 +442,8 @@ def test_nightly_scoring_judges_each_night_as_the_history_stood(tmp_path):
     """perf_history_nightly.py on the seventh VM's real busy night (written as asv results):
     the nights before it and through it, both tools side by side, and what the rule for a
     slow spell of the whole machine takes off."""
-    from test_history_machine_spell import _as_asv_results
-    _as_asv_results(tmp_path / "results")
+    from seventh_vm_busy import figures as busy_figures, write_as_asv_results
+    write_as_asv_results(tmp_path / "results", busy_figures(158))
     output = tmp_path / "nightly.json"
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_history_nightly.py"),
                            str(tmp_path / "results"), "--first", "140", "-o", str(output)],
@@ -452,6 +452,8 @@ def test_nightly_scoring_judges_each_night_as_the_history_stood(tmp_path):
     (figures,) = json.loads(output.read_text())["histories"].values()
     assert (figures["series"], figures["nights"], figures["series_nights"]) == (8, 19, 152)
     assert figures["nights_with_a_machine_spell"] == 6
-    assert figures["alerts"] == {"asv": 10, "benchkit": 0, "benchkit_without_machine_spell": 13}
+    assert figures["alerts"] == {"asv": 10, "benchkit": 0, "benchkit_without_machine_spell": 13,
+                                 "benchkit_without_machine_share": 0}
     assert figures["nights_with_an_alert"] == {"asv": 10, "benchkit": 0,
-                                               "benchkit_without_machine_spell": 3}
+                                               "benchkit_without_machine_spell": 3,
+                                               "benchkit_without_machine_share": 0}

@@ -3,7 +3,6 @@ pending, a step that stands without it stays (pure)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from benchkit.core.history.machine.runners import on_one_kind
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import steps_of
 from benchkit.core.history.transient import NEWEST_REACH
+from seventh_vm_busy import as_series, figures, write_as_asv_results
 
 COMMITS = 200
 
@@ -114,16 +114,13 @@ def test_newest_spell_needs_the_same_newest_commits_in_every_series():
     assert spell is not None and spell.judged == 7 and spell.gaps[0] == 0.0
 
 
+NIGHT = 158     # commits of the history the night a spell of 2-4.8x had lasted 6
+
+
 def _real_history():
-    """The seventh VM beside a busy neighbour, as it stood the night a spell of 2-4.8x in
-    every series had lasted 6 commits (tests/fixtures/history/seventh-vm-busy-newest-
-    spell.json says how it was recorded)."""
-    doc = json.loads((Path(__file__).parent / "fixtures" / "history"
-                      / "seventh-vm-busy-newest-spell.json").read_text())
-    return [Series(name, "time", "vm-noise", tuple(
-        Point(Commit(f"{i:040x}", f"2026-12-02T{i:05d}", i), v, low, v, 10, 1)
-        for i, (v, low) in enumerate(zip(figures["value"], figures["first_quartile"]))),
-        "noise-py") for name, figures in doc["series"].items()]
+    """The seventh VM beside a busy neighbour as it stood the night a spell of 2-4.8x in
+    every series had lasted 6 commits: its first NIGHT commits."""
+    return as_series(figures(NIGHT))
 
 
 def test_real_noise_a_busy_night_at_the_newest_end_is_no_claim():
@@ -145,33 +142,10 @@ def test_real_noise_a_busy_night_at_the_newest_end_is_no_claim():
     assert len(held) == 6
 
 
-def _as_asv_results(directory: Path) -> None:
-    """The real night as asv results files (asv's format 2, as the recording wrote them)."""
-    doc = json.loads((Path(__file__).parent / "fixtures" / "history"
-                      / "seventh-vm-busy-newest-spell.json").read_text())
-    names = list(doc["series"])
-    (directory / "box").mkdir(parents=True)
-    (directory / "benchmarks.json").write_text(json.dumps(
-        {name: {"name": name, "type": "time", "unit": "seconds", "params": [],
-                "param_names": [], "version": "1"} for name in names} | {"version": 2}))
-    (directory / "box" / "machine.json").write_text(json.dumps({"machine": "box",
-                                                                 "version": 1}))
-    columns = ["result", "params", "version", "stats_q_25"]
-    for i in range(len(doc["series"][names[0]]["value"])):
-        sha = f"{i:08x}" + "0" * 32
-        results = {name: [[doc["series"][name]["value"][i]], [], "1",
-                          [doc["series"][name]["first_quartile"][i]]] for name in names}
-        (directory / "box" / f"{sha[:8]}-py3.11.json").write_text(json.dumps(
-            {"commit_hash": sha, "env_name": "py3.11", "date": 1_700_000_000_000 + i * 3_600_000,
-             "params": {"machine": "box", "python": "3.11"}, "python": "3.11",
-             "requirements": {}, "result_columns": columns, "results": results,
-             "version": 2}))
-
-
 @pytest.mark.slow
 def test_real_noise_the_busy_night_breaks_no_gate_and_says_why(tmp_path):
     from test_cli import cli
-    _as_asv_results(tmp_path / "results")
+    write_as_asv_results(tmp_path / "results", figures(NIGHT))
     db = tmp_path / "h.db"
     cli("history", "import-asv", tmp_path / "results", "--db", db, cwd=tmp_path,
         check_code=0)

@@ -7,6 +7,7 @@ import sys
 from typing import Iterable
 
 from benchkit.core.history.machine.newest_spell import held_by_machine
+from benchkit.core.history.machine.slower_share import held_by_share
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
 
@@ -110,10 +111,15 @@ def summary_line(shown, hidden: int, series: int, changes: int, broken: int,
         parts.append(f"{broken} beyond a --fail-on gate")
     pending = sum(1 for s in shown if s.awaiting)
     machine = sum(1 for s in shown if s.awaiting and held_by_machine(s))
+    share = sum(1 for s in shown if s.awaiting and held_by_share(s))
     if pending:
-        parts.append(f"{pending} pending (the newest commits: --confirm, or more commits"
-                     + (f"; {machine} of them there because most of the machine's series ran "
-                        "slower at once" if machine else "") + ")")
+        reasons = [f"{share} where the machine ran slower more often after them: --confirm"
+                   ] if share else []
+        if pending > share:
+            reasons.insert(0, "the newest commits: --confirm, or more commits" + (
+                f"; {machine} of them there because most of the machine's series ran slower "
+                "at once" if machine else ""))
+        parts.append(f"{pending} pending ({'; '.join(reasons)})")
     if hidden:
         parts.append(f"{hidden} transient not shown (--all lists them)")
     if shared:

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from benchkit.core.history.changes import EnvironmentChange
 from benchkit.core.metrics.metric import metric_named
+from benchkit.core.history.machine.slower_share import held_by_share
 from benchkit.core.history.series import (Commit, Point, Series, commits_of, observations_of,
                                           values_of)
 from benchkit.core.history.steps import Step
@@ -209,10 +210,12 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
     steps = sorted((st for v in all_views for st in v.steps if not st.transient),
                    key=lambda st: st.commit.key(), reverse=True)
     pending = sum(1 for st in steps if st.awaiting)
+    where = "in the newest commits" + (", or where the machine ran slower more often after "
+                                       "them" if any(held_by_share(st) for st in steps) else "")
     lines = ["## benchkit history", ""]
     if steps:
         lines += [f"{len(steps)} change point(s)" + (
-                      f", {pending} pending (in the newest commits: a slow spell or a step; "
+                      f", {pending} pending ({where}: a slow spell or a step; "
                       "`history regressions --confirm` re-measures them)" if pending else "")
                   + "; newest first:", "",
                   "| benchmark | metric | machine | change | interval | commit | message |",
