@@ -324,6 +324,8 @@ def _keys(name: str, length: int) -> list:
 MACHINE_SPELL = [True]
 # --no-machine-stretches: ... without machine.slower_stretches' (False here)
 MACHINE_STRETCHES = [True]
+# --no-machine-stretch-spells: ... without machine.slower_stretches' held_by_stretch_spells
+MACHINE_STRETCH_SPELLS = [True]
 # --no-machine-share: ... without machine.slower_share's (False here)
 MACHINE_SHARE = [True]
 # (history key) -> machine.newest_spell.spell_window of the history's series and spell_in of it
@@ -367,7 +369,11 @@ def stretch_values(group: list[tuple[str, np.ndarray]], label: str, values: np.n
     slower at once (machine.slower_stretches, with `values` as that series' values, as
     `benchkit history regressions` finds them), each first place -> (place just after it,
     length); found when first asked for (most series have no step to look them up for)."""
+    found_once: list[dict[int, tuple[int, int]]] = []
+
     def stretches() -> dict[int, tuple[int, int]]:
+        if found_once:
+            return found_once[0]
         from benchkit.core.history.machine.slower_stretches import slower_stretches
         machine, env, _ = _history_of(label)
         _, names, members = _history(group, label)
@@ -375,8 +381,10 @@ def stretch_values(group: list[tuple[str, np.ndarray]], label: str, values: np.n
         mine = _time_series(label, machine, env, values)
         place = {p.commit.sha: i for i, p in enumerate(mine.points)}
         found = slower_stretches([*members[:at], mine, *members[at + 1:]])
-        return {place[first]: (place[end], length) for first, (end, length) in found.items()
-                if first in place and end in place}
+        found_once.append({place[first]: (place[end], length)
+                           for first, (end, length) in found.items()
+                           if first in place and end in place})
+        return found_once[0]
     return stretches
 
 
@@ -420,6 +428,12 @@ def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None,
         found = spanned_by_stretches(series, found, {
             f"{first:040x}": (f"{end:040x}", length)
             for first, (end, length) in stretches().items()})
+    if stretches is not None and MACHINE_STRETCH_SPELLS[0] and any(
+            s.change > 0 and not s.transient and not s.pending for s in found):
+        from benchkit.core.history.machine.slower_stretches import held_by_stretch_spells
+        found = held_by_stretch_spells(series, found, {
+            f"{first:040x}": (f"{end:040x}", length)
+            for first, (end, length) in stretches().items()}, steps_of)
     if slower is not None and any(s.change > 0 and not s.transient and not s.pending
                                   for s in found):
         from benchkit.core.history.machine.slower_share import held_by_slower_share
@@ -749,7 +763,8 @@ def score(series, flat_series, trials: int, margin: int, tolerance: int, keep_sp
                               "holding_the_injected_commit":
                                   unplaced["holding_the_injected_commit"] / total},
         # slower steps benchkit lists as pending (fewer than MIN_LEVEL commits after them
-        # at the newest end, where no step is injected): not counted above
+        # at the newest end, where no step is injected, or held by the machine's rules:
+        # machine.slower_stretches, slower_share, newest_spell): not counted above
         "benchkit_pending_per_series": pending / total,
     }
 
@@ -892,6 +907,10 @@ def main() -> None:
     parser.add_argument("--no-machine-stretches", action="store_true",
                         help="benchkit without its rule for a step at the start of a stretch "
                              "the whole machine ran slower (machine.slower_stretches)")
+    parser.add_argument("--no-machine-stretch-spells", action="store_true",
+                        help="benchkit without its rule for a step there only because of a "
+                             "stretch the whole machine ran slower (machine.slower_stretches."
+                             "held_by_stretch_spells; --no-machine-stretches leaves it out too)")
     parser.add_argument("--no-machine-share", action="store_true",
                         help="benchkit without its rule for a step that is only the machine "
                              "running slower more often (machine.slower_share)")
@@ -901,6 +920,7 @@ def main() -> None:
     MACHINE_SPELL[0] = not args.no_machine_spell
     MACHINE_STRETCHES[0] = not args.no_machine_stretches
     MACHINE_SHARE[0] = not args.no_machine_share
+    MACHINE_STRETCH_SPELLS[0] = not args.no_machine_stretch_spells
     if args.e_divisive:
         if shutil.which(args.e_divisive) is None:
             parser.error(f"--e-divisive {args.e_divisive}: not an interpreter that can be "
@@ -1014,7 +1034,8 @@ def main() -> None:
         print("benchkit also reported {per_series:.3f} slower steps per series without a "
               "place (a span of commits), {holding_the_injected_commit:.3f} holding the "
               "injected commit".format(**scored["benchkit_unplaced"])
-              + f"; {scored['benchkit_pending_per_series']:.3f} pending (the newest commits)")
+              + f"; {scored['benchkit_pending_per_series']:.3f} pending (the newest commits, "
+              "or held by what the machine's other series show)")
         if "real_steps_agreement" in scored:
             agreed = scored["real_steps_agreement"]
             print(f"real steps: asv reports {agreed['asv_regressions']} regressions in the "

@@ -10,7 +10,7 @@ and both tools judge it as they would that night:
 - asv: `detect_steps` then `detect_regressions(steps, threshold=0.05)` per series, as
   `asv publish` reports regressions;
 - benchkit: as `benchkit history regressions` does (`runners.on_one_kind` over the history,
-  `steps_of` per series, `slower_stretches.spanned_in_histories`, `slower_share.
+  `steps_of` per series, `slower_stretches.told_by_stretches`, `slower_share.
   held_by_shares`, then `newest_spell.held_by_spells`), the steps to act on (not pending,
   not transient); and the same without `held_by_spells` (`benchkit_without_machine_spell`)
   and without `held_by_shares` (`benchkit_without_machine_share`): what the rules for a
@@ -41,7 +41,7 @@ import perf_history_detection as detection  # noqa: E402
 from benchkit.core.history.machine import newest_spell  # noqa: E402
 from benchkit.core.history.machine.newest_spell import held_by_spells, spell_of  # noqa: E402
 from benchkit.core.history.machine.slower_share import held_by_shares  # noqa: E402
-from benchkit.core.history.machine.slower_stretches import spanned_in_histories  # noqa: E402
+from benchkit.core.history.machine.slower_stretches import told_by_stretches  # noqa: E402
 from benchkit.core.history.machine.runners import on_one_kind  # noqa: E402
 from benchkit.core.history.series import Series, values_of  # noqa: E402
 from benchkit.core.history.steps import steps_of  # noqa: E402
@@ -90,7 +90,8 @@ def score(members: list[Series], first: int, newest: int) -> dict:
         cut = on_night(members, order, night)
         began = time.perf_counter()
         adjusted, _ = on_one_kind(cut)
-        spanned = spanned_in_histories(adjusted, [steps_of(s) for s in adjusted])
+        spanned = told_by_stretches(adjusted, [steps_of(s) for s in adjusted],
+                                    lambda i, s: steps_of(s))
         found = held_by_shares(adjusted, spanned, lambda i, s: steps_of(s))
         held = held_by_spells(adjusted, found, lambda i, s: steps_of(s))
         seconds += time.perf_counter() - began

@@ -1,5 +1,6 @@
-"""The seventh VM's 200-commit noise history beside a busy neighbour (tests/fixtures/history/
-seventh-vm-busy.json says how it was recorded): as series, and as asv's results files."""
+"""The seventh VM's 200-commit noise histories beside a busy neighbour (tests/fixtures/history/
+seventh-vm-busy.json and seventh-vm-busy4.json say how they were recorded): as series, and as
+asv's results files."""
 from __future__ import annotations
 
 import json
@@ -9,16 +10,19 @@ import numpy as np
 
 from benchkit.core.history.series import Commit, Point, Series
 
-FIGURES = json.loads((Path(__file__).parent / "fixtures" / "history" / "seventh-vm-busy.json"
-                      ).read_text())["series"]
+HERE = Path(__file__).parent / "fixtures" / "history"
+# seed 3 (seventh-vm-busy.json), seed 4 (seventh-vm-busy4.json): each file says how
+FIGURES = {seed: json.loads((HERE / name).read_text())["series"]
+           for seed, name in ((3, "seventh-vm-busy.json"), (4, "seventh-vm-busy4.json"))}
 
 
 def figures(commits: int | None = None, step: tuple[str, int, float] | None = None,
-            every: bool = False) -> dict[str, dict[str, np.ndarray]]:
-    """Each series' values and first quartiles: its first `commits` (all by default);
-    `step`: (benchmark, commit, factor) put in (in every series with `every`)."""
+            every: bool = False, seed: int = 3) -> dict[str, dict[str, np.ndarray]]:
+    """Each series' values and first quartiles of the history beside the busy neighbour of
+    `seed`: its first `commits` (all by default); `step`: (benchmark, commit, factor) put
+    in (in every series with `every`)."""
     out = {}
-    for name, columns in FIGURES.items():
+    for name, columns in FIGURES[seed].items():
         value = np.array(columns["value"][:commits])
         low = np.array(columns["first_quartile"][:commits])
         if step and (every or step[0] == name):

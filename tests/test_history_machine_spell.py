@@ -7,10 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from benchkit.core.history.machine import newest_spell as machine_spell
 from benchkit.core.history.machine.newest_spell import (SPELL_MIN_SERIES, held_by_spells,
                                                  newest_spell, spell_of)
-from benchkit.core.history.machine.runners import on_one_kind
+from benchkit.core.history.machine.runners import MATCH, on_one_kind
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import steps_of
 from benchkit.core.history.transient import NEWEST_REACH
@@ -84,7 +83,7 @@ def test_a_step_that_stands_without_the_spell_stays():
 def test_no_spell(history):
     assert spell_of(history) is None
     assert all(not s.pending for steps in (steps_of(s) for s in history) for s in steps
-               if steps and s.commit.order < COMMITS - machine_spell.MATCH - 7)
+               if steps and s.commit.order < COMMITS - MATCH - 7)
 
 
 def test_a_run_of_the_newest_commits_as_long_as_the_reach_is_a_level_and_claimed():

@@ -8,6 +8,7 @@ from typing import Iterable
 
 from benchkit.core.history.machine.newest_spell import held_by_machine
 from benchkit.core.history.machine.slower_share import held_by_share
+from benchkit.core.history.machine.slower_stretches import held_by_stretch_spell
 from benchkit.core.text import printable
 from benchkit.errors import BenchkitError
 
@@ -112,10 +113,13 @@ def summary_line(shown, hidden: int, series: int, changes: int, broken: int,
     pending = sum(1 for s in shown if s.awaiting)
     machine = sum(1 for s in shown if s.awaiting and held_by_machine(s))
     share = sum(1 for s in shown if s.awaiting and held_by_share(s))
+    spell = sum(1 for s in shown if s.awaiting and held_by_stretch_spell(s))
     if pending:
-        reasons = [f"{share} where the machine ran slower more often after them: --confirm"
-                   ] if share else []
-        if pending > share:
+        reasons = ([f"{spell} next to a stretch most of the machine's series ran slower at "
+                    "once: --confirm"] if spell else []) + (
+            [f"{share} where the machine ran slower more often after them: --confirm"]
+            if share else [])
+        if pending > share + spell:
             reasons.insert(0, "the newest commits: --confirm, or more commits" + (
                 f"; {machine} of them there because most of the machine's series ran slower "
                 "at once" if machine else ""))

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from benchkit.core.history.changes import EnvironmentChange
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.machine.slower_share import held_by_share
+from benchkit.core.history.machine.slower_stretches import held_by_stretch_spell
 from benchkit.core.history.series import (Commit, Point, Series, commits_of, observations_of,
                                           values_of)
 from benchkit.core.history.steps import Step
@@ -210,8 +211,9 @@ def markdown(all_views: Sequence[BenchmarkView], *, max_steps: int = 20,
     steps = sorted((st for v in all_views for st in v.steps if not st.transient),
                    key=lambda st: st.commit.key(), reverse=True)
     pending = sum(1 for st in steps if st.awaiting)
-    where = "in the newest commits" + (", or where the machine ran slower more often after "
-                                       "them" if any(held_by_share(st) for st in steps) else "")
+    where = "in the newest commits" + (
+        ", or where the machine ran slower (more often) around them"
+        if any(held_by_share(st) or held_by_stretch_spell(st) for st in steps) else "")
     lines = ["## benchkit history", ""]
     if steps:
         lines += [f"{len(steps)} change point(s)" + (

@@ -1,6 +1,6 @@
 """What one series cannot tell and the machine's other series can (pure): kinds of runner
 that the runs do not name (`runners`), a stretch the whole machine ran slower at the start
-of a step (`slower_stretches`), a step that is only the machine running slower more often
+of a step or the cause of one (`slower_stretches`), a step that is only the machine running slower more often
 (`slower_share`), a slow spell of the whole machine at the newest end (`newest_spell`)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 
 from benchkit.core.history.machine.newest_spell import held_by_spells
 from benchkit.core.history.machine.slower_share import held_by_shares
-from benchkit.core.history.machine.slower_stretches import spanned_in_histories
+from benchkit.core.history.machine.slower_stretches import told_by_stretches
 from benchkit.core.history.series import Series
 from benchkit.core.history.step import Step
 
@@ -18,10 +18,11 @@ def told_by_the_machine(series_list: Sequence[Series], found: Sequence[list[Step
                         context: Sequence[Series] | None = None) -> list[list[Step]]:
     """`found` (the steps of each series of `series_list`) as the other series of each
     one's history (all those in `context`, default `series_list`) tell them: a slower step
-    at the start of a stretch they ran slower given the stretch as its span, a step that
-    is only the machine running slower more often held as pending, then a step the newest
+    at the start of a stretch they ran slower given the stretch as its span, a step there
+    only because of such a stretch held as pending, a step that is only the machine
+    running slower more often held as pending, then a step the newest
     spell of the machine makes held as pending (`find(i, series)` finds series i's steps
     again)."""
-    spanned = spanned_in_histories(series_list, found, context)
+    spanned = told_by_stretches(series_list, found, find, context)
     return held_by_spells(series_list, held_by_shares(series_list, spanned, find, context),
                           find, context)

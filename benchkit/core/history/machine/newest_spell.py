@@ -24,7 +24,8 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
-from benchkit.core.history.machine.runners import (commits_and_values, taken_down,
+from benchkit.core.history.machine.runners import (commits_and_values, found_again,
+                                                   places_of, taken_down,
                                                    wall_time_histories)
 from benchkit.core.history.series import Series
 from benchkit.core.history.step import Step
@@ -138,7 +139,6 @@ def newest_spell(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
                        tuple(gaps))
 
 
-MATCH = 3               # commits apart that a step found again is the same step
 
 
 def held_by_the_machine(series: Series, steps: list[Step], spell: NewestSpell, gap: float,
@@ -152,20 +152,14 @@ def held_by_the_machine(series: Series, steps: list[Step], spell: NewestSpell, g
     index = {p.commit.sha: i for i, p in enumerate(series.points)}
     reach = len(series.points) - spell.length - NEWEST_REACH
 
-    def where(step: Step) -> tuple[int, int]:
-        first, last = step.range
-        return index.get(first.sha, -1) + 1, index.get(last.sha, -1)
-
     held = [k for k, s in enumerate(steps) if s.change > 0 and not s.transient
-            and not s.pending and where(s)[1] >= reach]
+            and not s.pending and places_of(s, index)[1] >= reach]
     if not held:
         return steps
-    again = [where(s) for s in find(taken_down(series, spell.commits, gap))
-             if s.change > 0 and not s.transient and s.commit.sha in index]
+    again = find(taken_down(series, spell.commits, gap))
     out = list(steps)
     for k in held:
-        first, last = where(steps[k])
-        if not any(a - MATCH <= last and first <= b + MATCH for a, b in again):
+        if not found_again(again, index, *places_of(steps[k], index)):
             out[k] = dataclasses.replace(steps[k], pending=True,
                                          evidence=steps[k].evidence + spell.note)
     return out

@@ -20,6 +20,7 @@ import numpy as np
 from benchkit.core.history.noise import nan_medians
 from benchkit.core.history.placement import median, runs_of
 from benchkit.core.history.series import Points, Series, commits_of, relatives_of, values_of
+from benchkit.core.history.step import Step
 
 # Measured on pools made of real histories (benchmarks/perf_history_detection.py --runners),
 # and on steps all of a real history's series take (tests/test_history_hardware.py).
@@ -253,6 +254,24 @@ def wall_time_histories(series_list: Sequence[Series]) -> dict[tuple[str, str], 
 def commits_and_values(members: Sequence[Series]) -> list[tuple[list[str], np.ndarray]]:
     """Each series' commits (shas) and values: what the history's judges read."""
     return [([c.sha for c in commits_of(s.points)], values_of(s.points)) for s in members]
+
+
+MATCH = 3    # commits apart that a step found again is the same step
+
+
+def places_of(step: Step, index: Mapping[str, int]) -> tuple[int, int]:
+    """The first and last place (in a series whose commits `index` places) that `step` may
+    lie at: just after its previous commit, and its commit (a span: its ends)."""
+    first, last = step.range
+    return index.get(first.sha, -1) + 1, index.get(last.sha, -1)
+
+
+def found_again(steps: Sequence[Step], index: Mapping[str, int], low: int, high: int) -> bool:
+    """Whether one of `steps` (found again) is slower, not transient, and within MATCH
+    places of `low`..`high`."""
+    return any(a - MATCH <= high and low <= b + MATCH
+               for a, b in (places_of(s, index) for s in steps
+                            if s.change > 0 and not s.transient and s.commit.sha in index))
 
 
 def taken_down(series: Series, commits: Container[str], gap: float) -> Series:

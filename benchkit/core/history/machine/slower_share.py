@@ -15,7 +15,10 @@ those commits taken down by that gap the series' step finder no longer finds it.
 stands without them, or where one side holds one speed only (a change every series takes
 at once is one block of "slower" commits: its other side has none), stays as it was.
 
-SHARE_WINDOW and SHARE_MIN were set before measuring, not tuned.
+SHARE_WINDOW and SHARE_MIN were set before measuring, not tuned. Measured every position
+(benchmarks/perf_history_detection.py, docs/performance.md) on the seventh VM: false steps a
+series beside the busy neighbour of seed 3 0.1216 -> 0.0387, of seed 4 0.0480 -> 0.0265, idle
+0.0090 -> 0.0076, numpy's releases the same (0.0017), at 0.2-3.3 points of recall.
 """
 from __future__ import annotations
 
@@ -24,14 +27,14 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from benchkit.core.history.machine.runners import (commits_and_values, slower_at_once,
-                                                   taken_down, wall_time_histories)
+from benchkit.core.history.machine.runners import (commits_and_values, found_again,
+                                                   places_of, slower_at_once, taken_down,
+                                                   wall_time_histories)
 from benchkit.core.history.series import Series, values_of
 from benchkit.core.history.step import Step
 
 SHARE_WINDOW = 30   # commits on either side of a step whose speeds are compared
 SHARE_MIN = 5       # commits of each of the machine's speeds a side needs
-SHARE_MATCH = 3     # commits apart that a step found again is the same step
 SHARE_GAP = 1.0     # the slower commits' median height above the others', in noises, at least
 
 HELD_MARK = "ran slower more often after it"
@@ -97,7 +100,7 @@ def held_by_slower_share(series: Series, steps: list[Step], slow: frozenset[str]
     """`steps` of `series` with each slower step that the machine's share of slower commits
     (`slow`, shas: `slower_commits`) makes marked pending: where `share_shift` finds the
     series slower there and `find` (its step finder) does not find the step again within
-    SHARE_MATCH commits once those commits' values are taken down by that gap."""
+    MATCH commits once those commits' values are taken down by that gap."""
     if not slow or not steps:
         return steps
     values = np.asarray(values_of(series.points), dtype=float)
@@ -107,21 +110,14 @@ def held_by_slower_share(series: Series, steps: list[Step], slow: frozenset[str]
     index = {p.commit.sha: i for i, p in enumerate(series.points)}
     on_slow = np.array([p.commit.sha in slow for p in series.points])
 
-    def where(step: Step) -> tuple[int, int]:
-        first, last = step.range
-        return index.get(first.sha, -1) + 1, index.get(last.sha, -1)
-
     out = list(steps)
     for k, step in enumerate(steps):
         if step.change <= 0 or step.transient or step.pending or step.commit.sha not in index:
             continue
-        first, last = where(step)
+        first, last = places_of(step, index)
         shift = share_shift(logs, on_slow, first, last)
-        if shift is None:
-            continue
-        again = [where(s) for s in find(taken_down(series, slow, shift.gap))
-                 if s.change > 0 and not s.transient and s.commit.sha in index]
-        if any(a - SHARE_MATCH <= last and first <= b + SHARE_MATCH for a, b in again):
+        if shift is None or found_again(find(taken_down(series, slow, shift.gap)), index,
+                                        first, last):
             continue
         out[k] = dataclasses.replace(step, pending=True, evidence=step.evidence + (
             f"; pending: this machine {HELD_MARK} than before (most of its series at once "
