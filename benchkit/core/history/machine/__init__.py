@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from benchkit.core.history.machine.newest_spell import held_by_spells
+from benchkit.core.history.machine.runners import slower_at_once_by_history
 from benchkit.core.history.machine.slower_share import held_by_shares
 from benchkit.core.history.machine.slower_stretches import told_by_stretches
 from benchkit.core.history.series import Series
@@ -23,6 +24,9 @@ def told_by_the_machine(series_list: Sequence[Series], found: Sequence[list[Step
     running slower more often held as pending, then a step the newest
     spell of the machine makes held as pending (`find(i, series)` finds series i's steps
     again)."""
-    spanned = told_by_stretches(series_list, found, find, context)
-    return held_by_spells(series_list, held_by_shares(series_list, spanned, find, context),
+    # the commits most series ran slower at once: read by the stretches and the share rule
+    slower = slower_at_once_by_history(series_list, found, context)
+    spanned = told_by_stretches(series_list, found, find, context, slower)
+    return held_by_spells(series_list,
+                          held_by_shares(series_list, spanned, find, context, slower),
                           find, context)

@@ -94,6 +94,21 @@ def slower_at_once(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
     return None if found is None else (list(places), *found)
 
 
+def slower_at_once_by_history(series_list: Sequence[Series], found: Sequence[Sequence[Step]],
+                              context: Sequence[Series] | None = None
+                              ) -> dict[tuple[str, str], tuple | None]:
+    """`slower_at_once` of each history (machine, environment) of `series_list` that one of
+    its wall-time series has a slower step to judge in (`found`: each series' steps; not
+    transient, not pending), told from the history's wall-time series in `context`
+    (default `series_list`): what the machine's rules read, found once."""
+    wanted = {(s.machine, s.environment) for s, steps in zip(series_list, found)
+              if str(s.metric) == "time"
+              and any(st.change > 0 and not st.transient and not st.pending for st in steps)}
+    histories = wall_time_histories(series_list if context is None else context)
+    return {key: slower_at_once(commits_and_values(members))
+            for key, members in histories.items() if key in wanted}
+
+
 def _by_length(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
                ) -> tuple[dict[Hashable, int], dict[int, list[tuple[int, np.ndarray, np.ndarray]]]]:
     """The history's commits (each its place) and its series with positive values, grouped

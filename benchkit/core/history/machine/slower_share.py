@@ -23,13 +23,13 @@ series beside the busy neighbour of seed 3 0.1216 -> 0.0387, of seed 4 0.0480 ->
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from benchkit.core.history.machine.runners import (commits_and_values, found_again,
-                                                   places_of, slower_at_once, taken_down,
-                                                   wall_time_histories)
+                                                   places_of, slower_at_once,
+                                                   slower_at_once_by_history, taken_down)
 from benchkit.core.history.series import Series, values_of
 from benchkit.core.history.step import Step
 
@@ -47,10 +47,14 @@ def held_by_share(step: Step) -> bool:
 
 def slower_commits(members: Sequence[Series]) -> frozenset[str]:
     """The commits (shas) that most of one history's wall-time series ran slower at once
-    (`runners.slower_at_once`), or none where the two groups of commits stand less than
-    SHARE_GAP noises apart (noise independent from commit to commit splits in two by
-    chance, about 0.5 apart)."""
-    found = slower_at_once(commits_and_values(members))
+    (`slower_commits_of` their `runners.slower_at_once`)."""
+    return slower_commits_of(slower_at_once(commits_and_values(members)))
+
+
+def slower_commits_of(found: tuple[list, np.ndarray, float] | None) -> frozenset[str]:
+    """The slower commits of a history's `slower_at_once`, or none where its two groups of
+    commits stand less than SHARE_GAP noises apart (noise independent from commit to commit
+    splits in two by chance, about 0.5 apart)."""
     if found is None or found[2] < SHARE_GAP:
         return frozenset()
     keys, slow, _ = found
@@ -130,17 +134,17 @@ def held_by_slower_share(series: Series, steps: list[Step], slow: frozenset[str]
 
 def held_by_shares(series_list: Sequence[Series], found: Sequence[list[Step]],
                    find: Callable[[int, Series], list[Step]],
-                   context: Sequence[Series] | None = None) -> list[list[Step]]:
+                   context: Sequence[Series] | None = None,
+                   slower: Mapping[tuple[str, str], tuple | None] | None = None
+                   ) -> list[list[Step]]:
     """`found` (the steps of each series of `series_list`) with `held_by_slower_share`
     applied, each history's slower commits told from its wall-time series in `context`
-    (default `series_list`); only histories with a slower step it may hold are looked at
-    (`find(i, series)` finds series i's steps again)."""
-    wanted = {(s.machine, s.environment) for s, steps in zip(series_list, found)
-              if str(s.metric) == "time"
-              and any(st.change > 0 and not st.transient and not st.pending for st in steps)}
-    histories = wall_time_histories(series_list if context is None else context)
-    slow = {key: slower_commits(members) for key, members in histories.items()
-            if key in wanted}
+    (default `series_list`; `slower`: their `slower_at_once_by_history`, if found already);
+    only histories with a slower step it may hold are looked at (`find(i, series)` finds
+    series i's steps again)."""
+    if slower is None:
+        slower = slower_at_once_by_history(series_list, found, context)
+    slow = {key: slower_commits_of(at_once) for key, at_once in slower.items()}
     out = list(found)
     for i, series in enumerate(series_list):
         commits = slow.get((series.machine, series.environment))

@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from benchkit.core.history.machine.runners import (MATCH, commits_and_values, found_again,
-                                                   places_of, slower_at_once, taken_down,
-                                                   wall_time_histories)
+                                                   places_of, slower_at_once,
+                                                   slower_at_once_by_history, taken_down)
 from benchkit.core.history.placement import runs_of
 from benchkit.core.history.series import Series, values_of
 from benchkit.core.history.step import Step
@@ -62,12 +62,16 @@ def slower_stretches(members: Sequence[Series]) -> dict[str, tuple[str, int]]:
     """Of one history's wall-time series: each commit (sha) of each stretch of STRETCH_MIN
     commits or more that most of them ran slower at once (one commit between two runs
     bridged), and the commit just after the stretch (sha; the newest commit where it runs
-    to the end) with the stretch's length.
+    to the end) with the stretch's length (`stretches_of` their `slower_at_once`)."""
+    return stretches_of(slower_at_once(commits_and_values(members)))
+
+
+def stretches_of(found: tuple[list, np.ndarray, float] | None) -> dict[str, tuple[str, int]]:
+    """The stretches (as `slower_stretches` gives them) of a history's `slower_at_once`.
     Empty where the slower runs' median heights stand less than STRETCH_GAP noises above
     the others' on average: the runs' scores then split in two by chance (drawn noise
     independent from commit to commit splits 0.5 noise apart; this VM's histories
     1.8-2.5)."""
-    found = slower_at_once(commits_and_values(members))
     if found is None or found[2] < STRETCH_GAP:
         return {}
     keys, slow, _ = found
@@ -164,16 +168,17 @@ def held_by_stretch_spells(series: Series, steps: list[Step],
 
 def told_by_stretches(series_list: Sequence[Series], found: Sequence[list[Step]],
                       find: Callable[[int, Series], list[Step]],
-                      context: Sequence[Series] | None = None) -> list[list[Step]]:
+                      context: Sequence[Series] | None = None,
+                      slower: Mapping[tuple[str, str], tuple | None] | None = None
+                      ) -> list[list[Step]]:
     """`found` (the steps of each series of `series_list`) with `spanned_by_stretches` and
     then `held_by_stretch_spells` applied, each history's stretches told from its wall-time
-    series in `context` (default `series_list`); only histories with a slower step are
-    looked at (`find(i, series)` finds series i's steps again)."""
-    wanted = {(s.machine, s.environment) for s, steps in zip(series_list, found)
-              if any(st.change > 0 and not st.transient and not st.pending for st in steps)}
-    histories = wall_time_histories(series_list if context is None else context)
-    stretches = {key: slower_stretches(members) for key, members in histories.items()
-                 if key in wanted}
+    series in `context` (default `series_list`; `slower`: their `slower_at_once_by_history`,
+    if found already); only histories with a slower step are looked at (`find(i, series)`
+    finds series i's steps again)."""
+    if slower is None:
+        slower = slower_at_once_by_history(series_list, found, context)
+    stretches = {key: stretches_of(at_once) for key, at_once in slower.items()}
     out = list(found)
     for i, series in enumerate(series_list):
         mine = stretches.get((series.machine, series.environment))
