@@ -139,3 +139,19 @@ def test_held_through_import_asv_and_regressions_and_counted_in_the_summary(tmp_
         ("noise.time_sum_range", True, False)]
     summary = cli("history", "regressions", "--db", db, cwd=tmp_path, check_code=0).stderr
     assert "1 where the machine ran slower more often after them: --confirm" in summary
+
+
+def test_the_summary_says_why_each_step_is_pending():
+    import dataclasses
+
+    from benchkit.cli.history.output import summary_line
+    from benchkit.core.history.machine.slower_stretches import SPELL_MARK
+    _, _, (share,) = _steps(_busy(("noise.time_sum_range", 92, 1.5)), "noise.time_sum_range")
+    spell = dataclasses.replace(share, evidence=f"; pending: next to a stretch {SPELL_MARK}")
+    newest = dataclasses.replace(share, evidence="; pending: the newest commits")
+    assert summary_line([share], 0, 8, 0, 0).endswith(
+        "1 pending (1 where the machine ran slower more often after them: --confirm)")
+    assert summary_line([newest, spell, share], 0, 8, 0, 0).endswith(
+        "3 pending (the newest commits: --confirm, or more commits; 1 next to a stretch most "
+        "of the machine's series ran slower at once: --confirm; 1 where the machine ran "
+        "slower more often after them: --confirm)")

@@ -1,7 +1,8 @@
 """What one series cannot tell and the machine's other series can (pure): kinds of runner
 that the runs do not name (`runners`), a stretch the whole machine ran slower at the start
-of a step or the cause of one (`slower_stretches`), a step that is only the machine running slower more often
-(`slower_share`), a slow spell of the whole machine at the newest end (`newest_spell`)."""
+of a step or as the cause of one (`slower_stretches`), a step that is only the machine
+running slower more often (`slower_share`), a slow spell of the whole machine at the newest
+end (`newest_spell`)."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -21,9 +22,8 @@ def told_by_the_machine(series_list: Sequence[Series], found: Sequence[list[Step
     one's history (all those in `context`, default `series_list`) tell them: a slower step
     at the start of a stretch they ran slower given the stretch as its span, a step there
     only because of such a stretch held as pending, a step that is only the machine
-    running slower more often held as pending, then a step the newest
-    spell of the machine makes held as pending (`find(i, series)` finds series i's steps
-    again)."""
+    running slower more often held as pending, then a step the newest spell of the machine
+    makes held as pending (`find(i, series)` finds series i's steps again)."""
     # the commits most series ran slower at once: read by the stretches and the share rule
     slower = slower_at_once_by_history(series_list, found, context)
     spanned = told_by_stretches(series_list, found, find, context, slower)
