@@ -363,46 +363,37 @@ def spell_values(group: list[tuple[str, np.ndarray]], label: str, values: np.nda
     return frozenset(range(len(values) - width + first, len(values))), float(gaps[row])
 
 
-def stretch_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
-                   ) -> Callable[[], dict[int, tuple[int, int]]]:
-    """The stretches of the history of `label` in `group` that most of its series ran
-    slower at once (machine.slower_stretches, with `values` as that series' values, as
-    `benchkit history regressions` finds them), each first place -> (place just after it,
-    length); found when first asked for (most series have no step to look them up for)."""
-    found_once: list[dict[int, tuple[int, int]]] = []
+def machine_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
+                   ) -> tuple[Callable[[], dict[int, tuple[int, int]]],
+                              Callable[[], frozenset[int]]]:
+    """What the machine's rules read of the history of `label` in `group`, with `values` as
+    that series' values, as `benchkit history regressions` finds it: its stretches that most
+    series ran slower at once (machine.slower_stretches.stretches_of: each place -> (place
+    just after the stretch, length)) and the places they ran slower at
+    (machine.slower_share.slower_commits_of); both from one `clearly_slower_at_once`, found
+    when first asked for (most series have no step to look them up for)."""
+    found_once: list[tuple[dict, frozenset]] = []
 
-    def stretches() -> dict[int, tuple[int, int]]:
-        if found_once:
-            return found_once[0]
-        from benchkit.core.history.machine.slower_stretches import slower_stretches
-        machine, env, _ = _history_of(label)
-        _, names, members = _history(group, label)
-        at = names.index(label)
-        mine = _time_series(label, machine, env, values)
-        place = {p.commit.sha: i for i, p in enumerate(mine.points)}
-        found = slower_stretches([*members[:at], mine, *members[at + 1:]])
-        found_once.append({place[first]: (place[end], length)
-                           for first, (end, length) in found.items()
-                           if first in place and end in place})
+    def found() -> tuple[dict[int, tuple[int, int]], frozenset[int]]:
+        if not found_once:
+            from benchkit.core.history.machine.runners import (clearly_slower_at_once,
+                                                               commits_and_values)
+            from benchkit.core.history.machine.slower_share import slower_commits_of
+            from benchkit.core.history.machine.slower_stretches import stretches_of
+            machine, env, _ = _history_of(label)
+            _, names, members = _history(group, label)
+            at = names.index(label)
+            mine = _time_series(label, machine, env, values)
+            place = {p.commit.sha: i for i, p in enumerate(mine.points)}
+            at_once = clearly_slower_at_once(commits_and_values(
+                [*members[:at], mine, *members[at + 1:]]))
+            found_once.append((
+                {place[first]: (place[end], length)
+                 for first, (end, length) in stretches_of(at_once).items()
+                 if first in place and end in place},
+                frozenset(place[sha] for sha in slower_commits_of(at_once) if sha in place)))
         return found_once[0]
-    return stretches
-
-
-def share_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
-                 ) -> Callable[[], frozenset[int]]:
-    """The places that most series of the history of `label` in `group` ran slower at once
-    (machine.slower_share.slower_commits, with `values` as that series' values, as
-    `benchkit history regressions` finds them); found when first asked for."""
-    def slower() -> frozenset[int]:
-        from benchkit.core.history.machine.slower_share import slower_commits
-        machine, env, _ = _history_of(label)
-        _, names, members = _history(group, label)
-        at = names.index(label)
-        mine = _time_series(label, machine, env, values)
-        place = {p.commit.sha: i for i, p in enumerate(mine.points)}
-        found = slower_commits([*members[:at], mine, *members[at + 1:]])
-        return frozenset(place[sha] for sha in found if sha in place)
-    return slower
+    return (lambda: found()[0]), (lambda: found()[1])
 
 
 def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None,
@@ -414,8 +405,8 @@ def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None,
     without a place, as (first, last index the step may be at, relative change); each
     commit's first quartile is its value times `quartiles` (None: the value); `spell`: the
     places of its history's newest spell and this series' gap there (`spell_values`);
-    `stretches`: its history's slower stretches (`stretch_values`); `slower`: the places
-    its history ran slower (`share_values`)."""
+    `stretches`: its history's slower stretches, `slower`: the places its history ran
+    slower (both `machine_values`)."""
     lows = values if quartiles is None else values * quartiles
     points = tuple(Point(Commit(f"{i:040x}", "", i), float(v), float(low), float(v), 1, 1)
                    for i, (v, low) in enumerate(zip(values, lows)))
@@ -475,10 +466,11 @@ def read_for(name: str, group: list[tuple[str, np.ndarray]], label: str, values:
     """The arguments detector `name` judges series `label` (of `group`) with: benchkit its
     values at one kind of runner and the first quartiles, any other what `read_by` gives."""
     if name == "benchkit":
+        stretches, slower = machine_values(group, label, values)
         return (on_one_kind_values(group, label, values), quartiles,
                 spell_values(group, label, values) if MACHINE_SPELL[0] else None,
-                stretch_values(group, label, values) if MACHINE_STRETCHES[0] else None,
-                share_values(group, label, values) if MACHINE_SHARE[0] else None)
+                stretches if MACHINE_STRETCHES[0] else None,
+                slower if MACHINE_SHARE[0] else None)
     return (read_by(name, values, quartiles),)
 
 

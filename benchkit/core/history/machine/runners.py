@@ -94,10 +94,23 @@ def slower_at_once(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
     return None if found is None else (list(places), *found)
 
 
+# the two groups of commits `slower_at_once` splits stand this many noises apart, at least,
+# for the machine's rules to read them (noise independent from commit to commit splits in
+# two by chance, about 0.5 apart; the seventh VM's histories 1.8-3.1)
+AT_ONCE_GAP = 1.0
+
+
+def clearly_slower_at_once(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
+                           ) -> tuple[list[Hashable], np.ndarray, float] | None:
+    """`slower_at_once`, or None where its two groups stand less than AT_ONCE_GAP apart."""
+    found = slower_at_once(series)
+    return None if found is None or found[2] < AT_ONCE_GAP else found
+
+
 def slower_at_once_by_history(series_list: Sequence[Series], found: Sequence[Sequence[Step]],
                               context: Sequence[Series] | None = None
                               ) -> dict[tuple[str, str], tuple | None]:
-    """`slower_at_once` of each history (machine, environment) of `series_list` that one of
+    """`clearly_slower_at_once` of each history (machine, environment) of `series_list` that one of
     its wall-time series has a slower step to judge in (`found`: each series' steps; not
     transient, not pending), told from the history's wall-time series in `context`
     (default `series_list`): what the machine's rules read, found once."""
@@ -105,7 +118,7 @@ def slower_at_once_by_history(series_list: Sequence[Series], found: Sequence[Seq
               if str(s.metric) == "time"
               and any(st.change > 0 and not st.transient and not st.pending for st in steps)}
     histories = wall_time_histories(series_list if context is None else context)
-    return {key: slower_at_once(commits_and_values(members))
+    return {key: clearly_slower_at_once(commits_and_values(members))
             for key, members in histories.items() if key in wanted}
 
 

@@ -28,14 +28,13 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from benchkit.core.history.machine.runners import (commits_and_values, found_again,
-                                                   places_of, slower_at_once,
+                                                   places_of, clearly_slower_at_once,
                                                    slower_at_once_by_history, taken_down)
 from benchkit.core.history.series import Series, values_of
 from benchkit.core.history.step import Step
 
 SHARE_WINDOW = 30   # commits on either side of a step whose speeds are compared
 SHARE_MIN = 5       # commits of each of the machine's speeds a side needs
-SHARE_GAP = 1.0     # the slower commits' median height above the others', in noises, at least
 
 HELD_MARK = "ran slower more often after it"
 
@@ -47,15 +46,13 @@ def held_by_share(step: Step) -> bool:
 
 def slower_commits(members: Sequence[Series]) -> frozenset[str]:
     """The commits (shas) that most of one history's wall-time series ran slower at once
-    (`slower_commits_of` their `runners.slower_at_once`)."""
-    return slower_commits_of(slower_at_once(commits_and_values(members)))
+    (`slower_commits_of` their `runners.clearly_slower_at_once`)."""
+    return slower_commits_of(clearly_slower_at_once(commits_and_values(members)))
 
 
 def slower_commits_of(found: tuple[list, np.ndarray, float] | None) -> frozenset[str]:
-    """The slower commits of a history's `slower_at_once`, or none where its two groups of
-    commits stand less than SHARE_GAP noises apart (noise independent from commit to commit
-    splits in two by chance, about 0.5 apart)."""
-    if found is None or found[2] < SHARE_GAP:
+    """The slower commits of a history's `clearly_slower_at_once` (none without it)."""
+    if found is None:
         return frozenset()
     keys, slow, _ = found
     return frozenset(key for key, is_slow in zip(keys, slow) if is_slow)

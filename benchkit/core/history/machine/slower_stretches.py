@@ -14,9 +14,9 @@ Measured (benchmarks/perf_history_detection.py --every-position, docs/performanc
 the seventh VM: false steps a series idle 0.0207 -> 0.0090, beside a busy neighbour 0.0589
 -> 0.0480 and 0.1357 -> 0.1216, numpy's releases 0.0029 -> 0.0017 (asv 0.0028); 50 % steps
 found 52.3 -> 30.4 % and 66.0 -> 36.6 % there (asv 20.1 and 21.7 %: the rest are spans that
-hold the step); astropy's results the same. STRETCH_GAP keeps noise independent from commit
-to commit, whose scores split in two by chance, without stretches: without it 15 points of
-a drawn history's 25 / 50 % steps became spans.
+hold the step); astropy's results the same. runners.AT_ONCE_GAP keeps noise independent
+from commit to commit, whose scores split in two by chance, without stretches: without it
+15 points of a drawn history's 25 / 50 % steps became spans.
 
 A stretch of SPELL_LEAST commits or more is also a spell of the machine's: a slower step
 next to one or in it that the series' step finder no longer finds once the stretch's values
@@ -39,14 +39,13 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from benchkit.core.history.machine.runners import (MATCH, commits_and_values, found_again,
-                                                   places_of, slower_at_once,
+                                                   places_of, clearly_slower_at_once,
                                                    slower_at_once_by_history, taken_down)
 from benchkit.core.history.placement import runs_of
 from benchkit.core.history.series import Series, values_of
 from benchkit.core.history.step import Step
 
 STRETCH_MIN = 2     # commits in a row that most series ran slower at once: a stretch ...
-STRETCH_GAP = 1.0   # ... where the slower runs stand this many noises above the others
 SPELL_LEAST = 3     # commits a stretch needs to be judged as a spell of the machine's
 SPELL_NEAR = 6      # commits around it (at least; as many as it is long) its level is read from
 
@@ -62,17 +61,15 @@ def slower_stretches(members: Sequence[Series]) -> dict[str, tuple[str, int]]:
     """Of one history's wall-time series: each commit (sha) of each stretch of STRETCH_MIN
     commits or more that most of them ran slower at once (one commit between two runs
     bridged), and the commit just after the stretch (sha; the newest commit where it runs
-    to the end) with the stretch's length (`stretches_of` their `slower_at_once`)."""
-    return stretches_of(slower_at_once(commits_and_values(members)))
+    to the end) with the stretch's length (`stretches_of` their
+    `runners.clearly_slower_at_once`)."""
+    return stretches_of(clearly_slower_at_once(commits_and_values(members)))
 
 
 def stretches_of(found: tuple[list, np.ndarray, float] | None) -> dict[str, tuple[str, int]]:
-    """The stretches (as `slower_stretches` gives them) of a history's `slower_at_once`.
-    Empty where the slower runs' median heights stand less than STRETCH_GAP noises above
-    the others' on average: the runs' scores then split in two by chance (drawn noise
-    independent from commit to commit splits 0.5 noise apart; this VM's histories
-    1.8-2.5)."""
-    if found is None or found[2] < STRETCH_GAP:
+    """The stretches (as `slower_stretches` gives them) of a history's
+    `clearly_slower_at_once` (none without it)."""
+    if found is None:
         return {}
     keys, slow, _ = found
     # a single commit between two runs does not end a stretch (a run's edges are noisy)
