@@ -4,6 +4,7 @@ environment change, not a step. On astropy's real asv results (tests/fixtures/as
 with the CPU their files record changed in some of them as a pool of CI runners would."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -333,3 +334,25 @@ def test_a_regressions_query_for_one_benchmark_tells_the_kinds_from_the_whole_hi
         found = [(s["commit"], round(s["change"], 1)) for s in json.loads(out.stdout)
                  if s.get("benchmark") == pooled[0].benchmark and not s.get("transient")]
         assert found == [(NUMPY["commits"][20], 0.5)], narrowed
+
+
+def test_a_series_is_taken_down_only_at_the_slower_runs_it_ran_slower_at():
+    # a busy neighbour slows a machine's series unevenly: the first series ran at its own
+    # speed at half the slower kind's runs; there its values stay (taken down, they stood
+    # a gap below it: after a step, at the level before)
+    from benchkit.core.history.machine.runners import on_one_kind
+    pooled = _numpy_series(slower=1.3, step_at=20, slow=SLOW)
+    first = pooled[0]
+    spared = {p.commit.sha for k, p in enumerate(first.points) if p.commit.sha in SLOW
+              and k % 2}
+    first = dataclasses.replace(first, points=tuple(
+        p._replace(value=p.value / 1.3, low=p.low / 1.3, high=p.high / 1.3)
+        if p.commit.sha in spared else p for p in first.points))
+    out, notes = on_one_kind([first, *pooled[1:]])
+    assert spared
+    for before, after in zip(first.points, out[0].points):
+        if before.commit.sha in SLOW and before.commit.sha not in spared:
+            assert after.value == pytest.approx(before.value / 1.3, rel=0.05)
+        else:
+            assert after.value == before.value, before.commit.sha
+    assert f"at the {len(SLOW) - len(spared)} it ran slower at" in notes[out[0].key]
