@@ -44,8 +44,9 @@ class RunnerKinds:
     gaps: tuple[float, ...]  # per series given, log of how much slower its values were there
     share: float             # the slower kind's share of the commits
     # per series given, whether its gap is KIND_CLARITY of its own noise: where it is, its
-    # own values tell the runs it ran slower at (`ran_slower`)
-    clear: tuple[bool, ...] = ()
+    # own values tell the runs it ran slower at (`ran_slower`); one per gap, no default (a
+    # shorter tuple would drop series where the two are zipped)
+    clear: tuple[bool, ...]
 
 
 def runner_kinds(series: Sequence[tuple[Sequence[Hashable], Sequence[float]]]
@@ -341,9 +342,9 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
         # where its gap is clear, only the runs it ran slower at itself
         where = ran_slower(series, slow, gap) if clear else slow
         out.append(taken_down(series, where, gap))
+        at = f"the {len(where)} it ran slower at" if clear else "them"
         notes[key] = (f"; {count} of this history's runs were slower in most of its series "
-                      f"at once (a second kind of runner?): this series' values at "
-                      f"{'the ' + str(len(where)) + ' it ran slower at' if clear else 'them'} "
+                      f"at once (a second kind of runner?): this series' values at {at} "
                       f"taken {abs(1 - scale):.0%} {'down' if scale < 1 else 'up'}")
     return out, notes
 
