@@ -25,7 +25,7 @@ from typing import Callable, Hashable, Sequence
 import numpy as np
 
 from benchkit.core.history.machine.runners import (commits_and_values, found_again,
-                                                   places_of, taken_down,
+                                                   held_where, taken_down,
                                                    wall_time_histories)
 from benchkit.core.history.series import Series
 from benchkit.core.history.step import Step
@@ -152,17 +152,15 @@ def held_by_the_machine(series: Series, steps: list[Step], spell: NewestSpell, g
     index = {p.commit.sha: i for i, p in enumerate(series.points)}
     reach = len(series.points) - spell.length - NEWEST_REACH
 
-    held = [k for k, s in enumerate(steps) if s.change > 0 and not s.transient
-            and not s.pending and places_of(s, index)[1] >= reach]
-    if not held:
-        return steps
-    again = find(taken_down(series, spell.commits, gap))
-    out = list(steps)
-    for k in held:
-        if not found_again(again, index, *places_of(steps[k], index)):
-            out[k] = dataclasses.replace(steps[k], pending=True,
-                                         evidence=steps[k].evidence + spell.note)
-    return out
+    again: list[list[Step]] = []    # found once, for the first step it may hold
+
+    def note(step: Step, first: int, last: int) -> str | None:
+        if last < reach:
+            return None
+        if not again:
+            again.append(find(taken_down(series, spell.commits, gap)))
+        return None if found_again(again[0], index, first, last) else spell.note
+    return held_where(steps, index, note)
 
 
 def spell_of(members: Sequence[Series]) -> NewestSpell | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Container, Hashable, Mapping, Sequence
+from typing import Callable, Container, Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -306,6 +306,22 @@ def found_again(steps: Sequence[Step], index: Mapping[str, int], low: int, high:
     return any(a - MATCH <= high and low <= b + MATCH
                for a, b in (places_of(s, index) for s in steps
                             if s.change > 0 and not s.transient and s.commit.sha in index))
+
+
+def held_where(steps: list[Step], index: Mapping[str, int],
+               note: Callable[[Step, int, int], str | None]) -> list[Step]:
+    """`steps` with each slower step that stays (not transient, not pending, its commit
+    among those `index` places) marked pending where `note(step, first, last)` (its
+    `places_of`) says why: that text is added to its evidence. The machine's rules differ
+    only in `note`."""
+    out = list(steps)
+    for k, step in enumerate(steps):
+        if step.change <= 0 or step.transient or step.pending or step.commit.sha not in index:
+            continue
+        why = note(step, *places_of(step, index))
+        if why:
+            out[k] = dataclasses.replace(step, pending=True, evidence=step.evidence + why)
+    return out
 
 
 def taken_down(series: Series, commits: Container[str], gap: float) -> Series:

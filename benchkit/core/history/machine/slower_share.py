@@ -28,7 +28,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from benchkit.core.history.machine.runners import (commits_and_values, found_again,
-                                                   places_of, clearly_slower_at_once,
+                                                   held_where, clearly_slower_at_once,
                                                    slower_at_once_by_history, taken_down)
 from benchkit.core.history.series import Series, values_of
 from benchkit.core.history.step import Step
@@ -111,22 +111,17 @@ def held_by_slower_share(series: Series, steps: list[Step], slow: frozenset[str]
     index = {p.commit.sha: i for i, p in enumerate(series.points)}
     on_slow = np.array([p.commit.sha in slow for p in series.points])
 
-    out = list(steps)
-    for k, step in enumerate(steps):
-        if step.change <= 0 or step.transient or step.pending or step.commit.sha not in index:
-            continue
-        first, last = places_of(step, index)
+    def note(step: Step, first: int, last: int) -> str | None:
         shift = share_shift(logs, on_slow, first, last)
         if shift is None or found_again(find(taken_down(series, slow, shift.gap)), index,
                                         first, last):
-            continue
-        out[k] = dataclasses.replace(step, pending=True, evidence=step.evidence + (
-            f"; pending: this machine {HELD_MARK} than before (most of its series at once "
-            f"at {shift.after:.0%} of the commits after, {shift.before:.0%} before); this "
-            f"series ran {np.expm1(shift.gap):.0%} slower at those commits on both sides: with "
-            "them taken down by that much this step is not there (the machine's, or a change "
-            "that shows only when it is busy: --confirm re-measures it)"))
-    return out
+            return None
+        return (f"; pending: this machine {HELD_MARK} than before (most of its series at once "
+                f"at {shift.after:.0%} of the commits after, {shift.before:.0%} before); this "
+                f"series ran {np.expm1(shift.gap):.0%} slower at those commits on both sides: "
+                "with them taken down by that much this step is not there (the machine's, or a "
+                "change that shows only when it is busy: --confirm re-measures it)")
+    return held_where(steps, index, note)
 
 
 def held_by_shares(series_list: Sequence[Series], found: Sequence[list[Step]],

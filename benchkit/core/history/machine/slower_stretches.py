@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from benchkit.core.history.machine.runners import (MATCH, commits_and_values, found_again,
-                                                   places_of, clearly_slower_at_once,
+                                                   held_where, clearly_slower_at_once,
                                                    slower_at_once_by_history, taken_down)
 from benchkit.core.history.placement import runs_of
 from benchkit.core.history.series import Series, values_of
@@ -135,11 +135,7 @@ def held_by_stretch_spells(series: Series, steps: list[Step],
     index = {sha: i for i, sha in enumerate(shas)}
     in_stretch = np.array([sha in stretches for sha in shas])
 
-    out = list(steps)
-    for k, step in enumerate(steps):
-        if step.change <= 0 or step.transient or step.pending or step.commit.sha not in index:
-            continue
-        low, high = places_of(step, index)
+    def note(step: Step, low: int, high: int) -> str | None:
         for first, end in spells:
             if not (low - MATCH <= end and first <= high + MATCH):
                 continue
@@ -154,13 +150,12 @@ def held_by_stretch_spells(series: Series, steps: list[Step],
             again = find(taken_down(series, frozenset(shas[first:end]), gap))
             if found_again(again, index, min(low, first), max(high, end)):
                 continue
-            out[k] = dataclasses.replace(step, pending=True, evidence=step.evidence + (
-                f"; pending: next to a stretch of {end - first} commits (from "
-                f"{shas[first][:12]}) {SPELL_MARK} divided by {math.exp(gap):.2f}, to this "
-                "series' level around it, this step is not there (a spell of the "
-                "machine's, or a change it hides: --confirm re-measures it)"))
-            break
-    return out
+            return (f"; pending: next to a stretch of {end - first} commits (from "
+                    f"{shas[first][:12]}) {SPELL_MARK} divided by {math.exp(gap):.2f}, to this "
+                    "series' level around it, this step is not there (a spell of the "
+                    "machine's, or a change it hides: --confirm re-measures it)")
+        return None
+    return held_where(steps, index, note)
 
 
 def told_by_stretches(series_list: Sequence[Series], found: Sequence[list[Step]],
