@@ -356,3 +356,32 @@ def test_a_series_is_taken_down_only_at_the_slower_runs_it_ran_slower_at():
         else:
             assert after.value == before.value, before.commit.sha
     assert f"at the {len(SLOW) - len(spared)} it ran slower at" in notes[out[0].key]
+
+
+@pytest.mark.parametrize("slow", [SLOW, HALF], ids=["30%", "50%"])
+def test_a_query_for_one_benchmark_finds_its_steps_as_the_whole_history_does(tmp_path, slow):
+    # the machine's rules (stretches it ran slower, its share of slower runs, its newest
+    # spell) read the runs as they ran in both: a whole `regressions` had read them with
+    # the slower kind taken down, and named a step at one commit that a --benchmark query
+    # gave a span (or the other way round)
+    from benchkit.core.history.series import Observation
+    from benchkit.orchestration.history import find_steps
+    differed = []
+    for at in (8, 14, 20, 26):
+        pooled = _numpy_series(slower=1.3, step_at=at, slow=slow)
+        with HistoryDB(tmp_path / f"{at}.db") as history:
+            for i, sha in enumerate(NUMPY["commits"]):
+                history.add([Observation(s.benchmark, "time", s.points[i].value,
+                                         s.points[i].value, s.points[i].value, 1, None)
+                             for s in pooled], commit=pooled[0].points[i].commit,
+                            machine="vm-numpy", measured_at="", source=f"{i}.json",
+                            digest=str(i), environment={"python": "3.11"}, env="py3.11")
+            name = pooled[0].benchmark
+            # the narrow query first: a wider one kept would give it its steps
+            one, whole = ([(s.commit.sha, s.span and (s.span[0].sha, s.span[1].sha),
+                            s.pending, s.transient, round(s.change, 6))
+                           for s in found if s.benchmark == name]
+                          for found in (find_steps(history, benchmark=name), find_steps(history)))
+        assert whole, at
+        differed += [at] if whole != one else []
+    assert differed == []

@@ -296,6 +296,9 @@ def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise
                context: Sequence[Series] | None = None) -> list[Step]:
     """The steps of each series, oldest first within each (`context`: every series of their
     histories, where `series_list` is a few of them: on_one_kind)."""
+    # the machine's rules read the runs as they ran, as the kinds of runner are told: a
+    # --benchmark query reads the same (its context is the history's series as stored)
+    context = series_list if context is None else context
     with paused_gc():      # millions of points held: no collector pass over them
         series_list, notes = on_one_kind(series_list, context)
     jobs = [(series, {} if metric_named(series.metric).exact else {"alpha": alpha, "noise": noise})
