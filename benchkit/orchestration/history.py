@@ -30,14 +30,13 @@ from benchkit.system import results_files
 from benchkit.system.bulk import paused_gc
 from benchkit.system.history_db import AddedRun, HistoryDB, evidence_reader
 from benchkit.system import git
-from benchkit.system.git import toplevel as git_toplevel
 from benchkit.system.processes import last_lines, owned_prefix, run_command
 
 
 def git_root(repo: str | Path | None) -> Path:
     """The top of the git checkout at `repo` (default: the working directory)."""
     path = Path(repo or ".").resolve()
-    top = git_toplevel(path)
+    top = git.toplevel(path)
     if top is None:
         raise RevisionError(f"--repo {path}: not inside a git repository; pass --repo with a "
                             "git checkout")
@@ -115,7 +114,7 @@ def add_file(db: HistoryDB, path: str | Path, *, commit: str | None = None,
     A merged file (`benchkit merge` of several machines' runs) adds one run per environment:
     each result keeps its own machine and environment."""
     results, digest = results_files.load_with_digest(path)
-    repo = repo or git_toplevel(Path.cwd())
+    repo = repo or git.toplevel(Path.cwd())
     parts = _by_environment(results)
     given = _given_commit(repo, commit) if commit is not None else None
     added = []
@@ -294,10 +293,8 @@ def _detector_version() -> str:
 
 def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float,
                context: Sequence[Series] | None = None) -> list[Step]:
-    """The steps of each series, oldest first within each (`context`: every series of their
-    histories, where `series_list` is a few of them: on_one_kind)."""
-    # the machine's rules read the runs as they ran, as the kinds of runner are told: a
-    # --benchmark query reads the same (its context is the history's series as stored)
+    """The steps of each series, oldest first within each (`context`, default `series_list`:
+    all series of their histories as they ran, read for kinds of runner and the machine)."""
     context = series_list if context is None else context
     with paused_gc():      # millions of points held: no collector pass over them
         series_list, notes = on_one_kind(series_list, context)
