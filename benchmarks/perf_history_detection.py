@@ -298,18 +298,27 @@ def _history(group: list[tuple[str, np.ndarray]], label: str) -> tuple[tuple, li
     return key, _HISTORIES[key][1], _HISTORIES[key][2]
 
 
-def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
-                       ) -> np.ndarray:
-    """`values` of series `label` as `benchkit history regressions` reads them beside the
-    other series of its history in `group` (runners.on_one_kind: where the runs fall into
-    two kinds of runner that they do not name, the slower kind's values taken down by the
-    series' own gap). Commits are the series' own (SHAS), else positions."""
+def one_kind_history(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
+                     ) -> tuple[list[Series], int, bool]:
+    """The history of series `label` in `group`, with `values` as that series' values, as
+    `benchkit history regressions` reads it (runners.on_one_kind: where the runs fall into
+    two kinds of runner that they do not name, each series' values on the slower kind taken
+    down by its own gap): its series, the place of `label`'s among them, and whether any
+    other series was changed. Commits are the series' own (SHAS), else positions."""
     from benchkit.core.history.machine.runners import on_one_kind
     machine, env, _ = _history_of(label)
     _, names, series = _history(group, label)
     at = names.index(label)
-    found, _ = on_one_kind([*series[:at], _time_series(label, machine, env, values),
-                            *series[at + 1:]])
+    mine = _time_series(label, machine, env, values)
+    found, notes = on_one_kind([*series[:at], mine, *series[at + 1:]])
+    return found, at, any(key != mine.key for key in notes)
+
+
+def on_one_kind_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
+                       ) -> np.ndarray:
+    """`values` of series `label` as `benchkit history regressions` reads them beside the
+    other series of its history in `group` (`one_kind_history`)."""
+    found, at, _ = one_kind_history(group, label, values)
     return np.array(values_of(found[at].points), dtype=float)
 
 
@@ -332,18 +341,26 @@ MACHINE_SHARE = [True]
 _WINDOWS: dict[tuple, tuple] = {}
 
 
-def spell_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
-                 ) -> tuple[frozenset, float] | None:
+def spell_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray,
+                 history: list[Series] | None = None) -> tuple[frozenset, float] | None:
     """The newest spell of the history of `label` in `group` (machine.newest_spell.newest_spell,
     with `values` as that series' values, as `benchkit history regressions` finds it), as
-    the places of `values` it holds and this series' gap; None without one."""
+    the places of `values` it holds and this series' gap; None without one. `history`: the
+    history's series where others than `label`'s are not as in `group` (on one kind of
+    runner: `one_kind_history`), read afresh."""
     from benchkit.core.history.machine.newest_spell import spell_in, spell_window
     key, names, members = _history(group, label)
-    if key not in _WINDOWS:
+    if history is not None:
         window = spell_window([(_keys(n, len(s.points)), values_of(s.points))
-                               for n, s in zip(names, members)])
-        _WINDOWS[key] = (window, None if window is None else spell_in(window[1]))
-    window, spell = _WINDOWS[key]
+                               for n, s in zip(names, history)])
+        found = (window, None if window is None else spell_in(window[1]))
+    else:
+        if key not in _WINDOWS:
+            window = spell_window([(_keys(n, len(s.points)), values_of(s.points))
+                                   for n, s in zip(names, members)])
+            _WINDOWS[key] = (window, None if window is None else spell_in(window[1]))
+        found = _WINDOWS[key]
+    window, spell = found
     at = names.index(label)
     if window is None or at not in window[2]:
         return None
@@ -363,15 +380,16 @@ def spell_values(group: list[tuple[str, np.ndarray]], label: str, values: np.nda
     return frozenset(range(len(values) - width + first, len(values))), float(gaps[row])
 
 
-def machine_values(group: list[tuple[str, np.ndarray]], label: str, values: np.ndarray
+def machine_values(history: list[Series], at: int
                    ) -> tuple[Callable[[], dict[int, tuple[int, int]]],
                               Callable[[], frozenset[int]]]:
-    """What the machine's rules read of the history of `label` in `group`, with `values` as
-    that series' values, as `benchkit history regressions` finds it: its stretches that most
-    series ran slower at once (machine.slower_stretches.stretches_of: each place -> (place
-    just after the stretch, length)) and the places they ran slower at
-    (machine.slower_share.slower_commits_of); both from one `clearly_slower_at_once`, found
-    when first asked for (most series have no step to look them up for)."""
+    """What the machine's rules read of a history (its series on one kind of runner, as
+    `one_kind_history` gives them), as `benchkit history regressions` finds it: its
+    stretches that most series ran slower at once (machine.slower_stretches.stretches_of:
+    each place -> (place just after the stretch, length)) and the places they ran slower
+    at (machine.slower_share.slower_commits_of); both from one `clearly_slower_at_once`,
+    found when first asked for (most series have no step to look them up for). Places
+    are those of series `at`'s commits."""
     found_once: list[tuple[dict, frozenset]] = []
 
     def found() -> tuple[dict[int, tuple[int, int]], frozenset[int]]:
@@ -380,13 +398,8 @@ def machine_values(group: list[tuple[str, np.ndarray]], label: str, values: np.n
                                                                commits_and_values)
             from benchkit.core.history.machine.slower_share import slower_commits_of
             from benchkit.core.history.machine.slower_stretches import stretches_of
-            machine, env, _ = _history_of(label)
-            _, names, members = _history(group, label)
-            at = names.index(label)
-            mine = _time_series(label, machine, env, values)
-            place = {p.commit.sha: i for i, p in enumerate(mine.points)}
-            at_once = clearly_slower_at_once(commits_and_values(
-                [*members[:at], mine, *members[at + 1:]]))
+            at_once = clearly_slower_at_once(commits_and_values(history))
+            place = {p.commit.sha: i for i, p in enumerate(history[at].points)}
             found_once.append((
                 {place[first]: (place[end], length)
                  for first, (end, length) in stretches_of(at_once).items()
@@ -466,9 +479,13 @@ def read_for(name: str, group: list[tuple[str, np.ndarray]], label: str, values:
     """The arguments detector `name` judges series `label` (of `group`) with: benchkit its
     values at one kind of runner and the first quartiles, any other what `read_by` gives."""
     if name == "benchkit":
-        stretches, slower = machine_values(group, label, values)
-        return (on_one_kind_values(group, label, values), quartiles,
-                spell_values(group, label, values) if MACHINE_SPELL[0] else None,
+        # the machine's rules read the history on one kind of runner, as the steps are found
+        history, at, others = one_kind_history(group, label, values)
+        mine = np.array(values_of(history[at].points), dtype=float)
+        stretches, slower = machine_values(history, at)
+        return (mine, quartiles,
+                spell_values(group, label, mine, history if others else None)
+                if MACHINE_SPELL[0] else None,
                 stretches if MACHINE_STRETCHES[0] else None,
                 slower if MACHINE_SHARE[0] else None)
     return (read_by(name, values, quartiles),)

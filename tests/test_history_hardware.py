@@ -361,9 +361,9 @@ def test_a_series_is_taken_down_only_at_the_slower_runs_it_ran_slower_at():
 @pytest.mark.parametrize("slow", [SLOW, HALF], ids=["30%", "50%"])
 def test_a_query_for_one_benchmark_finds_its_steps_as_the_whole_history_does(tmp_path, slow):
     # the machine's rules (stretches it ran slower, its share of slower runs, its newest
-    # spell) read the runs as they ran in both: a whole `regressions` had read them with
-    # the slower kind taken down, and named a step at one commit that a --benchmark query
-    # gave a span (or the other way round)
+    # spell) read the runs on one kind in both: a --benchmark query had read them as they
+    # ran, and given a span to a step a whole `regressions` named at one commit (or the
+    # other way round)
     from benchkit.core.history.series import Observation
     from benchkit.orchestration.history import find_steps
     differed = []
@@ -385,3 +385,25 @@ def test_a_query_for_one_benchmark_finds_its_steps_as_the_whole_history_does(tmp
         assert whole, at
         differed += [at] if whole != one else []
     assert differed == []
+
+
+@pytest.mark.parametrize("slow", [SLOW, HALF], ids=["30%", "50%"])
+def test_a_pools_slower_kind_is_not_read_as_the_machine_running_slower(tmp_path, slow):
+    # the slower kind's runs are most series slower at once; read as the machine's slower
+    # stretches they made the steps there spans (every position on pools of real
+    # histories: half the runs 1.3x slower, 50 % steps placed 96 % of the time on the
+    # eighth VM's idle history with the pool taken out first, 33 % without). Taken out,
+    # the pool leaves the steps where they are without it, placed or not
+    from benchkit.orchestration.history import find_steps
+
+    def placed(pooled, at):
+        with HistoryDB(tmp_path / f"{len(slow)}-{pooled}-{at}.db") as db:
+            series_list = _numpy_series(slower=1.3 if pooled else 1.0, step_at=at, slow=slow)
+            return [(s.commit.sha, s.placed) for s in find_steps(db, series_list=series_list)
+                    if s.benchmark == series_list[0].benchmark and not s.transient]
+
+    positions = range(6, 34)
+    alone, pooled = ([placed(pool, at) for at in positions] for pool in (False, True))
+    assert all(len(steps) == 1 for steps in alone + pooled)
+    assert [steps[0][0] for steps in pooled] == [NUMPY["commits"][at] for at in positions]
+    assert sum(a != p for a, p in zip(alone, pooled)) <= 3

@@ -9,7 +9,8 @@ import pytest
 
 from benchkit.core.history.machine.newest_spell import (SPELL_MIN_SERIES, held_by_spells,
                                                  newest_spell, spell_of)
-from benchkit.core.history.machine.runners import MATCH, on_one_kind
+from benchkit.core.history.machine.held import MATCH
+from benchkit.core.history.machine.runners import on_one_kind
 from benchkit.core.history.series import Commit, Point, Series
 from benchkit.core.history.steps import steps_of
 from benchkit.core.history.transient import NEWEST_REACH

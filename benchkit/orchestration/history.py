@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 from benchkit.core.history.changes import in_environment
 from benchkit.core.history.machine import told_by_the_machine
-from benchkit.core.history.machine.runners import on_one_kind
+from benchkit.core.history.machine.runners import on_one_kind_with
 from benchkit.core.metrics.metric import metric_named
 from benchkit.core.history.series import Commit, Series, observations
 from benchkit.core.history.step import (steps_from_records, steps_to_records,
@@ -293,11 +293,11 @@ def _detector_version() -> str:
 
 def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float,
                context: Sequence[Series] | None = None) -> list[Step]:
-    """The steps of each series, oldest first within each (`context`, default `series_list`:
-    all series of their histories as they ran, read for kinds of runner and the machine)."""
-    context = series_list if context is None else context
+    """The steps of each series, oldest first within each (`context`: all series of their
+    histories, where `series_list` is some: kinds of runner and the machine's rules read
+    them on one kind, as the steps are found, whether a query names a benchmark or not)."""
     with paused_gc():      # millions of points held: no collector pass over them
-        series_list, notes = on_one_kind(series_list, context)
+        series_list, notes, context = on_one_kind_with(series_list, context)
     jobs = [(series, {} if metric_named(series.metric).exact else {"alpha": alpha, "noise": noise})
             for series in series_list]
     found: list[list[Step] | None] = [None] * len(jobs)

@@ -2,7 +2,8 @@
 that the runs do not name (`runners`), a stretch the whole machine ran slower at the start
 of a step or as the cause of one (`slower_stretches`), a step that is only the machine
 running slower more often (`slower_share`), a slow spell of the whole machine at the newest
-end (`newest_spell`)."""
+end (`newest_spell`); what those rules share (`held`). They read a history on one kind of
+runner, as its steps are found (`runners.on_one_kind_with`)."""
 from __future__ import annotations
 
 from typing import Callable, Sequence

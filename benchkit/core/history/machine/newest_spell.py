@@ -24,9 +24,8 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
-from benchkit.core.history.machine.runners import (commits_and_values, found_again,
-                                                   held_where, taken_down,
-                                                   wall_time_histories)
+from benchkit.core.history.machine.held import found_again, held_where, taken_down
+from benchkit.core.history.machine.runners import commits_and_values, wall_time_histories
 from benchkit.core.history.series import Series
 from benchkit.core.history.step import Step
 from benchkit.core.history.transient import NEWEST_REACH

@@ -13,13 +13,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Callable, Container, Hashable, Mapping, Sequence
+from typing import Container, Hashable, Mapping, Sequence
 
 import numpy as np
 
+from benchkit.core.history.machine.held import taken_down
 from benchkit.core.history.noise import nan_medians
 from benchkit.core.history.placement import median, runs_of
-from benchkit.core.history.series import Points, Series, commits_of, relatives_of, values_of
+from benchkit.core.history.series import Series, commits_of, relatives_of, values_of
 from benchkit.core.history.step import Step
 
 # Measured on pools made of real histories (benchmarks/perf_history_detection.py --runners),
@@ -290,63 +291,30 @@ def commits_and_values(members: Sequence[Series]) -> list[tuple[list[str], np.nd
     return [([c.sha for c in commits_of(s.points)], values_of(s.points)) for s in members]
 
 
-MATCH = 3    # commits apart that a step found again is the same step
-
-
-def places_of(step: Step, index: Mapping[str, int]) -> tuple[int, int]:
-    """The first and last place (in a series whose commits `index` places) that `step` may
-    lie at: just after its previous commit, and its commit (a span: its ends)."""
-    first, last = step.range
-    return index.get(first.sha, -1) + 1, index.get(last.sha, -1)
-
-
-def found_again(steps: Sequence[Step], index: Mapping[str, int], low: int, high: int) -> bool:
-    """Whether one of `steps` (found again) is slower, not transient, and within MATCH
-    places of `low`..`high`."""
-    return any(a - MATCH <= high and low <= b + MATCH
-               for a, b in (places_of(s, index) for s in steps
-                            if s.change > 0 and not s.transient and s.commit.sha in index))
-
-
-def held_where(steps: list[Step], index: Mapping[str, int],
-               note: Callable[[Step, int, int], str | None]) -> list[Step]:
-    """`steps` with each slower step that stays (not transient, not pending, its commit
-    among those `index` places) marked pending where `note(step, first, last)` (its
-    `places_of`) says why: that text is added to its evidence. The machine's rules differ
-    only in `note`."""
-    out = list(steps)
-    for k, step in enumerate(steps):
-        if step.change <= 0 or step.transient or step.pending or step.commit.sha not in index:
-            continue
-        why = note(step, *places_of(step, index))
-        if why:
-            out[k] = dataclasses.replace(step, pending=True, evidence=step.evidence + why)
-    return out
-
-
-def taken_down(series: Series, commits: Container[str], gap: float) -> Series:
-    """`series` with its points at `commits` (shas) taken down by `gap` (log): value, low
-    and high alike."""
-    scale = math.exp(-gap)
-    return dataclasses.replace(series, points=Points.of(
-        p._replace(value=p.value * scale, low=p.low * scale, high=p.high * scale)
-        if p.commit.sha in commits else p for p in series.points))
-
-
-def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None = None
-                ) -> tuple[list[Series], dict[tuple, str]]:
-    """The wall-time series of each history (machine and environment) whose runs fall into
-    two kinds of runner that they do not name (`runner_kinds`, told from all the
-    history's series in `context`, default `series_list`), each with its values on the
-    slower kind taken down by its own gap; and, per series so changed, what was done.
-    Series timed against benchkit's speed probe are left as they are. (Pure: a caller
-    holding millions of points pauses the cycle collector around it.)"""
+def runner_gaps(series_list: Sequence[Series]) -> dict[tuple, tuple[frozenset, float, int, bool]]:
+    """Per wall-time series (its key) of each history of `series_list` whose runs fall into
+    two kinds of runner that they do not name (`runner_kinds`): the slower kind's commits,
+    the series' gap (log), how many commits, and whether the gap is clear."""
     gaps: dict[tuple, tuple[frozenset, float, int, bool]] = {}
-    for members in wall_time_histories(series_list if context is None else context).values():
+    for members in wall_time_histories(series_list).values():
         kinds = runner_kinds(commits_and_values(members))
         if kinds is not None:
             gaps.update({s.key: (kinds.slow, gap, len(kinds.slow), clear)
                          for s, gap, clear in zip(members, kinds.gaps, kinds.clear)})
+    return gaps
+
+
+def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None = None,
+                gaps: Mapping[tuple, tuple[frozenset, float, int, bool]] | None = None
+                ) -> tuple[list[Series], dict[tuple, str]]:
+    """The wall-time series of each history (machine and environment) whose runs fall into
+    two kinds of runner that they do not name (`runner_gaps`, told from all the history's
+    series in `context`, default `series_list`, or given), each with its values on the
+    slower kind taken down by its own gap; and, per series so changed, what was done.
+    Series timed against benchkit's speed probe are left as they are. (Pure: a caller
+    holding millions of points pauses the cycle collector around it.)"""
+    if gaps is None:
+        gaps = runner_gaps(series_list if context is None else context)
     out, notes = [], {}
     for series in series_list:
         key = series.key
@@ -363,6 +331,17 @@ def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None 
                       f"at once (a second kind of runner?): this series' values at {at} "
                       f"taken {abs(1 - scale):.0%} {'down' if scale < 1 else 'up'}")
     return out, notes
+
+
+def on_one_kind_with(series_list: Sequence[Series], context: Sequence[Series] | None = None
+                     ) -> tuple[list[Series], dict[tuple, str], list[Series] | None]:
+    """`on_one_kind` of `series_list` with its notes, and of `context` (None stays None),
+    the kinds told once from `context` (default `series_list`): the machine's rules read the
+    runs on one kind, as the steps are found, whether a query names a benchmark or not (a
+    pool's slower kind read as the machine running slower at once had made most steps spans)."""
+    gaps = runner_gaps(series_list if context is None else context)
+    out, notes = on_one_kind(series_list, gaps=gaps)
+    return out, notes, None if context is None else on_one_kind(context, gaps=gaps)[0]
 
 
 NEAR_FAST = 3   # the faster kind's runs on each side that a run of the slower kind is read against

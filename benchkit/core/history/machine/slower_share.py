@@ -27,9 +27,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from benchkit.core.history.machine.runners import (commits_and_values, found_again,
-                                                   held_where, clearly_slower_at_once,
-                                                   slower_at_once_by_history, taken_down)
+from benchkit.core.history.machine.held import found_again, held_where, taken_down
+from benchkit.core.history.machine.runners import (clearly_slower_at_once, commits_and_values,
+                                                   slower_at_once_by_history)
 from benchkit.core.history.series import Series, values_of
 from benchkit.core.history.step import Step
 
