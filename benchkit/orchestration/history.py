@@ -271,9 +271,10 @@ def _series_key(item: Series | Step) -> tuple:
 # The modules of core/history and core/decisions whose code decides the steps found
 # (tests/test_history_cache.py checks that every one `steps` imports is here).
 STEP_FINDERS = tuple(f"benchkit.core.history.{name}" for name in (
-    "changes", "level_change", "machine", "machine.newest_spell", "machine.runners",
-    "machine.slower_stretches", "noise", "placement", "step", "steps", "time_steps",
-    "transient", "two_speed.own_speeds", "two_speed.read", "two_speed.steps")) + tuple(
+    "changes", "level_change", "machine", "machine.held", "machine.newest_spell",
+    "machine.runners", "machine.slower_share", "machine.slower_stretches", "noise",
+    "placement", "step", "steps", "time_steps", "transient", "two_speed.own_speeds",
+    "two_speed.read", "two_speed.steps")) + tuple(
         f"benchkit.core.decisions.{name}" for name in ("bands", "rank_test", "verdicts"))
 
 
@@ -294,8 +295,7 @@ def _detector_version() -> str:
 def _all_steps(db: HistoryDB, series_list: Sequence[Series], alpha: float, noise: float,
                context: Sequence[Series] | None = None) -> list[Step]:
     """The steps of each series, oldest first within each (`context`: all series of their
-    histories, where `series_list` is some: kinds of runner and the machine's rules read
-    them on one kind, as the steps are found, whether a query names a benchmark or not)."""
+    histories, where `series_list` is some; read on one kind of runner, as steps are)."""
     with paused_gc():      # millions of points held: no collector pass over them
         series_list, notes, context = on_one_kind_with(series_list, context)
     jobs = [(series, {} if metric_named(series.metric).exact else {"alpha": alpha, "noise": noise})
