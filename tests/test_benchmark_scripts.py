@@ -158,6 +158,25 @@ def test_detection_scoring_counts_a_span_that_misses_the_step_as_false(monkeypat
     assert script.on_runners([("a", np.ones(50))], 1.2, 0.0, 1)[0][1].tolist() == [1.0] * 50
 
 
+def test_detection_scoring_reads_a_pool_on_one_kind_for_the_machines_rules_too():
+    """perf_history_detection.py's benchkit, in a pool of two kinds of runner: the machine's
+    rules read the history with the slower kind taken down, as `history regressions` does;
+    read as the runs ran, the slower kind's runs were a stretch the machine ran slower, and
+    a step put in at one of them became a span to the stretch's end."""
+    import numpy as np
+    script = _script("perf_history_detection")
+    rng = np.random.default_rng(3)
+    slow = rng.random(60) < 0.3
+    group = [(f"m/e/b{k}", np.exp(rng.normal(0, 0.01, 60)) * np.where(slow, 1.3, 1.0))
+             for k in range(8)]
+    assert slow[19] and slow[20]            # a stretch of the slower kind's runs
+    values = group[2][1].copy()
+    values[19:] *= 1.5
+    placed, spans = script.benchkit_report(*script.read_for("benchkit", group, "m/e/b2",
+                                                            values, None))
+    assert ([i for i, _ in placed], spans) == ([19], [])
+
+
 def test_runner_pool_slows_time_values_and_matches_steps_within_the_tolerance():
     script = _script("perf_history_runner_pool")
     document = {"result_columns": ["result", "params", "stats_q_25", "version"],
