@@ -350,17 +350,14 @@ def spell_values(group: list[tuple[str, np.ndarray]], label: str, values: np.nda
     runner: `one_kind_history`), read afresh."""
     from benchkit.core.history.machine.newest_spell import spell_in, spell_window
     key, names, members = _history(group, label)
-    if history is not None:
+
+    def spell_of(series: list[Series]) -> tuple:
         window = spell_window([(_keys(n, len(s.points)), values_of(s.points))
-                               for n, s in zip(names, history)])
-        found = (window, None if window is None else spell_in(window[1]))
-    else:
-        if key not in _WINDOWS:
-            window = spell_window([(_keys(n, len(s.points)), values_of(s.points))
-                                   for n, s in zip(names, members)])
-            _WINDOWS[key] = (window, None if window is None else spell_in(window[1]))
-        found = _WINDOWS[key]
-    window, spell = found
+                               for n, s in zip(names, series)])
+        return window, None if window is None else spell_in(window[1])
+    if history is None and key not in _WINDOWS:
+        _WINDOWS[key] = spell_of(members)
+    window, spell = _WINDOWS[key] if history is None else spell_of(history)
     at = names.index(label)
     if window is None or at not in window[2]:
         return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Container, Hashable, Mapping, Sequence
+from typing import Container, Hashable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -291,46 +291,36 @@ def commits_and_values(members: Sequence[Series]) -> list[tuple[list[str], np.nd
     return [([c.sha for c in commits_of(s.points)], values_of(s.points)) for s in members]
 
 
-def runner_gaps(series_list: Sequence[Series]) -> dict[tuple, tuple[frozenset, float, int, bool]]:
+class SeriesGap(NamedTuple):
+    """One series' part in its history's two kinds of runner (`runner_kinds`)."""
+
+    slow: frozenset     # the slower kind's commits
+    gap: float          # how much slower this series ran there (log)
+    clear: bool         # whether that gap is KIND_CLARITY of its own noise (`ran_slower`)
+
+
+def runner_gaps(series_list: Sequence[Series]) -> dict[tuple, SeriesGap]:
     """Per wall-time series (its key) of each history of `series_list` whose runs fall into
-    two kinds of runner that they do not name (`runner_kinds`): the slower kind's commits,
-    the series' gap (log), how many commits, and whether the gap is clear."""
-    gaps: dict[tuple, tuple[frozenset, float, int, bool]] = {}
+    two kinds of runner that they do not name (`runner_kinds`): its `SeriesGap`."""
+    gaps: dict[tuple, SeriesGap] = {}
     for members in wall_time_histories(series_list).values():
         kinds = runner_kinds(commits_and_values(members))
         if kinds is not None:
-            gaps.update({s.key: (kinds.slow, gap, len(kinds.slow), clear)
+            gaps.update({s.key: SeriesGap(kinds.slow, gap, clear)
                          for s, gap, clear in zip(members, kinds.gaps, kinds.clear)})
     return gaps
 
 
-def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None = None,
-                gaps: Mapping[tuple, tuple[frozenset, float, int, bool]] | None = None
+def on_one_kind(series_list: Sequence[Series], context: Sequence[Series] | None = None
                 ) -> tuple[list[Series], dict[tuple, str]]:
     """The wall-time series of each history (machine and environment) whose runs fall into
     two kinds of runner that they do not name (`runner_gaps`, told from all the history's
-    series in `context`, default `series_list`, or given), each with its values on the
-    slower kind taken down by its own gap; and, per series so changed, what was done.
-    Series timed against benchkit's speed probe are left as they are. (Pure: a caller
-    holding millions of points pauses the cycle collector around it.)"""
-    if gaps is None:
-        gaps = runner_gaps(series_list if context is None else context)
-    out, notes = [], {}
-    for series in series_list:
-        key = series.key
-        if not gaps.get(key, (0, 0.0))[1]:
-            out.append(series)
-            continue
-        slow, gap, count, clear = gaps[key]
-        scale = math.exp(-gap)
-        # where its gap is clear, only the runs it ran slower at itself
-        where = ran_slower(series, slow, gap) if clear else slow
-        out.append(taken_down(series, where, gap))
-        at = f"the {len(where)} it ran slower at" if clear else "them"
-        notes[key] = (f"; {count} of this history's runs were slower in most of its series "
-                      f"at once (a second kind of runner?): this series' values at {at} "
-                      f"taken {abs(1 - scale):.0%} {'down' if scale < 1 else 'up'}")
-    return out, notes
+    series in `context`, default `series_list`), each with its values on the slower kind
+    taken down by its own gap; and, per series so changed, what was done. Series timed
+    against benchkit's speed probe are left as they are. (Pure: a caller holding millions
+    of points pauses the cycle collector around it.)"""
+    return _taken_to_one_kind(series_list, runner_gaps(
+        series_list if context is None else context))
 
 
 def on_one_kind_with(series_list: Sequence[Series], context: Sequence[Series] | None = None
@@ -340,8 +330,29 @@ def on_one_kind_with(series_list: Sequence[Series], context: Sequence[Series] | 
     runs on one kind, as the steps are found, whether a query names a benchmark or not (a
     pool's slower kind read as the machine running slower at once had made most steps spans)."""
     gaps = runner_gaps(series_list if context is None else context)
-    out, notes = on_one_kind(series_list, gaps=gaps)
-    return out, notes, None if context is None else on_one_kind(context, gaps=gaps)[0]
+    out, notes = _taken_to_one_kind(series_list, gaps)
+    return out, notes, None if context is None else _taken_to_one_kind(context, gaps)[0]
+
+
+def _taken_to_one_kind(series_list: Sequence[Series], gaps: Mapping[tuple, SeriesGap]
+                       ) -> tuple[list[Series], dict[tuple, str]]:
+    """`series_list` with each series that has a gap in `gaps` taken down by it, and notes."""
+    out, notes = [], {}
+    for series in series_list:
+        key = series.key
+        part = gaps.get(key)
+        if part is None or not part.gap:
+            out.append(series)
+            continue
+        scale = math.exp(-part.gap)
+        # where its gap is clear, only the runs it ran slower at itself
+        where = ran_slower(series, part.slow, part.gap) if part.clear else part.slow
+        out.append(taken_down(series, where, part.gap))
+        at = f"the {len(where)} it ran slower at" if part.clear else "them"
+        notes[key] = (f"; {len(part.slow)} of this history's runs were slower in most of its "
+                      f"series at once (a second kind of runner?): this series' values at {at} "
+                      f"taken {abs(1 - scale):.0%} {'down' if scale < 1 else 'up'}")
+    return out, notes
 
 
 NEAR_FAST = 3   # the faster kind's runs on each side that a run of the slower kind is read against
