@@ -428,7 +428,7 @@ def benchkit_report(values: np.ndarray, quartiles: np.ndarray | None = None,
         from benchkit.core.history.machine.slower_stretches import spanned_by_stretches
         found = spanned_by_stretches(series, found, {
             f"{first:040x}": (f"{end:040x}", length)
-            for first, (end, length) in stretches().items()})
+            for first, (end, length) in stretches().items()}, steps_of)
     if stretches is not None and MACHINE_STRETCH_SPELLS[0] and any(
             s.change > 0 and not s.transient and not s.pending for s in found):
         from benchkit.core.history.machine.slower_stretches import held_by_stretch_spells

@@ -130,3 +130,48 @@ def test_a_stretch_that_runs_to_the_newest_commit_is_no_spell_here():
     ending = {newest: (newest, 4)}
     assert _spells(history[0], ending) == []
     assert _spells(history[0], stretches) != []
+
+
+def _stretched(step_at: int, slower: float, stretches=((30, 34), (80, 84), (130, 134))):
+    """8 series of 200 commits, 2 % noise, all 'slower' in `stretches` ([first, end)); the
+    first with +50 % from `step_at`."""
+    rng = np.random.default_rng(7)
+    out = []
+    for k in range(8):
+        values = np.exp(rng.normal(0, 0.02, 200))
+        for first, end in stretches:
+            values[first:end] *= slower
+        if k == 0:
+            values[step_at:] *= 1.5
+        out.append(Series(f"b{k}", "time", "m", tuple(
+            Point(Commit(f"{i:040x}", "", i), v, v, v, 1, 1) for i, v in enumerate(values))))
+    return out
+
+
+def _placed(history, find=None):
+    steps = [s for s in steps_of(history[0]) if s.change > 0 and not s.transient]
+    return [(s.commit.order, s.placed)
+            for s in spanned_by_stretches(history[0], steps, slower_stretches(history), find)]
+
+
+def test_a_step_the_series_places_inside_a_stretch_apart_stays_placed():
+    # the stretch at 80-83 (1.2x, as the two others) is far from the others: +50 % at 82
+    # stands in the stretch's values too, and with them brought down it is named at 82 again
+    history = _stretched(82, 1.2)
+    assert _placed(history) == [(82, False)]              # without the series' finder
+    assert _placed(history, steps_of) == [(82, True)]
+    (step,) = told_by_stretches(history, [steps_of(s) for s in history],
+                                lambda i, s: steps_of(s))[0]
+    assert step.placed and "apart from its others: named here again" in step.evidence
+
+
+def test_a_step_the_stretch_places_keeps_its_span():
+    # at 1.5x, commits 80-81 at the old level's slower speed fit the new level: +50 % at 82
+    # is named at 80; with the stretch brought down (by the 1.5x of the other two) at 82
+    assert _placed(_stretched(82, 1.5), steps_of) == [(80, False)]
+
+
+def test_a_step_in_a_stretch_near_another_keeps_its_span():
+    # a second stretch ends 3 commits before this one: the machine is in a busy spell
+    history = _stretched(83, 1.2, ((30, 34), (74, 77), (80, 84), (130, 134)))
+    assert _placed(history, steps_of) == _placed(history) == [(83, False)]
