@@ -88,6 +88,14 @@ def stretches_of(found: tuple[list, np.ndarray, float] | None) -> dict[str, tupl
             for at in range(first, end)}
 
 
+def _around(in_stretch: np.ndarray, first: int, end: int) -> list[int]:
+    """The places in no stretch within SPELL_NEAR (or as many as it is long) of the stretch
+    [first, end): where a series' level around it is read."""
+    reach = max(SPELL_NEAR, end - first)
+    return [i for i in (*range(max(0, first - reach), first),
+                        *range(end, min(len(in_stretch), end + reach))) if not in_stretch[i]]
+
+
 def _own_gap(logs: np.ndarray, spells: Sequence[tuple[int, int]], in_stretch: np.ndarray,
              apart: tuple[int, int]) -> float | None:
     """How much slower (log) a series ran in its history's stretches other than the one at
@@ -98,9 +106,7 @@ def _own_gap(logs: np.ndarray, spells: Sequence[tuple[int, int]], in_stretch: np
     for first, end in spells:
         if first <= apart[1] + MATCH and apart[0] <= end + MATCH:
             continue
-        reach = max(SPELL_NEAR, end - first)
-        near = [i for i in (*range(max(0, first - reach), first),
-                            *range(end, min(len(logs), end + reach))) if not in_stretch[i]]
+        near = _around(in_stretch, first, end)
         if len(near) >= SPELL_NEAR:
             gaps.append(float(np.median(logs[first:end]) - np.median(logs[near])))
     return float(np.median(gaps)) if len(gaps) >= 2 else None
@@ -201,9 +207,7 @@ def held_by_stretch_spells(series: Series, steps: list[Step],
         for first, end in spells:
             if not (low - MATCH <= end and first <= high + MATCH):
                 continue
-            reach = max(SPELL_NEAR, end - first)
-            near = [i for i in (*range(max(0, first - reach), first),
-                                *range(end, min(len(shas), end + reach))) if not in_stretch[i]]
+            near = _around(in_stretch, first, end)
             if len(near) < SPELL_NEAR:
                 continue
             gap = float(np.median(logs[first:end]) - np.median(logs[near]))
